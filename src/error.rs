@@ -1,0 +1,36 @@
+//! Error kinds that decide the exit code.
+//!
+//! Everything is an `anyhow::Error` with context; a [`UsageError`] anywhere in
+//! the chain means the user asked for something invalid (exit code 2), any
+//! other error is a failure of the measurement or the system (exit code 1).
+
+/// Invalid input from the user: exit code 2. The message says how to fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+impl UsageError {
+    pub fn new(msg: impl Into<String>) -> Self {
+        UsageError(msg.into())
+    }
+}
+
+/// Returns a usage error (exit code 2) from the current function.
+#[macro_export]
+macro_rules! usage_bail {
+    ($($arg:tt)*) => {
+        return Err($crate::error::UsageError::new(format!($($arg)*)).into())
+    };
+}
+
+/// Exit code for an error chain: 2 when any link is a [`UsageError`].
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    if err
+        .chain()
+        .any(|e| e.downcast_ref::<UsageError>().is_some())
+    {
+        2
+    } else {
+        1
+    }
+}

@@ -1,0 +1,17 @@
+//! secperf: measure what Linux kernel security mechanisms cost.
+//!
+//! The crate is split the way the work is: `workloads` (what is timed, one
+//! file each), `runner` (how it is timed: tasks, shared counters, slices),
+//! `probe` (the machine's security configuration), `store` (SQLite),
+//! `stats` (pure maths), `report` (tables and exports) and `cli`.
+
+pub mod cli;
+pub mod error;
+pub mod model;
+pub mod probe;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod store;
+pub mod sys;
+pub mod workloads;

@@ -1,0 +1,153 @@
+//! The data every part of secperf passes around: samples, per-workload
+//! results, run metadata. Plain serde types, no behaviour beyond naming.
+//!
+//! Units are in the field names (`ns_per_op`, `ops_per_sec`, `sample_ms`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Workload parameters as given on the command line (`depth=4`), after
+/// defaults are filled in. Ordered so they print and hash the same way.
+pub type Params = BTreeMap<String, String>;
+
+/// How the tasks of a measurement are created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// One forked process per task (will-it-scale's default).
+    Process,
+    /// One thread per task inside the secperf process.
+    Thread,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Process => "process",
+            Mode::Thread => "thread",
+        })
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "process" => Ok(Mode::Process),
+            "thread" => Ok(Mode::Thread),
+            other => Err(format!("unknown mode '{other}' (valid: process, thread)")),
+        }
+    }
+}
+
+/// A median with a 95% confidence interval of that median.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// One fixed-duration slice of a measurement, after warmup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// 0-based index among the kept (non-warmup) samples.
+    pub index: u32,
+    /// Measured length of the slice (monotonic clock), nanoseconds.
+    pub elapsed_ns: u64,
+    /// Operations completed by all tasks in the slice.
+    pub ops: u64,
+    /// All tasks together.
+    pub ops_per_sec: f64,
+    /// Mean time one task takes for one operation: tasks * elapsed / ops.
+    pub ns_per_op: f64,
+    /// Operations per second of each task, in task order.
+    pub per_task_ops_per_sec: Vec<f64>,
+    /// Involuntary context switches of all tasks during the slice.
+    pub involuntary_ctxt_switches: u64,
+    /// Steal time on the CPUs the tasks ran on, milliseconds.
+    pub steal_ms: f64,
+    /// Quality flags: `preempted` (involuntary context switches),
+    /// `steal` (hypervisor steal time), `imbalance` (a task far slower
+    /// than the others).
+    pub flags: Vec<String>,
+}
+
+/// A secondary rate some workloads report besides operations, e.g. the
+/// directory entries a `tree_walk` visits per second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitRate {
+    /// What is counted, plural: "entries".
+    pub unit: String,
+    /// How many units one operation does.
+    pub per_op: u64,
+    /// Units per second, all tasks together.
+    pub per_sec: Summary,
+}
+
+/// The outcome of measuring one workload at one task count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    pub workload: String,
+    pub mode: Mode,
+    pub tasks: u32,
+    /// Whether tasks were pinned, and to which CPUs (task i on `cpus[i]`).
+    pub pinned: bool,
+    pub cpus: Vec<usize>,
+    pub params: Params,
+    pub sample_ms: u64,
+    pub warmup_samples: u32,
+    /// Number of kept samples (`sample_data.len()`).
+    pub samples: u32,
+    pub ops_per_sec: Summary,
+    pub ns_per_op: Summary,
+    pub unit_rate: Option<UnitRate>,
+    pub sample_data: Vec<Sample>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+}
+
+/// What identifies a run: who started it, when, where, with what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub label: String,
+    /// "run" for `secperf run`; later commands add their own kinds.
+    pub kind: String,
+    pub started_at: DateTime<Utc>,
+    pub host: String,
+    pub secperf_version: String,
+    /// The command line that started the run, for reproduction.
+    pub command: String,
+    /// The run's parameters (tasks ladder, mode, samples, ...).
+    pub params: serde_json::Value,
+    /// The probe snapshot (`secperf probe --json`) taken at the start.
+    pub system: serde_json::Value,
+}
+
+/// A run as read back from the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    pub run_id: i64,
+    #[serde(flatten)]
+    pub meta: RunMeta,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub results: Vec<WorkloadResult>,
+}
+
+/// One line of `secperf results list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: i64,
+    pub label: String,
+    pub kind: String,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub host: String,
+    /// Kernel release from the probe snapshot, if it had one.
+    pub kernel: Option<String>,
+    pub results: u32,
+    pub workloads: Vec<String>,
+}
