@@ -1,1 +1,374 @@
-//! placeholder
+//! How a workload is timed, will-it-scale style: N tasks (processes or
+//! threads) pinned to distinct CPUs, all released at once, each bumping its
+//! own counter in shared memory after every operation; the parent reads the
+//! counters at fixed slice boundaries, discards warmup slices and keeps
+//! every other slice as a sample.
+//!
+//! The hot loop holds the operation, the counter store and a read of the
+//! stop flag, nothing else. Operations long enough to be counted in
+//! handfuls per slice (`SLOW` workloads) also publish their completion
+//! time, so a slice is measured between completions instead of being
+//! quantised to whole operations.
+
+pub mod procfs;
+pub mod shm;
+pub mod workers;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use chrono::Utc;
+
+use self::shm::{Counter, Shm};
+use self::workers::{TaskSpec, with_tasks};
+use crate::model::{Mode, Params, Sample, UnitRate, WorkloadResult};
+use crate::stats::median_ci;
+use crate::sys::{self, SysError};
+use crate::workloads::{SetupCtx, TaskCtx, Workload, WorkloadDef};
+
+/// A monomorphised task body: prepare, wait for release, loop, clean up.
+pub type TaskFn = fn(&TaskCtx, &Shm, usize);
+
+/// Set by SIGINT/SIGTERM handlers; the sampling loop stops when it is set.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The body every task runs, for workload `W`.
+pub fn task_body<W: Workload>(ctx: &TaskCtx, shm: &Shm, i: usize) {
+    let slot = shm.slot(i);
+    let mut w = match W::prepare(ctx) {
+        Ok(w) => w,
+        Err(e) => return slot.info.fail(&format!("prepare: {e:#}")),
+    };
+    slot.info.state.store(shm::READY, Ordering::Release);
+    shm.wait_for_release();
+    match hot_loop(&mut w, &slot.counter, &shm.flags().stop) {
+        Ok(()) => slot.info.state.store(shm::DONE, Ordering::Release),
+        Err(e) => slot.info.fail(&e.to_string()),
+    }
+}
+
+/// The timed loop. Kept out of line so its code is the same whatever the
+/// caller, and small enough to read in `perf annotate`.
+#[inline(never)]
+fn hot_loop<W: Workload>(w: &mut W, counter: &Counter, stop: &AtomicU32) -> Result<(), SysError> {
+    let mut n: u64 = 0;
+    while stop.load(Ordering::Relaxed) == 0 {
+        w.op()?;
+        n += 1;
+        if W::SLOW {
+            counter.publish_timed(n, sys::monotonic_ns());
+        } else {
+            counter.ops.store(n, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// How to measure one workload at one task count.
+#[derive(Debug, Clone)]
+pub struct MeasureOpts {
+    pub tasks: usize,
+    pub mode: Mode,
+    /// CPUs to pin task i to (`cpus[i]`); empty = no pinning.
+    pub cpus: Vec<usize>,
+    pub warmup: u32,
+    pub samples: u32,
+    pub sample_ms: u64,
+    /// Where per-measurement scratch directories are made.
+    pub scratch_root: PathBuf,
+    /// Where fixtures kept across runs live (the walk tree).
+    pub cache_dir: PathBuf,
+    /// Effective workload parameters (defaults filled in).
+    pub params: Params,
+}
+
+/// Progress reported after every slice.
+#[derive(Debug, Clone, Copy)]
+pub struct Tick {
+    /// Slices done so far (warmup included) and in all.
+    pub done: u32,
+    pub total: u32,
+    pub ops_per_sec: f64,
+}
+
+/// One reading of all counters at a slice boundary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub t_ns: u64,
+    /// Per task: operations so far, and when the last one completed (0
+    /// when not recorded).
+    pub ops: Vec<(u64, u64)>,
+    pub nivcsw: Vec<u64>,
+    pub steal_ticks: u64,
+}
+
+/// Measures `def` as `opts` says; returns the kept samples and summaries.
+pub fn measure(
+    def: &WorkloadDef,
+    opts: &MeasureOpts,
+    on_tick: &mut dyn FnMut(Tick),
+) -> Result<WorkloadResult> {
+    let started_at = Utc::now();
+    if opts.tasks == 0 || opts.samples == 0 || opts.sample_ms == 0 {
+        bail!("tasks, samples and sample length must be positive");
+    }
+    std::fs::create_dir_all(&opts.scratch_root)
+        .with_context(|| format!("creating scratch directory {}", opts.scratch_root.display()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("secperf-{}-", def.name))
+        .tempdir_in(&opts.scratch_root)
+        .with_context(|| {
+            format!(
+                "creating a scratch directory in {}",
+                opts.scratch_root.display()
+            )
+        })?;
+    let setup = (def.setup)(&SetupCtx {
+        scratch: scratch.path(),
+        cache: &opts.cache_dir,
+        params: &opts.params,
+        tasks: opts.tasks,
+    })
+    .with_context(|| format!("workload {}: setup", def.name))?;
+
+    let shm = Shm::new(opts.tasks)?;
+    let specs: Vec<TaskSpec> = (0..opts.tasks)
+        .map(|task| TaskSpec {
+            def,
+            cpu: opts.cpus.get(task).copied(),
+            ctx: TaskCtx {
+                task,
+                tasks: opts.tasks,
+                scratch: scratch.path(),
+                params: &opts.params,
+                setup: &setup,
+            },
+        })
+        .collect();
+
+    let pinned_cpus: Option<&[usize]> = if opts.cpus.is_empty() {
+        None
+    } else {
+        Some(&opts.cpus[..opts.tasks])
+    };
+    let hz = procfs::ticks_per_sec();
+    let samples = with_tasks(opts.mode, &specs, &shm, |check_alive| {
+        wait_ready(&shm, check_alive).with_context(|| format!("workload {}", def.name))?;
+        let tids: Vec<i32> = (0..opts.tasks)
+            .map(|i| shm.slot(i).info.tid.load(Ordering::Relaxed))
+            .collect();
+        let read = |t_ns: u64| Snapshot {
+            t_ns,
+            ops: (0..opts.tasks)
+                .map(|i| {
+                    let c = &shm.slot(i).counter;
+                    if def.slow {
+                        c.read_timed()
+                    } else {
+                        (c.ops.load(Ordering::Relaxed), 0)
+                    }
+                })
+                .collect(),
+            nivcsw: tids
+                .iter()
+                .map(|&t| procfs::involuntary_switches(t).unwrap_or(0))
+                .collect(),
+            steal_ticks: procfs::steal_for(&procfs::steal_ticks(), pinned_cpus),
+        };
+        let mut prev = read(sys::monotonic_ns());
+        let go_ns = sys::monotonic_ns();
+        shm.release();
+        // Slow workloads measure from their first completion; before that,
+        // the release time stands in for "last completion".
+        for p in prev.ops.iter_mut() {
+            p.1 = go_ns;
+        }
+        prev.t_ns = go_ns;
+        let total = opts.warmup + opts.samples;
+        let mut kept = Vec::with_capacity(opts.samples as usize);
+        for k in 0..total {
+            let deadline = go_ns + (k as u64 + 1) * opts.sample_ms * 1_000_000;
+            sleep_until(deadline, &shm, check_alive)
+                .with_context(|| format!("workload {}", def.name))?;
+            let cur = read(sys::monotonic_ns());
+            let sample = compute_sample(
+                &prev,
+                &cur,
+                opts.sample_ms,
+                hz,
+                k.saturating_sub(opts.warmup),
+            )
+            .with_context(|| format!("workload {}, slice {} of {total}", def.name, k + 1))?;
+            on_tick(Tick {
+                done: k + 1,
+                total,
+                ops_per_sec: sample.ops_per_sec,
+            });
+            if k >= opts.warmup {
+                kept.push(sample);
+            }
+            prev = cur;
+        }
+        Ok(kept)
+    })?;
+    // A task that failed while the last slice was read still fails the run.
+    check_failed(&shm).with_context(|| format!("workload {}", def.name))?;
+
+    let ops: Vec<f64> = samples.iter().map(|s| s.ops_per_sec).collect();
+    let ns: Vec<f64> = samples.iter().map(|s| s.ns_per_op).collect();
+    let ops_per_sec = median_ci(&ops, 0.95).context("summarising samples")?;
+    let unit_rate = match (def.unit, setup.units_per_op) {
+        (Some(unit), Some(per_op)) => Some(UnitRate {
+            unit: unit.to_string(),
+            per_op,
+            per_sec: median_ci(
+                &ops.iter().map(|x| x * per_op as f64).collect::<Vec<_>>(),
+                0.95,
+            )
+            .context("summarising samples")?,
+        }),
+        _ => None,
+    };
+    Ok(WorkloadResult {
+        workload: def.name.to_string(),
+        mode: opts.mode,
+        tasks: opts.tasks as u32,
+        pinned: !opts.cpus.is_empty(),
+        cpus: pinned_cpus.map(<[usize]>::to_vec).unwrap_or_default(),
+        params: opts.params.clone(),
+        sample_ms: opts.sample_ms,
+        warmup_samples: opts.warmup,
+        samples: samples.len() as u32,
+        ops_per_sec,
+        ns_per_op: median_ci(&ns, 0.95).context("summarising samples")?,
+        unit_rate,
+        sample_data: samples,
+        started_at,
+        finished_at: Utc::now(),
+    })
+}
+
+fn check_failed(shm: &Shm) -> Result<()> {
+    for i in 0..shm.tasks() {
+        let info = &shm.slot(i).info;
+        if info.state.load(Ordering::Acquire) == shm::FAILED {
+            bail!("task {i} failed: {}", info.error());
+        }
+    }
+    Ok(())
+}
+
+fn check_interrupted() -> Result<()> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        bail!("interrupted");
+    }
+    Ok(())
+}
+
+/// Waits until every task has prepared (or one failed).
+fn wait_ready(shm: &Shm, check_alive: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        check_failed(shm)?;
+        check_alive()?;
+        check_interrupted()?;
+        if (0..shm.tasks()).all(|i| shm.slot(i).info.state.load(Ordering::Acquire) == shm::READY) {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("tasks did not finish preparing within 300 s");
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+/// Sleeps until the monotonic clock reaches `deadline_ns`, waking every
+/// 50 ms to notice a failed task or an interrupt.
+fn sleep_until(
+    deadline_ns: u64,
+    shm: &Shm,
+    check_alive: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
+    loop {
+        check_failed(shm)?;
+        check_alive()?;
+        check_interrupted()?;
+        let now = sys::monotonic_ns();
+        if now >= deadline_ns {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(50_000_000)));
+    }
+}
+
+/// Turns two counter readings into a sample. Pure, so it is tested without
+/// running anything.
+pub fn compute_sample(
+    prev: &Snapshot,
+    cur: &Snapshot,
+    sample_ms: u64,
+    ticks_per_sec: f64,
+    index: u32,
+) -> Result<Sample> {
+    let tasks = cur.ops.len();
+    let elapsed_ns = cur.t_ns.saturating_sub(prev.t_ns).max(1);
+    let mut per_task = Vec::with_capacity(tasks);
+    let mut ops_total = 0u64;
+    for (i, (&(o1, d1), &(o0, d0))) in cur.ops.iter().zip(&prev.ops).enumerate() {
+        let ops = o1.saturating_sub(o0);
+        ops_total += ops;
+        if ops == 0 {
+            bail!(
+                "task {i} completed no operation in a {sample_ms} ms slice: one operation takes \
+                 longer than that, or the task is starved; raise --sample-ms"
+            );
+        }
+        // Timed (slow) workloads: between completions; others: the slice.
+        let span_ns = if d1 > 0 && d0 > 0 && d1 > d0 {
+            d1 - d0
+        } else {
+            elapsed_ns
+        };
+        per_task.push(ops as f64 * 1e9 / span_ns as f64);
+    }
+    let ops_per_sec: f64 = per_task.iter().sum();
+    let nivcsw: u64 = cur
+        .nivcsw
+        .iter()
+        .zip(&prev.nivcsw)
+        .map(|(a, b)| a.saturating_sub(*b))
+        .sum();
+    let steal_ms = cur.steal_ticks.saturating_sub(prev.steal_ticks) as f64 * 1000.0 / ticks_per_sec;
+    let mut flags = Vec::new();
+    let elapsed_ms = elapsed_ns as f64 / 1e6;
+    // More than one involuntary switch per 100 ms per task, at least two.
+    if nivcsw as f64 > (tasks as f64 * elapsed_ms / 100.0).max(2.0) {
+        flags.push("preempted".to_string());
+    }
+    if steal_ms > 0.01 * elapsed_ms * tasks as f64 {
+        flags.push("steal".to_string());
+    }
+    if tasks > 1 {
+        let max = per_task.iter().cloned().fold(0.0, f64::max);
+        let min = per_task.iter().cloned().fold(f64::INFINITY, f64::min);
+        if min < 0.5 * max {
+            flags.push("imbalance".to_string());
+        }
+    }
+    Ok(Sample {
+        index,
+        elapsed_ns,
+        ops: ops_total,
+        ops_per_sec,
+        ns_per_op: tasks as f64 * 1e9 / ops_per_sec,
+        per_task_ops_per_sec: per_task,
+        involuntary_ctxt_switches: nivcsw,
+        steal_ms,
+        flags,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,233 @@
-//! placeholder
+//! The workload catalog: one file per workload, one table ([`WORKLOADS`])
+//! that drives `secperf list`, `--help`, `-w all` and the runner.
+//!
+//! The contract is will-it-scale's: a workload prepares per-task state
+//! outside the timed loop, then does one operation per call of
+//! [`Workload::op`]. The harness, not the workload, counts and times. Every
+//! operation checks every system call it makes: a failing call is fast and
+//! would fake a figure, so it stops the measurement with the call and errno.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::model::Params;
+use crate::sys::SysError;
+
+pub mod access1;
+pub mod access2;
+pub mod eventfd;
+pub mod getppid;
+pub mod mutex_yield;
+pub mod open;
+pub mod stat;
+pub mod tree_walk;
+pub mod util;
+pub mod write;
+
+/// A parameter a workload accepts (`--param open.depth=8`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// What the whole measurement shares, prepared once in the parent before
+/// any task starts (a file tree, a shared file).
+#[derive(Debug, Clone)]
+pub struct SetupCtx<'a> {
+    /// Scratch directory for this measurement, removed afterwards.
+    pub scratch: &'a Path,
+    /// Directory kept across runs for expensive fixtures (the walk tree).
+    pub cache: &'a Path,
+    pub params: &'a Params,
+    pub tasks: usize,
+}
+
+/// What `setup` tells the harness.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// For workloads whose operation does many smaller things: how many
+    /// (e.g. directory entries per tree walk), reported as a second rate.
+    pub units_per_op: Option<u64>,
+    /// A directory prepared for the tasks (e.g. the tree to walk).
+    pub data_dir: Option<PathBuf>,
+}
+
+/// What one task knows when it prepares.
+#[derive(Debug, Clone)]
+pub struct TaskCtx<'a> {
+    /// 0-based task index.
+    pub task: usize,
+    pub tasks: usize,
+    pub scratch: &'a Path,
+    pub params: &'a Params,
+    pub setup: &'a Setup,
+}
+
+/// One workload: per-task state plus one timed operation.
+pub trait Workload: Sized {
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    /// Security hooks (LSM hooks, seccomp, audit paths) the operation reaches.
+    const HOOKS: &'static [&'static str];
+    const PARAMS: &'static [ParamDef] = &[];
+    /// The unit of [`Setup::units_per_op`], plural ("entries").
+    const UNIT: Option<&'static str> = None;
+    /// Operations long enough (milliseconds) that counting whole operations
+    /// in a slice would quantise the rate: the harness then also records
+    /// when each operation completed, and measures between completions.
+    const SLOW: bool = false;
+
+    /// Shared preparation, once per measurement, in the parent.
+    fn setup(_ctx: &SetupCtx) -> Result<Setup> {
+        Ok(Setup::default())
+    }
+
+    /// Per-task preparation, outside the timed loop.
+    fn prepare(ctx: &TaskCtx) -> Result<Self>;
+
+    /// One operation. Checks every call; the first failure ends the run.
+    fn op(&mut self) -> Result<(), SysError>;
+}
+
+/// A workload as the rest of secperf sees it: a row of the table.
+#[derive(Clone, Copy)]
+pub struct WorkloadDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub hooks: &'static [&'static str],
+    pub params: &'static [ParamDef],
+    pub unit: Option<&'static str>,
+    pub slow: bool,
+    pub setup: fn(&SetupCtx) -> Result<Setup>,
+    /// The monomorphised task body (prepare, wait, loop, clean up).
+    pub task: crate::runner::TaskFn,
+}
+
+impl std::fmt::Debug for WorkloadDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkloadDef")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+pub const fn def<W: Workload>() -> WorkloadDef {
+    WorkloadDef {
+        name: W::NAME,
+        description: W::DESCRIPTION,
+        hooks: W::HOOKS,
+        params: W::PARAMS,
+        unit: W::UNIT,
+        slow: W::SLOW,
+        setup: W::setup,
+        task: crate::runner::task_body::<W>,
+    }
+}
+
+/// The catalog, in the order `list` and `-w all` use.
+pub static WORKLOADS: &[WorkloadDef] = &[
+    def::<getppid::Getppid>(),
+    def::<eventfd::Eventfd>(),
+    def::<open::Open>(),
+    def::<stat::Stat>(),
+    def::<access1::Access1>(),
+    def::<access2::Access2>(),
+    def::<write::Write>(),
+    def::<tree_walk::TreeWalk>(),
+    def::<mutex_yield::MutexYield>(),
+];
+
+/// Looks a workload up by name.
+pub fn find(name: &str) -> Option<&'static WorkloadDef> {
+    WORKLOADS.iter().find(|w| w.name == name)
+}
+
+/// The names, comma-separated, for error messages.
+pub fn names() -> String {
+    WORKLOADS
+        .iter()
+        .map(|w| w.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl WorkloadDef {
+    /// The effective parameters: defaults overlaid with `given`. Unknown
+    /// keys are the caller's error (checked in [`resolve_params`]).
+    pub fn params_with_defaults(&self, given: &Params) -> Params {
+        self.params
+            .iter()
+            .map(|p| {
+                let v = given
+                    .get(p.name)
+                    .cloned()
+                    .unwrap_or_else(|| p.default.to_string());
+                (p.name.to_string(), v)
+            })
+            .collect()
+    }
+}
+
+/// Reads a numeric parameter, with an error naming the workload and key.
+pub fn param_u64(params: &Params, workload: &str, key: &str) -> Result<u64> {
+    let raw = params
+        .get(key)
+        .ok_or_else(|| anyhow::anyhow!("workload {workload}: parameter {key} missing"))?;
+    raw.parse().map_err(|_| {
+        crate::error::UsageError::new(format!(
+            "workload {workload}: parameter {key}={raw} is not a whole number"
+        ))
+        .into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_described() {
+        let mut seen = std::collections::HashSet::new();
+        for w in WORKLOADS {
+            assert!(seen.insert(w.name), "duplicate workload {}", w.name);
+            assert!(!w.description.is_empty(), "{} has no description", w.name);
+            assert!(!w.hooks.is_empty(), "{} names no hooks", w.name);
+            assert!(
+                w.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            );
+        }
+    }
+
+    #[test]
+    fn catalog_has_the_first_nine() {
+        for n in [
+            "getppid",
+            "eventfd",
+            "open",
+            "stat",
+            "access1",
+            "access2",
+            "write",
+            "tree_walk",
+            "mutex_yield",
+        ] {
+            assert!(find(n).is_some(), "{n} missing");
+        }
+        assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let open = find("open").unwrap();
+        let p = open.params_with_defaults(&Params::new());
+        assert_eq!(p.get("depth").map(String::as_str), Some("4"));
+        let mut given = Params::new();
+        given.insert("depth".into(), "8".into());
+        assert_eq!(open.params_with_defaults(&given)["depth"], "8");
+    }
+}

@@ -1,0 +1,96 @@
+//! Per-sample quality readings from /proc: involuntary context switches of
+//! a task (another thread took its CPU) and hypervisor steal time of the
+//! CPUs it ran on. Both explain a noisy sample; neither is ever used to
+//! drop one.
+
+/// `nonvoluntary_ctxt_switches` of a task (any thread id), or None if the
+/// task is gone.
+pub fn involuntary_switches(tid: i32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    parse_status_nonvoluntary(&s)
+}
+
+pub fn parse_status_nonvoluntary(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Steal time per CPU in clock ticks from /proc/stat: index = CPU number.
+/// The aggregate line is returned as the last element's sum by callers.
+pub fn steal_ticks() -> Vec<(Option<usize>, u64)> {
+    std::fs::read_to_string("/proc/stat")
+        .map(|s| parse_stat_steal(&s))
+        .unwrap_or_default()
+}
+
+/// Parses the `cpu` lines of /proc/stat into (cpu number or None for the
+/// total, steal ticks). Steal is the 8th value after the name.
+pub fn parse_stat_steal(stat: &str) -> Vec<(Option<usize>, u64)> {
+    stat.lines()
+        .filter(|l| l.starts_with("cpu"))
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let name = it.next()?;
+            let cpu = match name.strip_prefix("cpu")? {
+                "" => None,
+                n => Some(n.parse().ok()?),
+            };
+            let steal = it.nth(7)?.parse().ok()?;
+            Some((cpu, steal))
+        })
+        .collect()
+}
+
+/// Steal ticks summed over `cpus`, or the machine total when `cpus` is None.
+pub fn steal_for(readings: &[(Option<usize>, u64)], cpus: Option<&[usize]>) -> u64 {
+    readings
+        .iter()
+        .filter(|(c, _)| match (cpus, c) {
+            (None, None) => true,
+            (Some(set), Some(c)) => set.contains(c),
+            _ => false,
+        })
+        .map(|(_, s)| *s)
+        .sum()
+}
+
+/// Clock ticks per second (USER_HZ) for converting steal to milliseconds.
+pub fn ticks_per_sec() -> f64 {
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as f64 } else { 100.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &str = "cpu  100 0 50 1000 3 0 1 42 0 0\n\
+                        cpu0 50 0 25 500 1 0 1 40 0 0\n\
+                        cpu1 50 0 25 500 2 0 0 2 0 0\n\
+                        intr 12345\n";
+
+    #[test]
+    fn steal_per_cpu_and_total() {
+        let r = parse_stat_steal(STAT);
+        assert_eq!(r, vec![(None, 42), (Some(0), 40), (Some(1), 2)]);
+        assert_eq!(steal_for(&r, None), 42);
+        assert_eq!(steal_for(&r, Some(&[1])), 2);
+        assert_eq!(steal_for(&r, Some(&[0, 1])), 42);
+    }
+
+    #[test]
+    fn status_nonvoluntary() {
+        let s = "Name:\tx\nvoluntary_ctxt_switches:\t10\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(parse_status_nonvoluntary(s), Some(3));
+        assert_eq!(parse_status_nonvoluntary("Name: x\n"), None);
+    }
+
+    #[test]
+    fn reads_this_process() {
+        assert!(involuntary_switches(crate::sys::gettid()).is_some());
+        assert!(!steal_ticks().is_empty());
+    }
+}

@@ -1,0 +1,207 @@
+use super::*;
+use crate::workloads::{self, Workload, def};
+
+fn snap(t_ns: u64, ops: &[(u64, u64)]) -> Snapshot {
+    Snapshot {
+        t_ns,
+        ops: ops.to_vec(),
+        nivcsw: vec![0; ops.len()],
+        steal_ticks: 0,
+    }
+}
+
+#[test]
+fn fast_sample_counts_over_the_slice() {
+    let s = compute_sample(
+        &snap(0, &[(0, 0)]),
+        &snap(1_000_000_000, &[(10_000_000, 0)]),
+        1000,
+        100.0,
+        0,
+    )
+    .unwrap();
+    assert_eq!(s.ops, 10_000_000);
+    assert!((s.ops_per_sec - 1e7).abs() < 1e-6);
+    assert!((s.ns_per_op - 100.0).abs() < 1e-9);
+    assert!(s.flags.is_empty());
+}
+
+#[test]
+fn ns_per_op_is_per_task() {
+    // Two tasks, each 5M ops in 1 s: 10M ops/s in all, 200 ns per op each.
+    let s = compute_sample(
+        &snap(0, &[(0, 0), (0, 0)]),
+        &snap(1_000_000_000, &[(5_000_000, 0), (5_000_000, 0)]),
+        1000,
+        100.0,
+        0,
+    )
+    .unwrap();
+    assert!((s.ops_per_sec - 1e7).abs() < 1e-6);
+    assert!((s.ns_per_op - 200.0).abs() < 1e-9);
+}
+
+#[test]
+fn slow_sample_measures_between_completions() {
+    // 3 walks completed between t=150ms and t=450ms in a 500 ms slice:
+    // 100 ms each, not 500/3.
+    let s = compute_sample(
+        &snap(0, &[(1, 150_000_000)]),
+        &snap(500_000_000, &[(4, 450_000_000)]),
+        500,
+        100.0,
+        0,
+    )
+    .unwrap();
+    assert!((s.ns_per_op - 1e8).abs() < 1.0, "{}", s.ns_per_op);
+}
+
+#[test]
+fn empty_slice_is_an_error_that_says_what_to_do() {
+    let e = compute_sample(
+        &snap(0, &[(5, 0)]),
+        &snap(1_000_000, &[(5, 0)]),
+        1,
+        100.0,
+        0,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--sample-ms"), "{e}");
+}
+
+#[test]
+fn quality_flags() {
+    let mut prev = snap(0, &[(0, 0), (0, 0)]);
+    let mut cur = snap(1_000_000_000, &[(1000, 0), (100, 0)]);
+    prev.steal_ticks = 0;
+    cur.steal_ticks = 10; // 100 ms at 100 Hz over 2 CPUs x 1 s: 5%
+    cur.nivcsw = vec![30, 0];
+    let s = compute_sample(&prev, &cur, 1000, 100.0, 0).unwrap();
+    assert_eq!(s.flags, vec!["preempted", "steal", "imbalance"]);
+    assert_eq!(s.involuntary_ctxt_switches, 30);
+    assert!((s.steal_ms - 100.0).abs() < 1e-9);
+}
+
+fn opts(tasks: usize, mode: Mode, params: Params) -> MeasureOpts {
+    let cpus = crate::sys::cpus::allowed_cpus().unwrap();
+    MeasureOpts {
+        tasks,
+        mode,
+        cpus: if tasks <= cpus.len() {
+            cpus[..tasks].to_vec()
+        } else {
+            vec![]
+        },
+        warmup: 1,
+        samples: 3,
+        sample_ms: 30,
+        scratch_root: std::env::temp_dir(),
+        cache_dir: std::env::temp_dir().join("secperf-test-cache"),
+        params,
+    }
+}
+
+#[test]
+fn getppid_runs_in_both_modes() {
+    let def = workloads::find("getppid").unwrap();
+    for mode in [Mode::Process, Mode::Thread] {
+        let mut ticks = 0;
+        let r = measure(def, &opts(1, mode, Params::new()), &mut |_| ticks += 1).unwrap();
+        assert_eq!(ticks, 4);
+        assert_eq!(r.samples, 3);
+        assert_eq!(r.sample_data.len(), 3);
+        // Any real machine does a null syscall in 10 ns .. 100 us.
+        assert!(
+            r.ns_per_op.median > 10.0 && r.ns_per_op.median < 100_000.0,
+            "{:?}",
+            r.ns_per_op
+        );
+        assert!(
+            r.ops_per_sec.ci_low <= r.ops_per_sec.median
+                && r.ops_per_sec.median <= r.ops_per_sec.ci_high
+        );
+    }
+}
+
+#[test]
+fn two_tasks_each_count() {
+    let def = workloads::find("eventfd").unwrap();
+    let r = measure(def, &opts(2, Mode::Process, Params::new()), &mut |_| {}).unwrap();
+    assert_eq!(r.tasks, 2);
+    for s in &r.sample_data {
+        assert_eq!(s.per_task_ops_per_sec.len(), 2);
+        assert!(s.per_task_ops_per_sec.iter().all(|&x| x > 0.0));
+    }
+}
+
+/// A workload whose operation starts failing after a few calls, as a
+/// Landlock or seccomp denial would.
+struct FailsAfter(u32);
+impl Workload for FailsAfter {
+    const NAME: &'static str = "fails_after";
+    const DESCRIPTION: &'static str = "test";
+    const HOOKS: &'static [&'static str] = &["none"];
+    fn prepare(_: &TaskCtx) -> Result<Self> {
+        Ok(FailsAfter(1000))
+    }
+    fn op(&mut self) -> Result<(), SysError> {
+        if self.0 == 0 {
+            return Err(SysError {
+                call: "openat",
+                errno: libc::EACCES,
+            });
+        }
+        self.0 -= 1;
+        Ok(())
+    }
+}
+
+struct FailsPrepare;
+impl Workload for FailsPrepare {
+    const NAME: &'static str = "fails_prepare";
+    const DESCRIPTION: &'static str = "test";
+    const HOOKS: &'static [&'static str] = &["none"];
+    fn prepare(_: &TaskCtx) -> Result<Self> {
+        anyhow::bail!("cannot create fixture")
+    }
+    fn op(&mut self) -> Result<(), SysError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn failing_operation_stops_the_measurement_naming_call_and_errno() {
+    let d = def::<FailsAfter>();
+    for mode in [Mode::Process, Mode::Thread] {
+        let e = measure(&d, &opts(1, mode, Params::new()), &mut |_| {}).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("fails_after") && msg.contains("openat") && msg.contains("EACCES"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn failing_prepare_is_reported() {
+    let d = def::<FailsPrepare>();
+    let e = measure(&d, &opts(1, Mode::Process, Params::new()), &mut |_| {}).unwrap_err();
+    assert!(format!("{e:#}").contains("cannot create fixture"), "{e:#}");
+}
+
+#[test]
+fn every_catalog_workload_runs_briefly() {
+    for w in workloads::WORKLOADS {
+        let mut params = w.params_with_defaults(&Params::new());
+        if w.name == "tree_walk" {
+            // A small tree keeps the test fast; the default is exercised by the CLI.
+            params.insert("dirs".into(), "10".into());
+            params.insert("files".into(), "200".into());
+        }
+        let mut o = opts(1, Mode::Process, params);
+        o.sample_ms = 50;
+        let r = measure(w, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e:#}", w.name));
+        assert!(r.ops_per_sec.median > 0.0, "{}", w.name);
+        assert_eq!(r.unit_rate.is_some(), w.unit.is_some(), "{}", w.name);
+    }
+}
