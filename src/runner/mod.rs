@@ -16,6 +16,7 @@ pub mod workers;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -31,8 +32,14 @@ use crate::workloads::{SetupCtx, TaskCtx, Workload, WorkloadDef};
 /// A monomorphised task body: prepare, wait for release, loop, clean up.
 pub type TaskFn = fn(&TaskCtx, &Shm, usize);
 
-/// Set by SIGINT/SIGTERM handlers; the sampling loop stops when it is set.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set by the CLI's SIGINT/SIGTERM handlers; the sampling loop stops when
+/// it turns true.
+static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Makes `flag` the interrupt flag the sampling loop watches.
+pub fn set_interrupt_source(flag: Arc<AtomicBool>) {
+    let _ = INTERRUPT.set(flag);
+}
 
 /// The body every task runs, for workload `W`.
 pub fn task_body<W: Workload>(ctx: &TaskCtx, shm: &Shm, i: usize) {
@@ -189,9 +196,16 @@ pub fn measure(
         let total = opts.warmup + opts.samples;
         let mut kept = Vec::with_capacity(opts.samples as usize);
         for k in 0..total {
-            let deadline = go_ns + (k as u64 + 1) * opts.sample_ms * 1_000_000;
+            let deadline = prev.t_ns + opts.sample_ms * 1_000_000;
             sleep_until(deadline, &shm, check_alive)
                 .with_context(|| format!("workload {}", def.name))?;
+            if def.slow {
+                // A slice of a slow workload ends at the first moment every
+                // task has completed an operation in it, so no slice is
+                // empty however long one operation takes.
+                wait_for_completion(&shm, &prev, check_alive)
+                    .with_context(|| format!("workload {}", def.name))?;
+            }
             let cur = read(sys::monotonic_ns());
             let sample = compute_sample(
                 &prev,
@@ -261,7 +275,7 @@ fn check_failed(shm: &Shm) -> Result<()> {
 }
 
 fn check_interrupted() -> Result<()> {
-    if INTERRUPTED.load(Ordering::Relaxed) {
+    if INTERRUPT.get().is_some_and(|f| f.load(Ordering::Relaxed)) {
         bail!("interrupted");
     }
     Ok(())
@@ -300,6 +314,27 @@ fn sleep_until(
             return Ok(());
         }
         std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(50_000_000)));
+    }
+}
+
+/// Waits until every task has completed at least one operation since `prev`.
+fn wait_for_completion(
+    shm: &Shm,
+    prev: &Snapshot,
+    check_alive: &mut dyn FnMut() -> Result<()>,
+) -> Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    loop {
+        check_failed(shm)?;
+        check_alive()?;
+        check_interrupted()?;
+        if (0..shm.tasks()).all(|i| shm.slot(i).counter.read_timed().0 > prev.ops[i].0) {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("a task completed no operation in 600 s");
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 

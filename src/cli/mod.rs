@@ -1,0 +1,92 @@
+//! The command line: clap definitions, then one module per command. Raw
+//! arguments are validated into plans before anything touches the system;
+//! `main` prints one error chain and picks the exit code (2 for bad input).
+
+mod list;
+mod probe;
+mod results;
+mod run;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::error::exit_code;
+
+/// secperf measures what Linux kernel security mechanisms (LSM hooks,
+/// seccomp, audit, credentials) cost, with syscall workloads run on a ladder
+/// of processes or threads.
+///
+/// Units: rates are operations per second (ops/s) summed over all tasks;
+/// latencies are nanoseconds per operation of one task (ns/op); intervals
+/// are 95% confidence intervals of the median over samples.
+#[derive(Debug, Parser)]
+#[command(
+    name = "secperf",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Results database (SQLite). Default: $XDG_DATA_HOME/secperf/secperf.db.
+    #[arg(long, global = true, env = "SECPERF_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Print one JSON document on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure workloads under the current security configuration and store the results.
+    Run(run::RunArgs),
+    /// List the workloads, what they do and which security hooks they reach.
+    List,
+    /// Show the machine's security configuration (recorded with every run).
+    Probe,
+    /// Stored results: list, show, export, delete.
+    Results {
+        #[command(subcommand)]
+        command: results::ResultsCommand,
+    },
+}
+
+/// Entry point: parses, runs, prints errors, returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors
+            // to stderr (exit 2).
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    match dispatch(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("secperf: error: {e:#}");
+            exit_code(&e)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
+        Command::List => list::list(cli.json),
+        Command::Probe => probe::probe(cli.json),
+        Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! `secperf probe`: the machine's security configuration.
+
+use anyhow::Result;
+
+pub fn probe(json: bool) -> Result<()> {
+    let info = crate::probe::probe();
+    if json {
+        return super::print_json(&info);
+    }
+    print!("{}", crate::probe::render(&info));
+    Ok(())
+}

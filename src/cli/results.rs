@@ -1,0 +1,138 @@
+//! `secperf results`: list, show, export and delete stored runs. Runs are
+//! named by id, by label (the latest run with it), `latest` or `latest~N`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Subcommand, ValueEnum};
+
+use crate::model::StoredRun;
+use crate::store::{Store, export};
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// List stored runs, newest first.
+    List,
+    /// Show one run: its configuration summary and results table.
+    Show {
+        /// Run id, label, `latest` or `latest~N`.
+        run: String,
+    },
+    /// Export runs with every sample, as JSON or CSV (one row per sample).
+    Export {
+        /// Run ids, labels, `latest` or `latest~N`.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Delete runs and all their samples.
+    Delete {
+        /// Run ids, labels, `latest` or `latest~N`.
+        #[arg(required = true)]
+        runs: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()> {
+    let path = crate::store::resolve_db_path(db)?;
+    let mut store = Store::open(&path)?;
+    match cmd {
+        ResultsCommand::List => {
+            let runs = store.list_runs()?;
+            if json {
+                return super::print_json(&serde_json::json!({ "db": path, "runs": runs }));
+            }
+            if runs.is_empty() {
+                println!(
+                    "No runs stored in {} yet (start one with `secperf run`).",
+                    path.display()
+                );
+            } else {
+                println!("{}", crate::report::table::runs(&runs));
+            }
+        }
+        ResultsCommand::Show { run } => {
+            let id = store.resolve_run(&run)?;
+            let run = store.load_run(id)?;
+            if json {
+                return super::print_json(&run);
+            }
+            print_run(&run);
+        }
+        ResultsCommand::Export {
+            runs,
+            format,
+            output,
+        } => {
+            let loaded = load_all(&store, &runs)?;
+            let text = match format {
+                ExportFormat::Json if loaded.len() == 1 => export::export_json(&loaded[0])?,
+                ExportFormat::Json => serde_json::to_string_pretty(&loaded)?,
+                ExportFormat::Csv => export::export_csv(&loaded),
+            };
+            match output {
+                Some(file) => std::fs::write(&file, text + "\n")
+                    .with_context(|| format!("writing {}", file.display()))?,
+                None => println!("{text}"),
+            }
+        }
+        ResultsCommand::Delete { runs } => {
+            let ids: Vec<i64> = runs
+                .iter()
+                .map(|r| store.resolve_run(r))
+                .collect::<Result<_>>()?;
+            for id in &ids {
+                store.delete_run(*id)?;
+            }
+            if json {
+                return super::print_json(&serde_json::json!({ "deleted": ids }));
+            }
+            for id in ids {
+                println!("Deleted run {id}.");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn load_all(store: &Store, specs: &[String]) -> Result<Vec<StoredRun>> {
+    specs
+        .iter()
+        .map(|s| store.load_run(store.resolve_run(s)?))
+        .collect()
+}
+
+fn print_run(run: &StoredRun) {
+    let m = &run.meta;
+    let label = if m.label.is_empty() {
+        "(no label)"
+    } else {
+        m.label.as_str()
+    };
+    println!(
+        "Run {} {label}: {} on {} at {}",
+        run.run_id,
+        m.kind,
+        m.host,
+        m.started_at.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    if run.finished_at.is_none() {
+        println!("Unfinished: the run stopped before all its measurements were done.");
+    }
+    println!("Command: {}", m.command);
+    match serde_json::from_value::<crate::probe::SystemInfo>(m.system.clone()) {
+        Ok(info) => print!("{}", crate::probe::render(&info)),
+        Err(_) => println!("(system snapshot in an older format: see --json)"),
+    }
+    println!("{}", crate::report::table::results(&run.results));
+}

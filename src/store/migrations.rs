@@ -1,0 +1,127 @@
+//! Numbered schema migrations, tracked in `PRAGMA user_version`.
+//!
+//! `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`. Each one
+//! runs in its own `BEGIN IMMEDIATE` transaction together with the version
+//! bump, and the version is re-read inside that transaction, so two secperf
+//! processes opening a fresh database at once cannot both apply the same
+//! step. Never edit a released migration: append a new one.
+//!
+//! Column conventions (see `codec.rs`): timestamps are RFC 3339 text in UTC
+//! with nine fractional digits (sortable as text); `*_json` columns hold
+//! JSON; a NULL in a REAL column means NaN (SQLite cannot store NaN).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::UsageError;
+
+/// Schema steps, oldest first. The schema version of a database is the
+/// number of steps applied to it.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs, results, samples.
+    r#"
+CREATE TABLE runs (
+    -- AUTOINCREMENT: ids of deleted runs are never reused, so "run 42"
+    -- in old notes never silently means a different run.
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    label            TEXT NOT NULL,
+    kind             TEXT NOT NULL,
+    started_at       TEXT NOT NULL,
+    finished_at      TEXT,               -- NULL until finish_run: unfinished/crashed
+    host             TEXT NOT NULL,
+    secperf_version  TEXT NOT NULL,
+    command          TEXT NOT NULL,
+    params_json      TEXT NOT NULL,
+    system_json      TEXT NOT NULL
+);
+CREATE INDEX runs_label ON runs(label, started_at);
+CREATE INDEX runs_started_at ON runs(started_at);
+
+CREATE TABLE results (
+    id                          INTEGER PRIMARY KEY,
+    run_id                      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    workload                    TEXT NOT NULL,
+    mode                        TEXT NOT NULL CHECK (mode IN ('process', 'thread')),
+    tasks                       INTEGER NOT NULL,
+    pinned                      INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+    cpus_json                   TEXT NOT NULL,
+    params_json                 TEXT NOT NULL,
+    sample_ms                   INTEGER NOT NULL,
+    warmup_samples              INTEGER NOT NULL,
+    kept_samples                INTEGER NOT NULL,
+    ops_per_sec_median          REAL,
+    ops_per_sec_ci_low          REAL,
+    ops_per_sec_ci_high         REAL,
+    ns_per_op_median            REAL,
+    ns_per_op_ci_low            REAL,
+    ns_per_op_ci_high           REAL,
+    -- Optional secondary rate; all unit_rate_* NULL when the workload has none.
+    unit_rate_unit              TEXT,
+    unit_rate_per_op            INTEGER,
+    unit_rate_per_sec_median    REAL,
+    unit_rate_per_sec_ci_low    REAL,
+    unit_rate_per_sec_ci_high   REAL,
+    started_at                  TEXT NOT NULL,
+    finished_at                 TEXT NOT NULL,
+    CHECK ((unit_rate_unit IS NULL) = (unit_rate_per_op IS NULL))
+);
+CREATE INDEX results_run_id ON results(run_id);
+
+CREATE TABLE samples (
+    id                          INTEGER PRIMARY KEY,
+    result_id                   INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+    idx                         INTEGER NOT NULL,
+    elapsed_ns                  INTEGER NOT NULL,
+    ops                         INTEGER NOT NULL,
+    ops_per_sec                 REAL,
+    ns_per_op                   REAL,
+    per_task_ops_per_sec_json   TEXT NOT NULL,
+    involuntary_ctxt_switches   INTEGER NOT NULL,
+    steal_ms                    REAL,
+    flags_json                  TEXT NOT NULL,
+    UNIQUE (result_id, idx)     -- also the index for result_id lookups and cascades
+);
+"#,
+];
+
+/// Brings the schema up to `MIGRATIONS.len()`. Also performs one write
+/// (re-setting `user_version`) when nothing is pending, so that a database
+/// that opens but cannot be written (e.g. a read-only directory that blocks
+/// the rollback journal) fails here, at open, rather than mid-run.
+pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let known = MIGRATIONS.len();
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context("cannot begin a write transaction")?;
+        let version: i64 = tx
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .context("cannot read the schema version")?;
+        let version = usize::try_from(version)
+            .with_context(|| format!("schema version {version} is invalid"))?;
+        if version > known {
+            return Err(UsageError::new(format!(
+                "results database {} has schema version {version}, but this secperf ({}) knows \
+                 only versions up to {known}; use a newer secperf, or choose another database \
+                 with --db PATH or SECPERF_DB",
+                path.display(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .into());
+        }
+        if version == known {
+            tx.pragma_update(None, "user_version", version as i64)
+                .context("cannot write to the database")?;
+            tx.commit().context("cannot write to the database")?;
+            return Ok(());
+        }
+        tx.execute_batch(MIGRATIONS[version])
+            .with_context(|| format!("schema migration {} failed", version + 1))?;
+        tx.pragma_update(None, "user_version", (version + 1) as i64)
+            .with_context(|| format!("cannot record schema version {}", version + 1))?;
+        tx.commit()
+            .with_context(|| format!("cannot commit schema migration {}", version + 1))?;
+    }
+}

@@ -1,0 +1,526 @@
+//! Tests of the store against real database files in temporary directories.
+
+use std::cell::RefCell;
+use std::path::Path;
+
+use chrono::{DateTime, Duration, Utc};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::json;
+
+use super::migrations::MIGRATIONS;
+use super::*;
+use crate::error::exit_code;
+use crate::model::{Mode, RunMeta, Sample, StoredRun, Summary, UnitRate, WorkloadResult};
+
+fn t(secs: i64, nanos: u32) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_700_000_000 + secs, nanos).expect("valid timestamp")
+}
+
+fn meta(label: &str, started_at: DateTime<Utc>) -> RunMeta {
+    RunMeta {
+        label: label.into(),
+        kind: "run".into(),
+        started_at,
+        host: "testhost".into(),
+        secperf_version: "0.1.0".into(),
+        command: "secperf run --label x".into(),
+        params: json!({"tasks": [1, 2, 4], "mode": "process"}),
+        system: json!({"kernel": {"release": "6.8.0-test"}, "lsm": ["selinux"]}),
+    }
+}
+
+fn sample(index: u32, value: f64) -> Sample {
+    Sample {
+        index,
+        elapsed_ns: 100_000_123 + u64::from(index),
+        ops: 1_234_567 + u64::from(index),
+        ops_per_sec: value,
+        ns_per_op: 1e9 / value,
+        per_task_ops_per_sec: vec![value / 3.0, value * 2.0 / 3.0],
+        involuntary_ctxt_switches: u64::from(index) * 7,
+        steal_ms: 0.1 * f64::from(index),
+        flags: if index.is_multiple_of(2) {
+            vec![]
+        } else {
+            vec!["preempted".into(), "steal".into()]
+        },
+    }
+}
+
+fn result(workload: &str, tasks: u32, values: &[f64]) -> WorkloadResult {
+    WorkloadResult {
+        workload: workload.into(),
+        mode: Mode::Process,
+        tasks,
+        pinned: true,
+        cpus: (0..tasks as usize).collect(),
+        params: [("depth".to_string(), "4".to_string())]
+            .into_iter()
+            .collect(),
+        sample_ms: 100,
+        warmup_samples: 2,
+        samples: values.len() as u32,
+        ops_per_sec: Summary {
+            median: 12_345_678.901_234_5,
+            ci_low: 12_000_000.000_000_1,
+            ci_high: 12_999_999.999_999_9,
+        },
+        ns_per_op: Summary {
+            median: 81.000_000_000_000_01,
+            ci_low: 1.0 / 3.0,
+            ci_high: std::f64::consts::PI,
+        },
+        unit_rate: None,
+        sample_data: values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| sample(i as u32, *v))
+            .collect(),
+        started_at: t(1, 123_456_789),
+        finished_at: t(2, 987_654_321),
+    }
+}
+
+fn open_temp() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("secperf.db")).expect("open store");
+    (dir, store)
+}
+
+fn count(store: &Store, table: &str) -> i64 {
+    store
+        .conn
+        .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+        .expect("count rows")
+}
+
+fn user_version(store: &Store) -> i64 {
+    store
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("user_version")
+}
+
+#[test]
+fn migrates_from_empty_and_reopens_idempotently() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("nested/dir/secperf.db");
+    let mut store = Store::open(&path).expect("first open creates");
+    assert_eq!(store.path(), path);
+    assert_eq!(user_version(&store), MIGRATIONS.len() as i64);
+    let run_id = store.begin_run(&meta("a", t(0, 0))).expect("begin");
+    drop(store);
+
+    for _ in 0..2 {
+        let store = Store::open(&path).expect("reopen");
+        assert_eq!(user_version(&store), MIGRATIONS.len() as i64);
+        assert_eq!(count(&store, "runs"), 1);
+        assert_eq!(store.resolve_run("latest").expect("latest"), run_id);
+        let fk: bool = store
+            .conn
+            .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+            .expect("pragma");
+        assert!(fk, "foreign keys enabled on every open");
+    }
+}
+
+#[test]
+fn newer_schema_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("future.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw open");
+        conn.pragma_update(None, "user_version", 99)
+            .expect("set version");
+    }
+    let err = Store::open(&path)
+        .err()
+        .expect("must refuse a newer schema");
+    assert_eq!(exit_code(&err), 2);
+    let msg = format!("{err:#}");
+    assert!(msg.contains("version 99"), "{msg}");
+    assert!(msg.contains("newer secperf"), "{msg}");
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+}
+
+#[test]
+fn unusable_paths_are_usage_errors_naming_the_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![b'x'; 4096]).expect("write garbage");
+    let paths = [
+        Path::new("/proc/nope/x.db").to_path_buf(), // parent cannot be created
+        Path::new("/proc/x.db").to_path_buf(),      // read-only location
+        dir.path().to_path_buf(),                   // a directory
+        garbage,                                    // not a database
+    ];
+    for path in paths {
+        let err = Store::open(&path).err().expect("must fail");
+        assert_eq!(exit_code(&err), 2, "{err:#}");
+        let msg = format!("{err:#}");
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(msg.contains("--db PATH or SECPERF_DB"), "{msg}");
+    }
+}
+
+#[test]
+fn db_path_precedence_and_parent_creation() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cli = dir.path().join("cli/x.db");
+    let env = dir.path().join("env/y.db");
+    let data = dir.path().join("data");
+
+    let got = resolve_db_path_from(Some(&cli), Some(env.clone().into()), Some(data.clone()))
+        .expect("cli");
+    assert_eq!(got, cli);
+    assert!(cli.parent().expect("parent").is_dir());
+
+    let got =
+        resolve_db_path_from(None, Some(env.clone().into()), Some(data.clone())).expect("env");
+    assert_eq!(got, env);
+
+    let got = resolve_db_path_from(None, Some("".into()), Some(data.clone())).expect("default");
+    assert_eq!(got, data.join("secperf/secperf.db"));
+    assert!(data.join("secperf").is_dir());
+
+    let err = resolve_db_path_from(None, None, None).expect_err("no data dir");
+    assert_eq!(exit_code(&err), 2);
+
+    let err = resolve_db_path_from(Some(Path::new("/proc/nope/x.db")), None, None)
+        .expect_err("uncreatable parent");
+    assert_eq!(exit_code(&err), 2);
+    assert!(err.to_string().contains("/proc/nope"), "{err}");
+}
+
+#[test]
+fn round_trip_is_exact() {
+    let (_dir, mut store) = open_temp();
+    let meta = meta("base", t(0, 1));
+    let run_id = store.begin_run(&meta).expect("begin");
+
+    let first = result(
+        "getpid",
+        1,
+        &[1.0e7 + 0.1, 9_999_999.999_999_998, 1e7 / 3.0],
+    );
+    let mut second = result("tree_walk", 2, &[0.1, 0.2, 0.30000000000000004, 5e-324]);
+    second.mode = Mode::Thread;
+    second.pinned = false;
+    second.cpus = vec![];
+    second.unit_rate = Some(UnitRate {
+        unit: "entries".into(),
+        per_op: 1000,
+        per_sec: Summary {
+            median: 123_456_789.012_345_67,
+            ci_low: 0.1 + 0.2,
+            ci_high: f64::MAX,
+        },
+    });
+    let id1 = store.add_result(run_id, &first).expect("add first");
+    let id2 = store.add_result(run_id, &second).expect("add second");
+    assert!(id2 > id1);
+
+    let unfinished = store.load_run(run_id).expect("load unfinished");
+    assert_eq!(unfinished.finished_at, None);
+
+    let before = Utc::now() - Duration::seconds(1);
+    store.finish_run(run_id).expect("finish");
+    let loaded = store.load_run(run_id).expect("load");
+    let finished_at = loaded.finished_at.expect("finished");
+    assert!(finished_at >= before && finished_at <= Utc::now() + Duration::seconds(1));
+
+    let expected = StoredRun {
+        run_id,
+        meta,
+        finished_at: Some(finished_at),
+        results: vec![first, second],
+    };
+    assert_eq!(loaded, expected);
+    // PartialEq on f64 is not bitwise; check the bits of every float too.
+    for (a, b) in loaded.results.iter().zip(&expected.results) {
+        let bits = |r: &WorkloadResult| {
+            let mut v = vec![
+                r.ops_per_sec.median,
+                r.ops_per_sec.ci_low,
+                r.ops_per_sec.ci_high,
+                r.ns_per_op.median,
+                r.ns_per_op.ci_low,
+                r.ns_per_op.ci_high,
+            ];
+            if let Some(u) = &r.unit_rate {
+                v.extend([u.per_sec.median, u.per_sec.ci_low, u.per_sec.ci_high]);
+            }
+            for s in &r.sample_data {
+                v.extend([s.ops_per_sec, s.ns_per_op, s.steal_ms]);
+                v.extend(&s.per_task_ops_per_sec);
+            }
+            v.into_iter().map(f64::to_bits).collect::<Vec<_>>()
+        };
+        assert_eq!(bits(a), bits(b));
+    }
+
+    // Summary columns are plain REALs usable from SQL.
+    let median: f64 = store
+        .conn
+        .query_row(
+            "SELECT ops_per_sec_median FROM results WHERE id = ?1",
+            [id1],
+            |r| r.get(0),
+        )
+        .expect("query");
+    assert_eq!(median, 12_345_678.901_234_5);
+}
+
+#[test]
+fn non_finite_floats_survive() {
+    let (_dir, mut store) = open_temp();
+    let run_id = store.begin_run(&meta("x", t(0, 0))).expect("begin");
+    let mut r = result("w", 1, &[1.0]);
+    r.ops_per_sec.median = f64::NAN;
+    r.ns_per_op.ci_high = f64::INFINITY;
+    r.sample_data[0].ns_per_op = f64::INFINITY;
+    r.sample_data[0].steal_ms = f64::NAN;
+    r.sample_data[0].per_task_ops_per_sec = vec![f64::NAN, f64::NEG_INFINITY, -0.0];
+    store.add_result(run_id, &r).expect("add");
+    let back = &store.load_run(run_id).expect("load").results[0];
+    assert!(back.ops_per_sec.median.is_nan());
+    assert_eq!(back.ns_per_op.ci_high, f64::INFINITY);
+    let s = &back.sample_data[0];
+    assert_eq!(s.ns_per_op, f64::INFINITY);
+    assert!(s.steal_ms.is_nan());
+    assert!(s.per_task_ops_per_sec[0].is_nan());
+    assert_eq!(s.per_task_ops_per_sec[1], f64::NEG_INFINITY);
+    assert!(s.per_task_ops_per_sec[2].is_sign_negative());
+}
+
+#[test]
+fn list_is_newest_first_with_counts() {
+    let (_dir, mut store) = open_temp();
+    let old = store.begin_run(&meta("base", t(0, 0))).expect("begin");
+    store
+        .add_result(old, &result("getpid", 1, &[1.0]))
+        .expect("add");
+    store
+        .add_result(old, &result("open", 1, &[1.0]))
+        .expect("add");
+    store
+        .add_result(old, &result("getpid", 2, &[1.0]))
+        .expect("add");
+    store.finish_run(old).expect("finish");
+    // Inserted later but started earlier: ordering is by start time.
+    let mut m = meta("older", t(-100, 0));
+    m.system = json!({"kernel": {"release": {"value": "5.15.0"}}});
+    let older = store.begin_run(&m).expect("begin");
+    let mut m = meta("new", t(50, 5));
+    m.system = json!({"nothing": true});
+    let newest = store.begin_run(&m).expect("begin");
+
+    let list = store.list_runs().expect("list");
+    let ids: Vec<i64> = list.iter().map(|r| r.run_id).collect();
+    assert_eq!(ids, vec![newest, old, older]);
+
+    let base = &list[1];
+    assert_eq!(base.label, "base");
+    assert_eq!(base.kind, "run");
+    assert_eq!(base.host, "testhost");
+    assert_eq!(base.started_at, t(0, 0));
+    assert!(base.finished_at.is_some());
+    assert_eq!(base.kernel.as_deref(), Some("6.8.0-test"));
+    assert_eq!(base.results, 3);
+    assert_eq!(
+        base.workloads,
+        vec!["getpid".to_string(), "open".to_string()]
+    );
+
+    assert_eq!(list[0].finished_at, None, "unfinished run shows as such");
+    assert_eq!(list[0].kernel, None);
+    assert_eq!(list[0].results, 0);
+    assert!(list[0].workloads.is_empty());
+    assert_eq!(list[2].kernel.as_deref(), Some("5.15.0"));
+}
+
+#[test]
+fn resolve_run_by_id_label_latest() {
+    let (_dir, mut store) = open_temp();
+    let err = store.resolve_run("latest").expect_err("empty store");
+    assert_eq!(exit_code(&err), 2);
+    assert!(err.to_string().contains("no runs recorded"), "{err}");
+
+    let a1 = store.begin_run(&meta("a", t(0, 0))).expect("begin");
+    let b1 = store.begin_run(&meta("b", t(10, 0))).expect("begin");
+    let a2 = store.begin_run(&meta("a", t(20, 0))).expect("begin");
+    let numeric_label = store.begin_run(&meta("2024", t(30, 0))).expect("begin");
+
+    assert_eq!(store.resolve_run(&a1.to_string()).expect("id"), a1);
+    assert_eq!(store.resolve_run(&format!(" {b1} ")).expect("id"), b1);
+    assert_eq!(store.resolve_run("a").expect("label"), a2);
+    assert_eq!(store.resolve_run("b").expect("label"), b1);
+    assert_eq!(store.resolve_run("a~1").expect("label~1"), a1);
+    assert_eq!(
+        store.resolve_run("2024").expect("numeric label"),
+        numeric_label
+    );
+    assert_eq!(store.resolve_run("latest").expect("latest"), numeric_label);
+    assert_eq!(
+        store.resolve_run("latest~0").expect("latest~0"),
+        numeric_label
+    );
+    assert_eq!(store.resolve_run("latest~1").expect("latest~1"), a2);
+    assert_eq!(store.resolve_run("latest~3").expect("latest~3"), a1);
+
+    for bad in ["latest~4", "nope", "999", "a~5", "latest~x", ""] {
+        let err = store.resolve_run(bad).expect_err(bad);
+        assert_eq!(exit_code(&err), 2, "{bad}");
+        assert!(
+            err.to_string().contains("secperf results list"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+#[test]
+fn delete_cascades_to_results_and_samples() {
+    let (_dir, mut store) = open_temp();
+    let keep = store.begin_run(&meta("keep", t(0, 0))).expect("begin");
+    store
+        .add_result(keep, &result("w", 1, &[1.0, 2.0]))
+        .expect("add");
+    let gone = store.begin_run(&meta("gone", t(1, 0))).expect("begin");
+    store
+        .add_result(gone, &result("w", 1, &[1.0, 2.0, 3.0]))
+        .expect("add");
+    store
+        .add_result(gone, &result("v", 2, &[4.0]))
+        .expect("add");
+    assert_eq!(count(&store, "samples"), 6);
+
+    store.delete_run(gone).expect("delete");
+    assert_eq!(count(&store, "runs"), 1);
+    assert_eq!(count(&store, "results"), 1);
+    assert_eq!(count(&store, "samples"), 2);
+    assert_eq!(
+        store.load_run(keep).expect("kept").results[0]
+            .sample_data
+            .len(),
+        2
+    );
+
+    for err in [
+        store.delete_run(gone).expect_err("already deleted"),
+        store.load_run(gone).expect_err("deleted"),
+        store.finish_run(gone).expect_err("deleted"),
+        store
+            .add_result(gone, &result("w", 1, &[1.0]))
+            .expect_err("deleted"),
+    ] {
+        assert_eq!(exit_code(&err), 2, "{err:#}");
+        assert!(
+            format!("{err:#}").contains(&format!("no run with id {gone}")),
+            "{err:#}"
+        );
+    }
+    // Ids are never reused after a delete.
+    let next = store.begin_run(&meta("next", t(2, 0))).expect("begin");
+    assert!(next > gone);
+}
+
+#[test]
+fn corrupt_rows_are_errors_not_panics() {
+    let (_dir, mut store) = open_temp();
+    let run_id = store.begin_run(&meta("x", t(0, 0))).expect("begin");
+    store
+        .add_result(run_id, &result("w", 1, &[1.0]))
+        .expect("add");
+    store
+        .conn
+        .execute("UPDATE samples SET ops = -5", [])
+        .expect("corrupt");
+    let err = store.load_run(run_id).expect_err("negative ops");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("samples.ops"), "{msg}");
+    assert_eq!(exit_code(&err), 1);
+}
+
+#[test]
+fn any_finite_sample_values_round_trip_exactly() {
+    let (_dir, mut store) = open_temp();
+    let run_id = store.begin_run(&meta("prop", t(0, 0))).expect("begin");
+    let store = RefCell::new(store);
+    use proptest::num::f64 as pf;
+    // Every finite class; -0.0 is excluded from REAL columns because SQLite
+    // stores a whole-number REAL as an integer and reads -0.0 back as 0.0
+    // (equal, but not the same bits). Per-task values keep the sign of zero.
+    let finite = pf::POSITIVE | pf::NEGATIVE | pf::NORMAL | pf::SUBNORMAL | pf::ZERO;
+    let strategy = prop::collection::vec(
+        (finite, finite, finite, prop::collection::vec(finite, 0..4)),
+        0..8,
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |values| {
+            let mut r = result("prop", 1, &[]);
+            r.sample_data = values
+                .iter()
+                .enumerate()
+                .map(|(i, (a, b, c, per_task))| Sample {
+                    ops_per_sec: *a,
+                    ns_per_op: *b,
+                    steal_ms: *c,
+                    per_task_ops_per_sec: per_task.clone(),
+                    ..sample(i as u32, 1.0)
+                })
+                .collect();
+            if let Some((a, b, c, _)) = values.first() {
+                r.ops_per_sec = Summary {
+                    median: *a,
+                    ci_low: *b,
+                    ci_high: *c,
+                };
+            }
+            r.samples = values.len() as u32;
+            store.borrow_mut().add_result(run_id, &r).expect("add");
+            let loaded = store.borrow().load_run(run_id).expect("load");
+            let back = loaded.results.into_iter().last().expect("just added");
+            prop_assert_eq!(back.sample_data.len(), r.sample_data.len());
+            let sig = |x: f64| if x == 0.0 { 0 } else { x.to_bits() };
+            for (x, y) in back.sample_data.iter().zip(&r.sample_data) {
+                prop_assert_eq!(sig(x.ops_per_sec), sig(y.ops_per_sec));
+                prop_assert_eq!(sig(x.ns_per_op), sig(y.ns_per_op));
+                prop_assert_eq!(sig(x.steal_ms), sig(y.steal_ms));
+                let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&x.per_task_ops_per_sec), bits(&y.per_task_ops_per_sec));
+            }
+            prop_assert_eq!(sig(back.ops_per_sec.median), sig(r.ops_per_sec.median));
+            prop_assert_eq!(sig(back.ops_per_sec.ci_low), sig(r.ops_per_sec.ci_low));
+            prop_assert_eq!(sig(back.ops_per_sec.ci_high), sig(r.ops_per_sec.ci_high));
+            Ok(())
+        })
+        .expect("round trip");
+}
+
+#[test]
+fn concurrent_first_opens_migrate_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("shared.db");
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let path = path.clone();
+            std::thread::spawn(move || -> i64 {
+                let mut store = Store::open(&path).expect("concurrent open");
+                store
+                    .begin_run(&meta(&format!("t{i}"), t(i, 0)))
+                    .expect("begin")
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread");
+    }
+    let store = Store::open(&path).expect("open");
+    assert_eq!(user_version(&store), MIGRATIONS.len() as i64);
+    assert_eq!(store.list_runs().expect("list").len(), 4);
+}
