@@ -251,10 +251,8 @@ impl RunPlan {
             );
         }
         let scratch = a.scratch.clone().unwrap_or_else(std::env::temp_dir);
-        if let Some(dir) = &a.scratch {
-            if !dir.is_dir() {
-                usage_bail!("--scratch {}: not a directory", dir.display());
-            }
+        if let Some(dir) = a.scratch.as_ref().filter(|d| !d.is_dir()) {
+            usage_bail!("--scratch {}: not a directory", dir.display());
         }
         Ok(RunPlan {
             params: resolve_params(&workloads, &a.params)?,

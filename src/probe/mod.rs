@@ -1,13 +1,237 @@
-//! Placeholder: being written (see helper task).
+//! The machine's security configuration, recorded with every run.
+//!
+//! A measured overhead means little without the state it was measured in:
+//! kernel and CPU, active LSMs and their modes, seccomp, audit rules, CPU
+//! mitigations. `probe()` reads all of it, never fails and never panics:
+//! whatever it cannot read is a [`Probed::Unavailable`] carrying the reason
+//! (securityfs not mounted, not root, kernel built without the feature).
+//!
+//! One file per item; each reads files under a root directory (`/` here,
+//! fixture trees under tests/fixtures/probe in tests) or asks the kernel
+//! with a system call. `render` turns the snapshot into the text of
+//! `secperf probe`; serde gives `secperf probe --json`, which is also stored
+//! with every run (`kernel.release` is what run listings show).
+
+mod apparmor;
+mod audit;
+mod bpf;
+mod cpu;
+mod files;
+mod kernel;
+mod landlock;
+mod lockdown;
+mod lsm;
+mod mitigations;
+mod probed;
+mod render;
+mod seccomp;
+mod securityfs;
+mod selinux;
+
+#[cfg(test)]
+mod fixtures;
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SystemInfo {}
+pub use apparmor::{AppArmorInfo, ProfileCounts};
+pub use audit::AuditInfo;
+pub use bpf::BpfLsmInfo;
+pub use cpu::CpuInfo;
+pub use kernel::KernelInfo;
+pub use landlock::{LandlockInfo, LandlockState};
+pub use lockdown::Lockdown;
+pub use lsm::{LsmInfo, LsmSource};
+pub use mitigations::Mitigations;
+pub use probed::Probed;
+pub use render::render;
+pub use seccomp::{SeccompInfo, SeccompMode};
+pub use selinux::{SelinuxInfo, SelinuxState};
 
-pub fn probe() -> SystemInfo {
-    SystemInfo {}
+/// Everything the probe records (`secperf probe --json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SystemInfo {
+    /// Version of the secperf that probed.
+    pub secperf_version: String,
+    /// When the probe ran.
+    pub probed_at: DateTime<Utc>,
+    pub kernel: Probed<KernelInfo>,
+    pub cpu: CpuInfo,
+    /// Active LSMs, in the kernel's order.
+    pub lsm: Probed<LsmInfo>,
+    pub lockdown: Probed<Lockdown>,
+    pub selinux: Probed<SelinuxInfo>,
+    pub apparmor: Probed<AppArmorInfo>,
+    pub landlock: Probed<LandlockInfo>,
+    pub seccomp: SeccompInfo,
+    pub audit: Probed<AuditInfo>,
+    pub bpf_lsm: BpfLsmInfo,
+    /// CPU vulnerability name to the kernel's mitigation text.
+    pub mitigations: Probed<Mitigations>,
 }
 
-pub fn render(_s: &SystemInfo) -> String {
-    String::new()
+impl SystemInfo {
+    /// The kernel release (`uname -r`), when it was read.
+    pub fn kernel_release(&self) -> Option<&str> {
+        self.kernel.value().map(|k| k.release.as_str())
+    }
+}
+
+/// Probes this machine. Never fails: unreadable items carry their reason.
+pub fn probe() -> SystemInfo {
+    let root = Path::new("/");
+    let lsm = lsm::probe(root);
+    SystemInfo {
+        secperf_version: env!("CARGO_PKG_VERSION").to_string(),
+        probed_at: Utc::now(),
+        kernel: kernel::probe(root),
+        cpu: cpu::probe(root),
+        lockdown: lockdown::probe(root, lsm.value()),
+        selinux: selinux::probe(root, lsm.value()),
+        apparmor: apparmor::probe(root),
+        landlock: landlock::probe(),
+        seccomp: seccomp::probe(root),
+        audit: audit::probe(),
+        bpf_lsm: bpf::probe(root, &lsm),
+        mitigations: mitigations::probe(root).into(),
+        lsm,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A full snapshot with values and reasons in every kind of field.
+    pub(crate) fn sample() -> SystemInfo {
+        let not_mounted = "securityfs not mounted at /sys/kernel/security \
+                           (mount -t securityfs securityfs /sys/kernel/security)";
+        SystemInfo {
+            secperf_version: "0.1.0".into(),
+            probed_at: "2026-01-02T03:04:05.123456Z".parse().unwrap(),
+            kernel: Probed::Ok(KernelInfo {
+                release: "6.18.4".into(),
+                version: "#1 SMP PREEMPT_DYNAMIC".into(),
+                machine: "x86_64".into(),
+                cmdline: Probed::Ok("root=/dev/vda quiet".into()),
+            }),
+            cpu: CpuInfo {
+                model: Probed::Ok("AMD EPYC".into()),
+                online_count: Probed::Ok(2),
+                online_list: Probed::Ok("0-1".into()),
+                hypervisor: Probed::Ok(true),
+            },
+            lsm: Probed::Ok(LsmInfo {
+                modules: ["lockdown", "capability", "landlock", "bpf"]
+                    .map(String::from)
+                    .to_vec(),
+                source: LsmSource::Syscall,
+            }),
+            lockdown: Probed::unavailable(not_mounted),
+            selinux: Probed::Ok(SelinuxInfo {
+                state: SelinuxState::NotActive,
+                policy_version: None,
+                policy_name: None,
+                config_mode: None,
+                mls: None,
+            }),
+            apparmor: Probed::Ok(AppArmorInfo {
+                enabled: false,
+                profiles: Probed::unavailable("AppArmor not built into this kernel"),
+            }),
+            landlock: Probed::Ok(LandlockInfo {
+                state: LandlockState::Enabled,
+                abi: Some(7),
+                errata: Some(1),
+            }),
+            seccomp: SeccompInfo {
+                available: true,
+                actions: Probed::Ok(vec!["kill_process".into(), "allow".into()]),
+                self_mode: Probed::Ok(SeccompMode::Disabled),
+                self_filters: Some(0),
+            },
+            audit: Probed::Ok(AuditInfo {
+                enabled: 1,
+                failure: 1,
+                auditd_pid: 0,
+                rate_limit: 0,
+                backlog_limit: 64,
+                backlog: 0,
+                lost: 0,
+                backlog_wait_time: 15000,
+                rules: Probed::Ok(0),
+            }),
+            bpf_lsm: BpfLsmInfo {
+                active: Probed::Ok(true),
+                btf_vmlinux: true,
+                unprivileged_bpf_disabled: Probed::Ok(2),
+            },
+            mitigations: Probed::Ok(BTreeMap::from([
+                ("meltdown".to_string(), "Not affected".to_string()),
+                (
+                    "spectre_v2".to_string(),
+                    "Mitigation: Retpolines".to_string(),
+                ),
+            ])),
+        }
+    }
+
+    #[test]
+    fn full_snapshot_round_trips_through_json() {
+        let info = sample();
+        let json = serde_json::to_string_pretty(&info).unwrap();
+        let back: SystemInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, info);
+        // And through a serde_json::Value, as the store keeps it.
+        let value = serde_json::to_value(&info).unwrap();
+        assert_eq!(value["kernel"]["release"], "6.18.4");
+        assert_eq!(
+            value["lockdown"]["unavailable"]
+                .as_str()
+                .unwrap()
+                .split(' ')
+                .next(),
+            Some("securityfs")
+        );
+        assert_eq!(serde_json::from_value::<SystemInfo>(value).unwrap(), info);
+    }
+
+    #[test]
+    fn kernel_release_is_absent_when_unread() {
+        let mut info = sample();
+        assert_eq!(info.kernel_release(), Some("6.18.4"));
+        info.kernel = Probed::unavailable("uname failed");
+        assert_eq!(info.kernel_release(), None);
+    }
+
+    #[test]
+    fn probes_this_machine() {
+        let info = probe();
+        let release = info.kernel_release().expect("uname works on Linux");
+        assert!(!release.is_empty());
+        assert!(
+            info.cpu.online_count.value().is_some_and(|&n| n >= 1),
+            "{:?}",
+            info.cpu
+        );
+        assert_eq!(info.secperf_version, env!("CARGO_PKG_VERSION"));
+        let json = serde_json::to_string_pretty(&info).unwrap();
+        let back: SystemInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, info);
+        let text = render(&info);
+        assert!(text.contains(release), "{text}");
+    }
+
+    /// `cargo test print_probe -- --ignored --nocapture` shows what this
+    /// machine looks like, as text and as JSON.
+    #[test]
+    #[ignore]
+    fn print_probe() {
+        let info = probe();
+        println!("{}", render(&info));
+        println!("{}", serde_json::to_string_pretty(&info).unwrap());
+    }
 }

@@ -157,7 +157,7 @@ impl Counter {
             let done = self.done_ns.load(Ordering::Relaxed);
             fence(Ordering::Acquire);
             let s2 = self.seq.load(Ordering::Relaxed);
-            if s1 == s2 && s1 % 2 == 0 {
+            if s1 == s2 && s1.is_multiple_of(2) {
                 return (ops, done);
             }
             std::hint::spin_loop();

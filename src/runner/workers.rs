@@ -25,11 +25,9 @@ fn run_task(spec: &TaskSpec, shm: &Shm) {
     let i = spec.ctx.task;
     let info = &shm.slot(i).info;
     info.tid.store(sys::gettid(), Ordering::Relaxed);
-    if let Some(cpu) = spec.cpu {
-        if let Err(e) = sys::pin_to_cpu(cpu) {
-            info.fail(&format!("pinning to CPU {cpu}: {e}"));
-            return;
-        }
+    if let Some((cpu, Err(e))) = spec.cpu.map(|c| (c, sys::pin_to_cpu(c))) {
+        info.fail(&format!("pinning to CPU {cpu}: {e}"));
+        return;
     }
     (spec.def.task)(&spec.ctx, shm, i);
 }

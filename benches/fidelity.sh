@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Harness fidelity: secperf's getppid ns/op at 1 task against a plain C loop
+# of getppid() and `perf bench syscall basic`, each run right before and
+# after secperf on the same CPU. The harness passes when secperf is within
+# 2% of both references.
+#
+# Needs: cc (gcc or clang), and perf for the second reference (skipped
+# with a note when absent). Usage: benches/fidelity.sh [rounds]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+cpu=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cargo build --release --quiet
+cc -O2 -o "$work/getppid_loop" benches/getppid_loop.c
+secperf=target/release/secperf
+have_perf=0
+if command -v perf >/dev/null && perf bench syscall basic >/dev/null 2>&1; then have_perf=1; fi
+
+c_loop() { "$work/getppid_loop" 20000000 "$cpu"; }
+perf_bench() {
+	# "usecs/op" line, converted to ns.
+	taskset -c "$cpu" perf bench syscall basic -l 20000000 2>/dev/null |
+		awk '/usecs\/op/ { printf "%.2f\n", $1 * 1000 }'
+}
+secperf_ns() {
+	"$secperf" --db "$work/fidelity.db" --json run -w getppid --tasks 1 \
+		--samples 10 --sample-ms 500 --warmup 1 2>/dev/null |
+		python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["results"][0]["ns_per_op"]["median"])'
+}
+
+printf '%-6s %10s %10s %10s %10s %10s %9s %9s\n' round c_before perf_before secperf c_after perf_after vs_c vs_perf
+for r in $(seq 1 "$rounds"); do
+	c1=$(c_loop); p1=NA; [ $have_perf = 1 ] && p1=$(perf_bench)
+	s=$(secperf_ns)
+	c2=$(c_loop); p2=NA; [ $have_perf = 1 ] && p2=$(perf_bench)
+	vs_c=$(python3 -c "print('%+.2f%%' % (($s / (($c1 + $c2) / 2) - 1) * 100))")
+	vs_p=NA
+	[ $have_perf = 1 ] && vs_p=$(python3 -c "print('%+.2f%%' % (($s / (($p1 + $p2) / 2) - 1) * 100))")
+	printf '%-6s %10s %10s %10s %10s %10s %9s %9s\n' "$r" "$c1" "$p1" "$s" "$c2" "$p2" "$vs_c" "$vs_p"
+done
+echo "ns per getppid() call; vs_* = secperf / mean(before, after) - 1. Target: within +-2%."
+[ $have_perf = 1 ] || echo "perf not found: install linux-perf (Debian) for the perf bench reference."

@@ -1,0 +1,321 @@
+//! The text of `secperf probe`: one group per item, `key: value` lines
+//! aligned inside a group, unreadable items as `unavailable: <reason>`.
+
+use std::fmt::Write as _;
+
+use super::{
+    AppArmorInfo, AuditInfo, BpfLsmInfo, CpuInfo, KernelInfo, LandlockInfo, LandlockState,
+    Lockdown, LsmInfo, LsmSource, Mitigations, Probed, SeccompInfo, SeccompMode, SelinuxInfo,
+    SelinuxState, SystemInfo,
+};
+
+/// Keys are padded to at least this width so most groups line up.
+const MIN_KEY_WIDTH: usize = 18;
+
+/// One titled group of `key: value` lines.
+struct Group {
+    title: &'static str,
+    lines: Vec<(String, String)>,
+}
+
+impl Group {
+    fn new(title: &'static str) -> Self {
+        Group {
+            title,
+            lines: Vec::new(),
+        }
+    }
+
+    fn line(&mut self, key: &str, value: impl Into<String>) -> &mut Self {
+        self.lines.push((key.to_string(), value.into()));
+        self
+    }
+
+    /// A line for a probed value, `unavailable: <reason>` when unread.
+    fn probed<T>(
+        &mut self,
+        key: &str,
+        p: &Probed<T>,
+        show: impl FnOnce(&T) -> String,
+    ) -> &mut Self {
+        let value = match p {
+            Probed::Ok(v) => show(v),
+            Probed::Unavailable { reason } => format!("unavailable: {reason}"),
+        };
+        self.line(key, value)
+    }
+
+    /// The group for a whole item: its lines, or one `unavailable` line.
+    fn item<T>(title: &'static str, p: &Probed<T>, fill: impl FnOnce(&mut Group, &T)) -> Group {
+        let mut g = Group::new(title);
+        match p {
+            Probed::Ok(v) => fill(&mut g, v),
+            Probed::Unavailable { reason } => {
+                g.line("unavailable", reason.clone());
+            }
+        }
+        g
+    }
+
+    fn write(&self, out: &mut String) {
+        let width = self
+            .lines
+            .iter()
+            .map(|(k, _)| k.len() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(MIN_KEY_WIDTH);
+        let _ = writeln!(out, "{}", self.title);
+        for (key, value) in &self.lines {
+            let _ = writeln!(out, "  {:<width$} {value}", format!("{key}:"));
+        }
+    }
+}
+
+/// The human-readable probe report.
+pub fn render(info: &SystemInfo) -> String {
+    let groups = [
+        Group::item("Kernel", &info.kernel, kernel),
+        cpu(&info.cpu),
+        Group::item("LSMs", &info.lsm, lsm),
+        Group::item("Lockdown", &info.lockdown, lockdown),
+        Group::item("SELinux", &info.selinux, selinux),
+        Group::item("AppArmor", &info.apparmor, apparmor),
+        Group::item("Landlock", &info.landlock, landlock),
+        seccomp(&info.seccomp),
+        Group::item("Audit", &info.audit, audit),
+        bpf(&info.bpf_lsm),
+        Group::item("Mitigations", &info.mitigations, mitigations),
+    ];
+    let mut out = format!(
+        "secperf {} probe at {}\n",
+        info.secperf_version,
+        info.probed_at.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    for g in &groups {
+        out.push('\n');
+        g.write(&mut out);
+    }
+    out
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_string()
+}
+
+fn or_dash<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or("-".to_string(), ToString::to_string)
+}
+
+fn kernel(g: &mut Group, k: &KernelInfo) {
+    g.line("release", k.release.clone())
+        .line("version", k.version.clone())
+        .line("machine", k.machine.clone())
+        .probed("cmdline", &k.cmdline, Clone::clone);
+}
+
+fn cpu(c: &CpuInfo) -> Group {
+    let mut g = Group::new("CPU");
+    g.probed("model", &c.model, Clone::clone);
+    let online = match (&c.online_count, &c.online_list) {
+        (Probed::Ok(n), Probed::Ok(list)) => Probed::Ok(format!("{n} ({list})")),
+        (p, _) => p.as_ref().map(|n| n.to_string()),
+    };
+    g.probed("online", &online, Clone::clone)
+        .probed("hypervisor", &c.hypervisor, |&b| yes_no(b));
+    g
+}
+
+fn lsm(g: &mut Group, l: &LsmInfo) {
+    g.line("active", l.modules.join(","));
+    g.line(
+        "source",
+        match l.source {
+            LsmSource::Securityfs => "/sys/kernel/security/lsm",
+            LsmSource::Syscall => "lsm_list_modules syscall",
+        },
+    );
+}
+
+fn lockdown(g: &mut Group, l: &Lockdown) {
+    g.line("mode", l.mode.clone())
+        .line("modes", l.modes.join(" "));
+}
+
+fn selinux(g: &mut Group, s: &SelinuxInfo) {
+    g.line(
+        "state",
+        match s.state {
+            SelinuxState::Enforcing => "enforcing",
+            SelinuxState::Permissive => "permissive",
+            SelinuxState::NotActive => "not active",
+        },
+    );
+    if s.state != SelinuxState::NotActive || s.policy_name.is_some() {
+        g.line("policy", or_dash(&s.policy_name))
+            .line("policy version", or_dash(&s.policy_version))
+            .line("boot mode", or_dash(&s.config_mode))
+            .line("mls", s.mls.map_or("-".to_string(), yes_no));
+    }
+}
+
+fn apparmor(g: &mut Group, a: &AppArmorInfo) {
+    g.line("enabled", yes_no(a.enabled));
+    g.probed("profiles", &a.profiles, |p| {
+        let modes: Vec<String> = p.by_mode.iter().map(|(m, n)| format!("{n} {m}")).collect();
+        if modes.is_empty() {
+            p.total.to_string()
+        } else {
+            format!("{} ({})", p.total, modes.join(", "))
+        }
+    });
+}
+
+fn landlock(g: &mut Group, l: &LandlockInfo) {
+    g.line(
+        "state",
+        match l.state {
+            LandlockState::Enabled => "enabled",
+            LandlockState::DisabledAtBoot => "built in, disabled at boot",
+            LandlockState::NotBuilt => "not built",
+        },
+    );
+    if l.state == LandlockState::Enabled {
+        g.line("abi", or_dash(&l.abi)).line(
+            "errata",
+            l.errata.map_or("-".to_string(), |e| format!("{e:#x}")),
+        );
+    }
+}
+
+fn seccomp(s: &SeccompInfo) -> Group {
+    let mut g = Group::new("Seccomp");
+    g.line("available", yes_no(s.available))
+        .probed("actions", &s.actions, |a| a.join(" "))
+        .probed("this process", &s.self_mode, |m| {
+            let mode = match m {
+                SeccompMode::Disabled => "disabled",
+                SeccompMode::Strict => "strict",
+                SeccompMode::Filter => "filter",
+            };
+            match s.self_filters {
+                Some(n) => format!("{mode} ({n} filters)"),
+                None => mode.to_string(),
+            }
+        });
+    g
+}
+
+fn audit(g: &mut Group, a: &AuditInfo) {
+    g.line("enabled", format!("{} ({})", a.enabled, a.enabled_text()))
+        .line("failure", format!("{} ({})", a.failure, a.failure_text()))
+        .line(
+            "auditd pid",
+            if a.auditd_pid == 0 {
+                "none".to_string()
+            } else {
+                a.auditd_pid.to_string()
+            },
+        )
+        .line(
+            "rate limit",
+            if a.rate_limit == 0 {
+                "unlimited".to_string()
+            } else {
+                format!("{}/s", a.rate_limit)
+            },
+        )
+        .line(
+            "backlog",
+            format!("{} (limit {})", a.backlog, a.backlog_limit),
+        )
+        .line("lost", a.lost.to_string())
+        .probed("rules", &a.rules, u32::to_string);
+}
+
+fn bpf(b: &BpfLsmInfo) -> Group {
+    let mut g = Group::new("BPF LSM");
+    g.probed("active", &b.active, |&a| yes_no(a))
+        .line("btf vmlinux", yes_no(b.btf_vmlinux))
+        .probed("unprivileged bpf", &b.unprivileged_bpf_disabled, |&v| {
+            format!(
+                "{} (unprivileged_bpf_disabled={v})",
+                BpfLsmInfo::unprivileged_text(v)
+            )
+        });
+    g
+}
+
+fn mitigations(g: &mut Group, m: &Mitigations) {
+    if m.is_empty() {
+        g.line("none", "the kernel lists no vulnerabilities");
+    }
+    for (name, text) in m {
+        g.line(name, text.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::tests::sample;
+
+    #[test]
+    fn renders_every_group_and_reason() {
+        let text = render(&sample());
+        for title in [
+            "Kernel",
+            "CPU",
+            "LSMs",
+            "Lockdown",
+            "SELinux",
+            "AppArmor",
+            "Landlock",
+            "Seccomp",
+            "Audit",
+            "BPF LSM",
+            "Mitigations",
+        ] {
+            assert!(
+                text.lines().any(|l| l == title),
+                "no group {title} in\n{text}"
+            );
+        }
+        let line = |k: &str, v: &str| format!("\n  {:<18} {v}", format!("{k}:"));
+        for (k, v) in [
+            (
+                "unavailable",
+                "securityfs not mounted at /sys/kernel/security",
+            ),
+            ("active", "lockdown,capability,landlock,bpf\n"),
+            ("profiles", "unavailable: AppArmor not built"),
+            ("spectre_v2", "Mitigation: Retpolines\n"),
+            ("rules", "0\n"),
+            (
+                "unprivileged bpf",
+                "disabled (unprivileged_bpf_disabled=2)\n",
+            ),
+        ] {
+            assert!(text.contains(&line(k, v)), "no {k}: {v} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn long_keys_widen_only_their_group() {
+        let mut info = sample();
+        let long = "indirect_target_selection";
+        if let Probed::Ok(m) = &mut info.mitigations {
+            m.insert(long.into(), "Not affected".into());
+        }
+        let text = render(&info);
+        assert!(
+            text.contains(&format!("  {long}: Not affected\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains("  spectre_v2:                Mitigation"),
+            "{text}"
+        );
+        assert!(text.contains("  release:           6.18.4\n"), "{text}");
+    }
+}
