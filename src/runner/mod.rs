@@ -141,6 +141,9 @@ pub fn measure(
     .with_context(|| format!("workload {}: setup", def.name))?;
 
     let shm = Shm::new(opts.tasks)?;
+    // The parent wakes once per slice; when tasks leave CPUs free, it
+    // stays on those so it never preempts a task.
+    let _parent_cpus = ParentAffinity::away_from_tasks(opts);
     let specs: Vec<TaskSpec> = (0..opts.tasks)
         .map(|task| TaskSpec {
             def,
@@ -262,6 +265,32 @@ pub fn measure(
         started_at,
         finished_at: Utc::now(),
     })
+}
+
+/// Moves the calling thread onto the CPUs no task is pinned to, and back
+/// to its previous CPUs when dropped.
+struct ParentAffinity {
+    previous: Option<Vec<usize>>,
+}
+
+impl ParentAffinity {
+    fn away_from_tasks(opts: &MeasureOpts) -> ParentAffinity {
+        let free = opts.cpus.get(opts.tasks..).unwrap_or(&[]);
+        let previous = match crate::sys::cpus::allowed_cpus() {
+            Ok(prev) if !free.is_empty() && sys::set_affinity(free).is_ok() => Some(prev),
+            _ => None,
+        };
+        ParentAffinity { previous }
+    }
+}
+
+impl Drop for ParentAffinity {
+    fn drop(&mut self) {
+        if let Some(prev) = &self.previous {
+            // Best effort: failing to widen again only narrows later runs' parent.
+            let _ = sys::set_affinity(prev);
+        }
+    }
 }
 
 fn check_failed(shm: &Shm) -> Result<()> {

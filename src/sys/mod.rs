@@ -110,12 +110,19 @@ pub fn gettid() -> i32 {
 
 /// Pins the calling thread to one CPU.
 pub fn pin_to_cpu(cpu: usize) -> Result<(), SysError> {
+    set_affinity(&[cpu])
+}
+
+/// Restricts the calling thread to `cpus`.
+pub fn set_affinity(cpus: &[usize]) -> Result<(), SysError> {
     // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it,
     // and sched_setaffinity reads exactly size_of::<cpu_set_t>() bytes.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu, &mut set);
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
         check_int(
             "sched_setaffinity",
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
