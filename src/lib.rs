@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod mechanisms;
 pub mod model;
 pub mod probe;
 pub mod report;

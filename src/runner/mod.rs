@@ -29,8 +29,12 @@ use crate::stats::median_ci;
 use crate::sys::{self, SysError};
 use crate::workloads::{SetupCtx, TaskCtx, Workload, WorkloadDef};
 
-/// A monomorphised task body: prepare, wait for release, loop, clean up.
-pub type TaskFn = fn(&TaskCtx, &Shm, usize);
+/// A monomorphised task body: prepare, run the after-prepare hook (a
+/// worker-scope mechanism), wait for release, loop, clean up.
+pub type TaskFn = fn(&TaskCtx, &Shm, usize, &AfterPrepare);
+
+/// Runs in each task after it prepared, before it reports ready.
+pub type AfterPrepare<'a> = dyn Fn(&TaskCtx) -> Result<()> + Sync + 'a;
 
 /// Set by the CLI's SIGINT/SIGTERM handlers; the sampling loop stops when
 /// it turns true.
@@ -42,12 +46,15 @@ pub fn set_interrupt_source(flag: Arc<AtomicBool>) {
 }
 
 /// The body every task runs, for workload `W`.
-pub fn task_body<W: Workload>(ctx: &TaskCtx, shm: &Shm, i: usize) {
+pub fn task_body<W: Workload>(ctx: &TaskCtx, shm: &Shm, i: usize, after: &AfterPrepare) {
     let slot = shm.slot(i);
     let mut w = match W::prepare(ctx) {
         Ok(w) => w,
         Err(e) => return slot.info.fail(&format!("prepare: {e:#}")),
     };
+    if let Err(e) = after(ctx) {
+        return slot.info.fail(&format!("{e:#}"));
+    }
     slot.info.state.store(shm::READY, Ordering::Release);
     shm.wait_for_release();
     match hot_loop(&mut w, &slot.counter, &shm.flags().stop) {
@@ -117,6 +124,17 @@ pub fn measure(
     opts: &MeasureOpts,
     on_tick: &mut dyn FnMut(Tick),
 ) -> Result<WorkloadResult> {
+    measure_with(def, opts, &|_| Ok(()), on_tick)
+}
+
+/// [`measure`], with `after_prepare` run in every task once it prepared
+/// (where a worker-scope mechanism is applied).
+pub fn measure_with(
+    def: &WorkloadDef,
+    opts: &MeasureOpts,
+    after_prepare: &AfterPrepare,
+    on_tick: &mut dyn FnMut(Tick),
+) -> Result<WorkloadResult> {
     let started_at = Utc::now();
     if opts.tasks == 0 || opts.samples == 0 || opts.sample_ms == 0 {
         bail!("tasks, samples and sample length must be positive");
@@ -148,6 +166,7 @@ pub fn measure(
         .map(|task| TaskSpec {
             def,
             cpu: opts.cpus.get(task).copied(),
+            after_prepare,
             ctx: TaskCtx {
                 task,
                 tasks: opts.tasks,

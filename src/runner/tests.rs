@@ -141,6 +141,7 @@ impl Workload for FailsAfter {
     const NAME: &'static str = "fails_after";
     const DESCRIPTION: &'static str = "test";
     const HOOKS: &'static [&'static str] = &["none"];
+    const SYSCALLS: &'static [&'static str] = &[];
     fn prepare(_: &TaskCtx) -> Result<Self> {
         Ok(FailsAfter(1000))
     }
@@ -161,6 +162,7 @@ impl Workload for FailsPrepare {
     const NAME: &'static str = "fails_prepare";
     const DESCRIPTION: &'static str = "test";
     const HOOKS: &'static [&'static str] = &["none"];
+    const SYSCALLS: &'static [&'static str] = &[];
     fn prepare(_: &TaskCtx) -> Result<Self> {
         anyhow::bail!("cannot create fixture")
     }

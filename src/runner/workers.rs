@@ -17,6 +17,7 @@ use crate::workloads::{TaskCtx, WorkloadDef};
 pub struct TaskSpec<'a> {
     pub def: &'a WorkloadDef,
     pub cpu: Option<usize>,
+    pub after_prepare: &'a super::AfterPrepare<'a>,
     pub ctx: TaskCtx<'a>,
 }
 
@@ -29,7 +30,7 @@ fn run_task(spec: &TaskSpec, shm: &Shm) {
         info.fail(&format!("pinning to CPU {cpu}: {e}"));
         return;
     }
-    (spec.def.task)(&spec.ctx, shm, i);
+    (spec.def.task)(&spec.ctx, shm, i, spec.after_prepare);
 }
 
 /// Forked worker processes; dropping this kills and reaps any still alive.

@@ -25,6 +25,7 @@ impl Workload for Access1 {
         "inode_permission",
         "cred_prepare (when credentials are overridden)",
     ];
+    const SYSCALLS: &'static [&'static str] = &["faccessat"];
 
     fn prepare(ctx: &TaskCtx) -> Result<Self> {
         let base = task_dir(ctx.scratch, ctx.task)?;
@@ -41,12 +42,20 @@ impl Workload for Access1 {
     }
 }
 
-/// faccessat(dir, rel, R_OK, 0): access() relative to a directory. Without
-/// AT_EACCESS it takes the same real-id path as access(2).
+/// The faccessat syscall (dir, rel, R_OK): access(2) relative to a
+/// directory, the same real-id path (`do_faccessat` without AT_EACCESS).
+/// Called directly because glibc's faccessat() goes through faccessat2.
 #[inline(always)]
 pub(crate) fn access_r_ok(dir: &OwnedFd, rel: &CString) -> Result<(), SysError> {
     // SAFETY: rel is NUL-terminated and dir is a valid directory fd.
-    let r = unsafe { libc::faccessat(dir.as_raw_fd(), rel.as_ptr(), libc::R_OK, 0) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_faccessat,
+            dir.as_raw_fd(),
+            rel.as_ptr(),
+            libc::R_OK,
+        )
+    };
     if r < 0 {
         return Err(SysError::last("faccessat"));
     }

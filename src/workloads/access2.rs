@@ -25,6 +25,7 @@ impl Workload for Access2 {
         "inode_permission",
         "cred_prepare (when credentials are overridden)",
     ];
+    const SYSCALLS: &'static [&'static str] = &["faccessat"];
 
     fn setup(ctx: &SetupCtx) -> Result<Setup> {
         let shared = ctx.scratch.join("shared");

@@ -18,6 +18,7 @@ impl Workload for Eventfd {
     const NAME: &'static str = "eventfd";
     const DESCRIPTION: &'static str = "write + read of 8 bytes on an eventfd";
     const HOOKS: &'static [&'static str] = &["file_permission"];
+    const SYSCALLS: &'static [&'static str] = &["write", "read"];
 
     fn prepare(_ctx: &TaskCtx) -> Result<Self> {
         // SAFETY: eventfd takes plain integers.

@@ -13,6 +13,7 @@ impl Workload for Getppid {
     const NAME: &'static str = "getppid";
     const DESCRIPTION: &'static str = "getppid(): the null syscall, entry/exit cost only";
     const HOOKS: &'static [&'static str] = &["syscall entry/exit (seccomp, audit)"];
+    const SYSCALLS: &'static [&'static str] = &["getppid"];
 
     fn prepare(_ctx: &TaskCtx) -> Result<Self> {
         Ok(Getppid)

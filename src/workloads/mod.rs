@@ -72,6 +72,10 @@ pub trait Workload: Sized {
     const DESCRIPTION: &'static str;
     /// Security hooks (LSM hooks, seccomp, audit paths) the operation reaches.
     const HOOKS: &'static [&'static str];
+    /// System calls one operation makes (names as in `man 2`, x86_64
+    /// spelling: `newfstatat`), for mechanisms that filter on them (an
+    /// audit rule on the workload's own syscall).
+    const SYSCALLS: &'static [&'static str];
     const PARAMS: &'static [ParamDef] = &[];
     /// The unit of [`Setup::units_per_op`], plural ("entries").
     const UNIT: Option<&'static str> = None;
@@ -98,6 +102,7 @@ pub struct WorkloadDef {
     pub name: &'static str,
     pub description: &'static str,
     pub hooks: &'static [&'static str],
+    pub syscalls: &'static [&'static str],
     pub params: &'static [ParamDef],
     pub unit: Option<&'static str>,
     pub slow: bool,
@@ -119,6 +124,7 @@ pub const fn def<W: Workload>() -> WorkloadDef {
         name: W::NAME,
         description: W::DESCRIPTION,
         hooks: W::HOOKS,
+        syscalls: W::SYSCALLS,
         params: W::PARAMS,
         unit: W::UNIT,
         slow: W::SLOW,

@@ -20,6 +20,7 @@ impl Workload for MutexYield {
     const DESCRIPTION: &'static str =
         "lock a private mutex, sched_yield(), unlock (sysbench threads)";
     const HOOKS: &'static [&'static str] = &["syscall entry/exit (audit, seccomp)", "scheduler"];
+    const SYSCALLS: &'static [&'static str] = &["sched_yield"];
 
     fn prepare(_ctx: &TaskCtx) -> Result<Self> {
         Ok(MutexYield {

@@ -33,6 +33,7 @@ impl Workload for Open {
         "file_alloc_security",
         "file_free_security",
     ];
+    const SYSCALLS: &'static [&'static str] = &["openat", "close"];
     const PARAMS: &'static [ParamDef] = &[DEPTH];
 
     fn prepare(ctx: &TaskCtx) -> Result<Self> {

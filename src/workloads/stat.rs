@@ -23,6 +23,7 @@ impl Workload for Stat {
     const NAME: &'static str = "stat";
     const DESCRIPTION: &'static str = "fstatat() of a per-task file at a path depth";
     const HOOKS: &'static [&'static str] = &["inode_permission", "inode_getattr"];
+    const SYSCALLS: &'static [&'static str] = &["newfstatat"];
     const PARAMS: &'static [ParamDef] = &[DEPTH];
 
     fn prepare(ctx: &TaskCtx) -> Result<Self> {

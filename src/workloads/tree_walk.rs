@@ -38,6 +38,7 @@ impl Workload for TreeWalk {
         "file_open",
         "file_permission (getdents)",
     ];
+    const SYSCALLS: &'static [&'static str] = &["newfstatat", "openat", "close", "getdents64"];
     const PARAMS: &'static [ParamDef] = &[
         ParamDef {
             name: "dirs",

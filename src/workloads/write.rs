@@ -24,6 +24,7 @@ impl Workload for Write {
     const NAME: &'static str = "write";
     const DESCRIPTION: &'static str = "write() of 1 byte to a per-task file descriptor";
     const HOOKS: &'static [&'static str] = &["file_permission"];
+    const SYSCALLS: &'static [&'static str] = &["write"];
     const PARAMS: &'static [ParamDef] = &[ParamDef {
         name: "target",
         default: "file",

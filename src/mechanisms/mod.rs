@@ -1,0 +1,240 @@
+//! Security mechanisms that can be switched on a live kernel, one file
+//! each, registered in one table ([`MECHANISMS`]) that drives `list`, the
+//! default `overhead` survey and the parser of `NAME[:VARIANT][,K=V...]`.
+//!
+//! Two scopes:
+//! - [`Scope::Worker`]: applied inside each freshly started task after it
+//!   prepared and before it is released (seccomp, Landlock, credentials).
+//!   Nothing outside the task changes; the task exits afterwards.
+//! - [`Scope::System`]: a machine-wide switch (audit, BPF LSM, SELinux,
+//!   AppArmor) applied in the parent before the tasks start. The framework
+//!   ([`crate::safety`]) takes the state lock, asks the mechanism for a
+//!   snapshot, writes it to the journal, applies, and restores from the
+//!   snapshot afterwards, also after Ctrl-C, a panic, or (on the next start)
+//!   a SIGKILL.
+
+use std::fmt;
+use std::path::Path;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::model::Params;
+use crate::workloads::{ParamDef, WorkloadDef};
+
+/// Where a mechanism acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Inside each task only.
+    Worker,
+    /// The whole machine; journalled and restored.
+    System,
+}
+
+/// Whether a mechanism can be applied on this machine, now, by this user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "lowercase")]
+pub enum Availability {
+    Available,
+    /// Why not, and how to fix it when it can be fixed: "needs root
+    /// (CAP_AUDIT_CONTROL)", "SELinux is not active on this kernel",
+    /// "unavailable: kernel refused BPF_PROG_LOAD (EPERM)".
+    Unavailable(String),
+}
+
+/// A variant of a mechanism (`seccomp:args`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct VariantDef {
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// What a worker-scope mechanism knows inside the task applying it.
+#[derive(Debug, Clone)]
+pub struct WorkerEnv<'a> {
+    pub workload: &'a WorkloadDef,
+    /// The measurement's scratch directory (the task's files are below).
+    pub scratch: &'a Path,
+    /// Directory the workload's setup prepared (e.g. the walk tree).
+    pub data_dir: Option<&'a Path>,
+    pub task: usize,
+}
+
+/// What a system-scope mechanism knows in the parent.
+#[derive(Debug, Clone)]
+pub struct SystemEnv<'a> {
+    pub workload: &'a WorkloadDef,
+}
+
+/// One security mechanism.
+pub trait Mechanism: Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn scope(&self) -> Scope;
+    /// Variants, the default first. At least one.
+    fn variants(&self) -> &'static [VariantDef];
+    /// Parameters (`filters=4`) with defaults; shared by all variants.
+    fn params(&self) -> &'static [ParamDef] {
+        &[]
+    }
+    /// Workloads the default `overhead` survey measures it on: the ones
+    /// whose hooks it touches.
+    fn survey_workloads(&self) -> &'static [&'static str];
+    /// Variants (with parameters) the default survey measures, e.g.
+    /// `["", "args,filters=4"]`; each string is what follows `NAME:`.
+    fn survey_variants(&self) -> &'static [&'static str] {
+        &[""]
+    }
+    /// Whether it can be applied here. Never changes anything.
+    fn probe(&self) -> Availability;
+
+    /// Worker scope: applies the treatment to the calling task (process or
+    /// thread). Called after the workload prepared, before the timed loop.
+    fn apply_in_worker(&self, _t: &Treatment, _env: &WorkerEnv) -> Result<()> {
+        anyhow::bail!("{} is not a worker-scope mechanism", self.name())
+    }
+
+    /// System scope: the current state, enough for [`Mechanism::restore`]
+    /// to put it back exactly. Written to the journal before `apply`.
+    fn snapshot(&self) -> Result<serde_json::Value> {
+        anyhow::bail!("{} is not a system-scope mechanism", self.name())
+    }
+    /// System scope: switches the treatment on.
+    fn apply_system(&self, _t: &Treatment, _env: &SystemEnv) -> Result<()> {
+        anyhow::bail!("{} is not a system-scope mechanism", self.name())
+    }
+    /// System scope: restores a snapshot. Must be idempotent (it may run
+    /// again from the journal after a crash halfway through).
+    fn restore(&self, _snapshot: &serde_json::Value) -> Result<()> {
+        anyhow::bail!("{} is not a system-scope mechanism", self.name())
+    }
+}
+
+/// The registry, in the order `list` and the survey use.
+pub static MECHANISMS: &[&dyn Mechanism] = &[];
+
+/// Looks a mechanism up by name.
+pub fn find(name: &str) -> Option<&'static dyn Mechanism> {
+    MECHANISMS.iter().copied().find(|m| m.name() == name)
+}
+
+pub fn names() -> String {
+    MECHANISMS
+        .iter()
+        .map(|m| m.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A mechanism with a chosen variant and parameters: the "B" of an A/B.
+#[derive(Clone)]
+pub struct Treatment {
+    pub mechanism: &'static dyn Mechanism,
+    pub variant: &'static str,
+    /// Effective parameters (defaults filled in).
+    pub params: Params,
+}
+
+impl fmt::Debug for Treatment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Treatment({self})")
+    }
+}
+
+impl fmt::Display for Treatment {
+    /// `seccomp:args,filters=4` (parameters shown only when not default).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.mechanism.name(), self.variant)?;
+        for p in self.mechanism.params() {
+            if let Some(v) = self.params.get(p.name).filter(|v| v.as_str() != p.default) {
+                write!(f, ",{}={v}", p.name)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Treatment {
+    /// Parses `NAME[:VARIANT][,KEY=VALUE...]`. Unknown names, variants or
+    /// keys are usage errors listing what is valid.
+    pub fn parse(spec: &str) -> Result<Treatment> {
+        let (head, rest) = match spec.split_once(',') {
+            Some((h, r)) => (h, Some(r)),
+            None => (spec, None),
+        };
+        let (name, variant) = match head.split_once(':') {
+            Some((n, v)) => (n.trim(), Some(v.trim())),
+            None => (head.trim(), None),
+        };
+        let Some(mechanism) = find(name) else {
+            crate::usage_bail!("unknown mechanism '{name}' (valid: {})", names());
+        };
+        let variants = mechanism.variants();
+        let variant = match variant.filter(|v| !v.is_empty()) {
+            None => variants[0].name,
+            Some(v) => match variants.iter().find(|d| d.name == v) {
+                Some(d) => d.name,
+                None => crate::usage_bail!(
+                    "mechanism {name} has no variant '{v}' (valid: {})",
+                    variants
+                        .iter()
+                        .map(|d| d.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        };
+        let mut given = Params::new();
+        for kv in rest
+            .into_iter()
+            .flat_map(|r| r.split(','))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            let Some((k, v)) = kv.split_once('=') else {
+                crate::usage_bail!(
+                    "mechanism {name}: '{kv}' is not KEY=VALUE (e.g. {name}:{variant},KEY=VALUE)"
+                );
+            };
+            let Some(def) = mechanism.params().iter().find(|p| p.name == k.trim()) else {
+                let valid: Vec<&str> = mechanism.params().iter().map(|p| p.name).collect();
+                crate::usage_bail!(
+                    "mechanism {name} has no parameter '{k}' (valid: {})",
+                    if valid.is_empty() {
+                        "none".to_string()
+                    } else {
+                        valid.join(", ")
+                    }
+                );
+            };
+            if def.default.parse::<u64>().is_ok() && v.trim().parse::<u64>().is_err() {
+                crate::usage_bail!("mechanism {name}: {k}={v} is not a whole number");
+            }
+            given.insert(def.name.to_string(), v.trim().to_string());
+        }
+        let params = mechanism
+            .params()
+            .iter()
+            .map(|p| {
+                (
+                    p.name.to_string(),
+                    given
+                        .get(p.name)
+                        .cloned()
+                        .unwrap_or_else(|| p.default.to_string()),
+                )
+            })
+            .collect();
+        Ok(Treatment {
+            mechanism,
+            variant,
+            params,
+        })
+    }
+
+    /// A numeric parameter (validated as a number when parsed).
+    pub fn param_u64(&self, key: &str) -> Result<u64> {
+        crate::workloads::param_u64(&self.params, self.mechanism.name(), key)
+    }
+}
