@@ -13,6 +13,15 @@
 //!   snapshot afterwards, also after Ctrl-C, a panic, or (on the next start)
 //!   a SIGKILL.
 
+pub mod apparmor;
+pub mod audit;
+pub mod bpf_lsm;
+pub mod cred;
+pub mod landlock;
+pub mod none;
+pub mod seccomp;
+pub mod selinux;
+
 use std::fmt;
 use std::path::Path;
 
@@ -61,6 +70,17 @@ pub struct WorkerEnv<'a> {
     pub task: usize,
 }
 
+/// Which half of an A/B pair is being set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arm {
+    /// The reference: for most mechanisms "as the machine is"; system
+    /// mechanisms whose comparison needs a defined reference set it (audit:
+    /// disabled with no rules; SELinux: permissive).
+    Baseline,
+    Treatment,
+}
+
 /// What a system-scope mechanism knows in the parent.
 #[derive(Debug, Clone)]
 pub struct SystemEnv<'a> {
@@ -89,10 +109,13 @@ pub trait Mechanism: Sync {
     /// Whether it can be applied here. Never changes anything.
     fn probe(&self) -> Availability;
 
-    /// Worker scope: applies the treatment to the calling task (process or
-    /// thread). Called after the workload prepared, before the timed loop.
+    /// Applies the treatment to the calling task (process or thread), in
+    /// the treatment arm only, after the workload prepared and before the
+    /// timed loop. Worker-scope mechanisms do their work here; a system
+    /// mechanism may also need a step in the task (AppArmor's
+    /// change_profile). Default: nothing.
     fn apply_in_worker(&self, _t: &Treatment, _env: &WorkerEnv) -> Result<()> {
-        anyhow::bail!("{} is not a worker-scope mechanism", self.name())
+        Ok(())
     }
 
     /// System scope: the current state, enough for [`Mechanism::restore`]
@@ -100,8 +123,10 @@ pub trait Mechanism: Sync {
     fn snapshot(&self) -> Result<serde_json::Value> {
         anyhow::bail!("{} is not a system-scope mechanism", self.name())
     }
-    /// System scope: switches the treatment on.
-    fn apply_system(&self, _t: &Treatment, _env: &SystemEnv) -> Result<()> {
+    /// System scope: sets the machine up for one arm of a pair. Called
+    /// after [`Mechanism::snapshot`] was journalled; the framework calls
+    /// [`Mechanism::restore`] afterwards whatever happens.
+    fn apply_system(&self, _t: &Treatment, _arm: Arm, _env: &SystemEnv) -> Result<()> {
         anyhow::bail!("{} is not a system-scope mechanism", self.name())
     }
     /// System scope: restores a snapshot. Must be idempotent (it may run
@@ -112,7 +137,16 @@ pub trait Mechanism: Sync {
 }
 
 /// The registry, in the order `list` and the survey use.
-pub static MECHANISMS: &[&dyn Mechanism] = &[];
+pub static MECHANISMS: &[&dyn Mechanism] = &[
+    &none::NONE,
+    &seccomp::SECCOMP,
+    &landlock::LANDLOCK,
+    &audit::AUDIT,
+    &cred::CRED,
+    &bpf_lsm::BPF_LSM,
+    &selinux::SELINUX,
+    &apparmor::APPARMOR,
+];
 
 /// Looks a mechanism up by name.
 pub fn find(name: &str) -> Option<&'static dyn Mechanism> {
