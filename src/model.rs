@@ -127,6 +127,48 @@ pub struct RunMeta {
     pub system: serde_json::Value,
 }
 
+/// One half-pair of an A/B comparison: which arm ran first, and the
+/// ns/op each arm measured (median of that half's samples).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairData {
+    pub index: u32,
+    /// "AB" (baseline first) or "BA".
+    pub order: String,
+    pub baseline_ns_per_op: f64,
+    pub treatment_ns_per_op: f64,
+}
+
+/// The cost of one mechanism (variant, parameters) on one workload at one
+/// task count, from randomised interleaved pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub workload: String,
+    /// Workload parameters (defaults filled in).
+    pub workload_params: Params,
+    pub mechanism: String,
+    pub variant: String,
+    /// Mechanism parameters (defaults filled in).
+    pub params: Params,
+    pub mode: Mode,
+    pub tasks: u32,
+    pub pairs: u32,
+    /// Length of one sample and samples per half.
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    /// Medians over pairs of each arm's ns/op.
+    pub baseline_ns_per_op: f64,
+    pub treatment_ns_per_op: f64,
+    pub overhead_pct: crate::stats::paired::OverheadPct,
+    pub pair_data: Vec<PairData>,
+}
+
+/// A mechanism the survey or the user could not measure, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub mechanism: String,
+    pub reason: String,
+}
+
 /// A run as read back from the store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRun {
@@ -135,6 +177,9 @@ pub struct StoredRun {
     pub meta: RunMeta,
     pub finished_at: Option<DateTime<Utc>>,
     pub results: Vec<WorkloadResult>,
+    /// A/B comparisons (`secperf overhead` runs).
+    #[serde(default)]
+    pub comparisons: Vec<Comparison>,
 }
 
 /// One line of `secperf results list`.

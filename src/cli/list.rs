@@ -3,6 +3,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::mechanisms::{Availability, MECHANISMS, Scope, VariantDef};
 use crate::workloads::{ParamDef, WORKLOADS};
 
 #[derive(Serialize)]
@@ -16,8 +17,23 @@ struct WorkloadInfo {
 }
 
 #[derive(Serialize)]
+struct MechanismInfo {
+    name: &'static str,
+    description: &'static str,
+    scope: Scope,
+    /// The first is the default.
+    variants: &'static [VariantDef],
+    params: &'static [ParamDef],
+    survey_workloads: &'static [&'static str],
+    survey_variants: &'static [&'static str],
+    /// Whether it can be measured here, now, by this user.
+    availability: Availability,
+}
+
+#[derive(Serialize)]
 struct Listing {
     workloads: Vec<WorkloadInfo>,
+    mechanisms: Vec<MechanismInfo>,
 }
 
 pub fn list(json: bool) -> Result<()> {
@@ -30,6 +46,19 @@ pub fn list(json: bool) -> Result<()> {
                 hooks: w.hooks,
                 params: w.params,
                 unit: w.unit,
+            })
+            .collect(),
+        mechanisms: MECHANISMS
+            .iter()
+            .map(|m| MechanismInfo {
+                name: m.name(),
+                description: m.description(),
+                scope: m.scope(),
+                variants: m.variants(),
+                params: m.params(),
+                survey_workloads: m.survey_workloads(),
+                survey_variants: m.survey_variants(),
+                availability: m.probe(),
             })
             .collect(),
     };
@@ -56,6 +85,42 @@ pub fn list(json: bool) -> Result<()> {
         ]);
     }
     println!("{t}");
-    println!("Set parameters with --param WORKLOAD.KEY=VALUE (e.g. --param open.depth=8).");
+    println!("Set parameters with --param WORKLOAD.KEY=VALUE (e.g. --param open.depth=8).\n");
+    let mut t = crate::report::table::new_table(&[
+        "mechanism",
+        "scope",
+        "variants (first = default)",
+        "parameters (default)",
+        "here",
+    ]);
+    for m in &listing.mechanisms {
+        let variants: Vec<String> = m
+            .variants
+            .iter()
+            .map(|v| format!("{}: {}", v.name, v.description))
+            .collect();
+        let params: Vec<String> = m
+            .params
+            .iter()
+            .map(|p| format!("{}={}: {}", p.name, p.default, p.help))
+            .collect();
+        let here = match &m.availability {
+            Availability::Available => "available".to_string(),
+            Availability::Unavailable(r) => format!("unavailable: {r}"),
+        };
+        let scope = match m.scope {
+            Scope::Worker => "in each task",
+            Scope::System => "system-wide",
+        };
+        t.add_row(vec![
+            m.name.to_string(),
+            scope.to_string(),
+            variants.join("\n"),
+            params.join("\n"),
+            here,
+        ]);
+    }
+    println!("{t}");
+    println!("Measure one with `secperf overhead -m NAME[:VARIANT][,KEY=VALUE...]`.");
     Ok(())
 }

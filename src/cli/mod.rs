@@ -3,7 +3,9 @@
 //! `main` prints one error chain and picks the exit code (2 for bad input).
 
 mod list;
+mod overhead;
 mod probe;
+mod progress;
 mod results;
 mod run;
 
@@ -43,12 +45,17 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Measure what each security mechanism costs: randomised A/B pairs with
+    /// and without it, in one run, with 95% confidence intervals.
+    Overhead(overhead::OverheadArgs),
     /// Measure workloads under the current security configuration and store the results.
     Run(run::RunArgs),
     /// List the workloads, what they do and which security hooks they reach.
     List,
     /// Show the machine's security configuration (recorded with every run).
     Probe,
+    /// Undo system-wide changes a killed secperf left behind (also done at every start).
+    Restore,
     /// Stored results: list, show, export, delete.
     Results {
         #[command(subcommand)]
@@ -67,6 +74,18 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
+    // A secperf killed while it had changed system state (audit rules, an
+    // SELinux mode) left a journal: put the machine back before anything else.
+    match crate::safety::recover_at_start() {
+        Ok(restored) => {
+            for r in restored {
+                eprintln!("secperf: restored after an earlier interrupted run: {r}");
+            }
+        }
+        Err(e) => eprintln!(
+            "secperf: warning: could not restore state left by an earlier run: {e:#} (try `secperf restore`)"
+        ),
+    }
     match dispatch(cli) {
         Ok(()) => 0,
         Err(e) => {
@@ -78,7 +97,9 @@ pub fn main() -> i32 {
 
 fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Overhead(args) => overhead::overhead(args, cli.db.as_deref(), cli.json),
         Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
+        Command::Restore => crate::safety::restore_command(cli.json),
         Command::List => list::list(cli.json),
         Command::Probe => probe::probe(cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),

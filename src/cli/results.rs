@@ -134,5 +134,10 @@ fn print_run(run: &StoredRun) {
         Ok(info) => print!("{}", crate::probe::render(&info)),
         Err(_) => println!("(system snapshot in an older format: see --json)"),
     }
-    println!("{}", crate::report::table::results(&run.results));
+    if !run.results.is_empty() {
+        println!("{}", crate::report::table::results(&run.results));
+    }
+    if !run.comparisons.is_empty() {
+        println!("{}", crate::report::table::comparisons(&run.comparisons));
+    }
 }

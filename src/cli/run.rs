@@ -4,17 +4,16 @@
 //! before the store is opened or a task started; then each workload x task
 //! count is measured, stored as soon as it finishes, and shown in a table.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use super::progress::Progress;
 use crate::error::UsageError;
 use crate::model::{Mode, Params, RunMeta, WorkloadResult};
-use crate::runner::{self, MeasureOpts, Tick};
+use crate::runner::{self, MeasureOpts};
 use crate::store::Store;
 use crate::sys::cpus;
 use crate::usage_bail;
@@ -337,7 +336,13 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
                 }
             };
             store.add_result(run_id, &r)?;
-            progress.done(&r);
+            progress.line(&format!(
+                "{} tasks={}: {} ops/s, {} per op",
+                r.workload,
+                r.tasks,
+                crate::report::si(r.ops_per_sec.median),
+                crate::report::ns(r.ns_per_op.median)
+            ));
             results.push(r);
         }
     }
@@ -365,7 +370,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
 
 /// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch
 /// removed, results so far kept); a second SIGINT exits at once.
-fn install_interrupt_handlers() -> Result<()> {
+pub(super) fn install_interrupt_handlers() -> Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     use signal_hook::flag;
     let f = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -376,67 +381,6 @@ fn install_interrupt_handlers() -> Result<()> {
     }
     runner::set_interrupt_source(f);
     Ok(())
-}
-
-/// A progress bar on a terminal; one line per finished measurement
-/// otherwise (stderr either way, so stdout stays clean for --json).
-struct Progress {
-    bar: Option<ProgressBar>,
-}
-
-impl Progress {
-    fn new(total: u64) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::new(total);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} slices  {msg}",
-                )
-                .expect("valid progress template"),
-            );
-            b
-        });
-        Progress { bar }
-    }
-
-    fn start(&self, what: &str) {
-        match &self.bar {
-            Some(b) => b.set_message(what.to_string()),
-            None => eprintln!("secperf: measuring {what}"),
-        }
-    }
-
-    fn tick(&self, t: Tick) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
-            let msg = b.message();
-            let base = msg.split("  ").next().unwrap_or("").to_string();
-            b.set_message(format!(
-                "{base}  {} ops/s",
-                crate::report::si(t.ops_per_sec)
-            ));
-        }
-    }
-
-    fn done(&self, r: &WorkloadResult) {
-        let line = format!(
-            "{} tasks={}: {} ops/s, {} per op",
-            r.workload,
-            r.tasks,
-            crate::report::si(r.ops_per_sec.median),
-            crate::report::ns(r.ns_per_op.median)
-        );
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => eprintln!("secperf: {line}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::{ci_pct, ns, si};
-use crate::model::{RunSummary, WorkloadResult};
+use crate::model::{Comparison, RunSummary, Skipped, WorkloadResult};
 
 pub fn new_table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -103,4 +103,56 @@ pub fn runs(runs: &[RunSummary]) -> String {
     }
     right_align(&mut t, &[0, 6]);
     t.to_string()
+}
+
+/// `secperf overhead`: one row per mechanism x workload x task count.
+pub fn comparisons(comparisons: &[Comparison]) -> String {
+    let mut t = new_table(&[
+        "workload",
+        "mechanism",
+        "tasks",
+        "pairs",
+        "baseline",
+        "treatment",
+        "overhead [95% CI]",
+        "p",
+        "verdict",
+    ]);
+    for c in comparisons {
+        let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mech = if params.is_empty() {
+            format!("{}:{}", c.mechanism, c.variant)
+        } else {
+            format!("{}:{} {}", c.mechanism, c.variant, params.join(" "))
+        };
+        t.add_row(vec![
+            c.workload.clone(),
+            mech,
+            c.tasks.to_string(),
+            c.pairs.to_string(),
+            ns(c.baseline_ns_per_op),
+            ns(c.treatment_ns_per_op),
+            c.overhead_pct.describe(),
+            format!("{:.3}", c.overhead_pct.p_value),
+            serde_json::to_value(c.overhead_pct.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        ]);
+    }
+    right_align(&mut t, &[2, 3, 4, 5, 7]);
+    t.to_string()
+        + "\nbaseline/treatment: median ns per operation of one task over pairs; overhead = exp(median ln(treatment/baseline)) - 1.\n"
+}
+
+/// The mechanisms a survey could not measure, and why.
+pub fn skipped(skipped: &[Skipped]) -> String {
+    let mut out = String::new();
+    if !skipped.is_empty() {
+        out.push_str("Skipped:\n");
+        for s in skipped {
+            out.push_str(&format!("  {}: unavailable: {}\n", s.mechanism, s.reason));
+        }
+    }
+    out
 }

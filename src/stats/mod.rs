@@ -5,6 +5,9 @@
 //! order statistics (the interval benchstat reports), which assumes only
 //! that samples are independent and identically distributed.
 
+pub mod bootstrap;
+pub mod paired;
+
 use crate::model::Summary;
 
 /// The median of `values` (mean of the two middle values for even n).

@@ -136,6 +136,7 @@ mod tests {
                 system: serde_json::json!({}),
             },
             finished_at: Some(t),
+            comparisons: Vec::new(),
             results: vec![WorkloadResult {
                 workload: "open".into(),
                 mode: Mode::Thread,

@@ -84,6 +84,41 @@ CREATE TABLE samples (
     UNIQUE (result_id, idx)     -- also the index for result_id lookups and cascades
 );
 "#,
+    // 2: A/B comparisons of `secperf overhead` and their pairs.
+    r#"
+CREATE TABLE comparisons (
+    id                    INTEGER PRIMARY KEY,
+    run_id                INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    workload              TEXT NOT NULL,
+    workload_params_json  TEXT NOT NULL,
+    mechanism             TEXT NOT NULL,
+    variant               TEXT NOT NULL,
+    params_json           TEXT NOT NULL,
+    mode                  TEXT NOT NULL CHECK (mode IN ('process', 'thread')),
+    tasks                 INTEGER NOT NULL,
+    pairs                 INTEGER NOT NULL,
+    sample_ms             INTEGER NOT NULL,
+    samples_per_half      INTEGER NOT NULL,
+    baseline_ns_per_op    REAL,
+    treatment_ns_per_op   REAL,
+    overhead_pct          REAL,
+    overhead_ci_low       REAL,
+    overhead_ci_high      REAL,
+    p_value               REAL,
+    verdict               TEXT NOT NULL
+);
+CREATE INDEX comparisons_run_id ON comparisons(run_id);
+
+CREATE TABLE comparison_pairs (
+    id                    INTEGER PRIMARY KEY,
+    comparison_id         INTEGER NOT NULL REFERENCES comparisons(id) ON DELETE CASCADE,
+    idx                   INTEGER NOT NULL,
+    run_order             TEXT NOT NULL CHECK (run_order IN ('AB', 'BA')),
+    baseline_ns_per_op    REAL,
+    treatment_ns_per_op   REAL,
+    UNIQUE (comparison_id, idx)
+);
+"#,
 ];
 
 /// Brings the schema up to `MIGRATIONS.len()`. Also performs one write

@@ -19,6 +19,7 @@
 //! export in `export.rs`.
 
 mod codec;
+mod comparisons;
 pub mod export;
 pub mod migrations;
 mod read;

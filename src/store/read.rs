@@ -192,6 +192,7 @@ impl Store {
             meta,
             finished_at,
             results,
+            comparisons: super::comparisons::load_comparisons(&self.conn, run_id)?,
         })
     }
 

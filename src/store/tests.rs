@@ -234,6 +234,7 @@ fn round_trip_is_exact() {
         run_id,
         meta,
         finished_at: Some(finished_at),
+        comparisons: Vec::new(),
         results: vec![first, second],
     };
     assert_eq!(loaded, expected);
@@ -523,4 +524,57 @@ fn concurrent_first_opens_migrate_once() {
     let store = Store::open(&path).expect("open");
     assert_eq!(user_version(&store), MIGRATIONS.len() as i64);
     assert_eq!(store.list_runs().expect("list").len(), 4);
+}
+
+#[test]
+fn comparisons_round_trip_and_cascade() {
+    use crate::model::{Comparison, PairData};
+    use crate::stats::paired::{OverheadPct, Verdict};
+    let (_dir, mut store) = open_temp();
+    let run_id = store.begin_run(&meta("ab", t(0, 0))).unwrap();
+    let c = Comparison {
+        workload: "getppid".into(),
+        workload_params: Default::default(),
+        mechanism: "seccomp".into(),
+        variant: "args".into(),
+        params: [("filters".to_string(), "4".to_string())]
+            .into_iter()
+            .collect(),
+        mode: Mode::Process,
+        tasks: 1,
+        pairs: 2,
+        sample_ms: 60,
+        samples_per_half: 2,
+        baseline_ns_per_op: 201.25,
+        treatment_ns_per_op: 298.5,
+        overhead_pct: OverheadPct {
+            estimate: 48.2,
+            ci_low: 45.1,
+            ci_high: 51.0,
+            p_value: 0.001953125,
+            verdict: Verdict::Slower,
+        },
+        pair_data: vec![
+            PairData {
+                index: 0,
+                order: "AB".into(),
+                baseline_ns_per_op: 200.0,
+                treatment_ns_per_op: 300.0,
+            },
+            PairData {
+                index: 1,
+                order: "BA".into(),
+                baseline_ns_per_op: 202.5,
+                treatment_ns_per_op: 297.0,
+            },
+        ],
+    };
+    store.add_comparison(run_id, &c).unwrap();
+    store.finish_run(run_id).unwrap();
+    let loaded = store.load_run(run_id).unwrap();
+    assert_eq!(loaded.comparisons, vec![c]);
+    assert!(loaded.results.is_empty());
+    store.delete_run(run_id).unwrap();
+    assert_eq!(count(&store, "comparisons"), 0);
+    assert_eq!(count(&store, "comparison_pairs"), 0);
 }

@@ -1,0 +1,351 @@
+//! `secperf overhead`: what each security mechanism costs on this machine,
+//! now, measured as randomised A/B pairs in one run.
+//!
+//! With no `-m`, every mechanism is surveyed on the workloads its hooks
+//! touch; unavailable ones are listed with the reason. Asking explicitly
+//! for an unavailable mechanism is a usage error (exit 2) with the reason.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+
+use super::progress::Progress;
+use super::run::{
+    cache_dir, install_interrupt_handlers, parse_tasks, parse_workloads, resolve_params,
+};
+use crate::mechanisms::{self, Availability, Scope, Treatment};
+use crate::model::{Comparison, Mode, RunMeta, Skipped};
+use crate::overhead::{Case, Design};
+use crate::safety::StateLock;
+use crate::stats::bootstrap::Rng;
+use crate::store::Store;
+use crate::sys::cpus;
+use crate::usage_bail;
+
+#[derive(Debug, Args)]
+pub struct OverheadArgs {
+    /// Mechanisms to measure, repeatable: NAME[:VARIANT][,KEY=VALUE...]
+    /// (e.g. seccomp:args,filters=4). Default: every available mechanism
+    /// with its survey variants (see `secperf list`).
+    #[arg(short, long = "mechanism", value_name = "SPEC")]
+    pub mechanisms: Vec<String>,
+
+    /// Workloads, comma-separated or "all" [default: the workloads each
+    /// mechanism's hooks touch].
+    #[arg(short, long, value_name = "NAME,...|all")]
+    pub workloads: Option<String>,
+
+    /// Task counts (comma-separated ladder or "auto").
+    #[arg(short, long, value_name = "N,...|auto", default_value = "1")]
+    pub tasks: String,
+
+    /// Tasks as forked processes or as threads of one process.
+    #[arg(long, value_enum, default_value_t = Mode::Process)]
+    pub mode: Mode,
+
+    /// A/B pairs per comparison (at least 10) [default: 10].
+    #[arg(long, value_name = "N")]
+    pub pairs: Option<u32>,
+
+    /// Length of one sample (time slice), milliseconds [default: 60, 30 with --quick].
+    #[arg(long, value_name = "MS")]
+    pub sample_ms: Option<u64>,
+
+    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
+    #[arg(long, value_name = "N")]
+    pub samples_per_half: Option<u32>,
+
+    /// Slices discarded at the start of each half [default: 1].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// Workload parameter, repeatable: WORKLOAD.KEY=VALUE or KEY=VALUE.
+    #[arg(short, long = "param", value_name = "[WORKLOAD.]KEY=VALUE")]
+    pub params: Vec<String>,
+
+    /// Do not pin task i to the i-th allowed CPU.
+    #[arg(long)]
+    pub no_pin: bool,
+
+    /// A label to find this run by later.
+    #[arg(short, long, value_name = "TEXT")]
+    pub label: Option<String>,
+
+    /// Fast pass: shorter slices and halves (under 45 s here).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Seed for the AB/BA coin and the bootstrap (default: from the clock;
+    /// stored with the run, so a run can be replayed in the same order).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Directory for the files workloads create [default: the system temporary directory].
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+}
+
+/// Everything `overhead` will do, validated before anything runs.
+#[derive(Debug, Serialize)]
+pub struct OverheadPlan {
+    #[serde(skip)]
+    pub cases: Vec<Case>,
+    pub comparisons: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    pub pairs: u32,
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    pub warmup: u32,
+    pub mode: Mode,
+    pub cpus: Vec<usize>,
+    pub seed: u64,
+    pub label: String,
+    pub scratch: PathBuf,
+    pub quick: bool,
+}
+
+fn availability_reason(a: &Availability) -> Option<String> {
+    match a {
+        Availability::Available => None,
+        Availability::Unavailable(r) => Some(r.clone()),
+    }
+}
+
+/// Parses a survey variant string: what follows `NAME:` (a variant, maybe
+/// with parameters) or `NAME,` (parameters only).
+fn survey_treatment(name: &str, v: &str) -> Result<Treatment> {
+    if v.is_empty() {
+        return Treatment::parse(name);
+    }
+    Treatment::parse(&format!("{name}:{v}")).or_else(|_| Treatment::parse(&format!("{name},{v}")))
+}
+
+impl OverheadPlan {
+    pub fn from_args(a: &OverheadArgs) -> Result<OverheadPlan> {
+        let allowed = cpus::allowed_cpus().context("reading this process's CPU affinity")?;
+        let online = cpus::online_cpus().context("reading online CPUs")?.len();
+        let tasks = parse_tasks(&a.tasks, online.min(allowed.len()))?;
+        let pairs = a.pairs.unwrap_or(10);
+        if pairs < 10 {
+            usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+        }
+        let sample_ms = a.sample_ms.unwrap_or(if a.quick { 30 } else { 60 });
+        if !(5..=600_000).contains(&sample_ms) {
+            usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
+        }
+        let samples_per_half = a.samples_per_half.unwrap_or(if a.quick { 1 } else { 2 });
+        if samples_per_half == 0 {
+            usage_bail!("--samples-per-half must be at least 1");
+        }
+        let pin = !a.no_pin;
+        let max_tasks = *tasks.iter().max().unwrap_or(&1);
+        if pin && max_tasks > allowed.len() {
+            usage_bail!(
+                "--tasks {max_tasks}: only {} CPUs are available to pin tasks to; use at most {}, or --no-pin",
+                allowed.len(),
+                allowed.len()
+            );
+        }
+        if let Some(dir) = a.scratch.as_ref().filter(|d| !d.is_dir()) {
+            usage_bail!("--scratch {}: not a directory", dir.display());
+        }
+        let explicit_workloads = a.workloads.as_deref().map(parse_workloads).transpose()?;
+
+        // Treatments: explicit (unavailable = usage error) or the survey.
+        let mut treatments = Vec::new();
+        let mut skipped = Vec::new();
+        if a.mechanisms.is_empty() {
+            for m in mechanisms::MECHANISMS {
+                if let Some(reason) = availability_reason(&m.probe()) {
+                    skipped.push(Skipped {
+                        mechanism: m.name().to_string(),
+                        reason,
+                    });
+                    continue;
+                }
+                for v in m.survey_variants() {
+                    treatments.push(survey_treatment(m.name(), v)?);
+                }
+            }
+        } else {
+            for spec in &a.mechanisms {
+                let t = Treatment::parse(spec)?;
+                if let Some(reason) = availability_reason(&t.mechanism.probe()) {
+                    usage_bail!(
+                        "mechanism {} is unavailable here: {reason}",
+                        t.mechanism.name()
+                    );
+                }
+                treatments.push(t);
+            }
+        }
+
+        let mut cases = Vec::new();
+        for t in &treatments {
+            let workloads = match &explicit_workloads {
+                Some(w) => w.clone(),
+                None => t
+                    .mechanism
+                    .survey_workloads()
+                    .iter()
+                    .filter_map(|n| crate::workloads::find(n))
+                    .collect(),
+            };
+            let params = resolve_params(&workloads, &a.params)?;
+            for w in workloads {
+                for &n in &tasks {
+                    cases.push(Case {
+                        workload: w,
+                        workload_params: params[w.name].clone(),
+                        treatment: t.clone(),
+                        tasks: n,
+                    });
+                }
+            }
+        }
+        if cases.is_empty() {
+            usage_bail!(
+                "nothing to measure: no available mechanism (see the reasons with `secperf list`)"
+            );
+        }
+        let seed = a.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+        Ok(OverheadPlan {
+            comparisons: cases
+                .iter()
+                .map(|c| format!("{} on {} x{}", c.treatment, c.workload.name, c.tasks))
+                .collect(),
+            cases,
+            skipped,
+            pairs,
+            sample_ms,
+            samples_per_half,
+            warmup: a.warmup.unwrap_or(1),
+            mode: a.mode,
+            cpus: if pin { allowed } else { Vec::new() },
+            seed,
+            label: a.label.clone().unwrap_or_default(),
+            scratch: a.scratch.clone().unwrap_or_else(std::env::temp_dir),
+            quick: a.quick,
+        })
+    }
+
+    fn design(&self) -> Design {
+        Design {
+            pairs: self.pairs,
+            sample_ms: self.sample_ms,
+            samples_per_half: self.samples_per_half,
+            warmup: self.warmup,
+            mode: self.mode,
+            cpus: self.cpus.clone(),
+            scratch_root: self.scratch.clone(),
+            cache_dir: cache_dir(),
+            seed: self.seed,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct OverheadOutput<'a> {
+    run_id: i64,
+    label: &'a str,
+    db: &'a Path,
+    system: &'a serde_json::Value,
+    design: &'a OverheadPlan,
+    comparisons: &'a [Comparison],
+    skipped: &'a [Skipped],
+}
+
+pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    let plan = OverheadPlan::from_args(&args)?;
+    let db_path = crate::store::resolve_db_path(db)?;
+    let mut store = Store::open(&db_path)?;
+    install_interrupt_handlers()?;
+    let needs_lock = plan
+        .cases
+        .iter()
+        .any(|c| c.treatment.mechanism.scope() == Scope::System);
+    let lock = if needs_lock {
+        Some(StateLock::acquire(std::time::Duration::from_secs(60))?)
+    } else {
+        None
+    };
+
+    let design = plan.design();
+    let slices = plan.cases.len() as u64 * 2 * plan.pairs as u64 * design.slices_per_half();
+    eprintln!(
+        "secperf: {} comparisons x {} pairs, about {:.0} s of measurement",
+        plan.cases.len(),
+        plan.pairs,
+        slices as f64 * plan.sample_ms as f64 / 1000.0 * 1.15
+    );
+    let system = serde_json::to_value(crate::probe::probe())?;
+    let run_id = store.begin_run(&RunMeta {
+        label: plan.label.clone(),
+        kind: "overhead".into(),
+        started_at: chrono::Utc::now(),
+        host: crate::sys::hostname(),
+        secperf_version: env!("CARGO_PKG_VERSION").into(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        params: serde_json::to_value(&plan)?,
+        system: system.clone(),
+    })?;
+    let progress = Progress::new(slices);
+    let mut rng = Rng::new(plan.seed);
+    let mut comparisons = Vec::new();
+    for case in &plan.cases {
+        progress.start(&format!(
+            "{} on {} tasks={}",
+            case.treatment, case.workload.name, case.tasks
+        ));
+        let c = crate::overhead::compare(case, &design, lock.as_ref(), &mut rng, &mut |t| progress.tick(t))
+            .with_context(|| {
+                format!("run {run_id}: comparisons measured so far are stored (`secperf results show {run_id}`)")
+            });
+        let c = match c {
+            Ok(c) => c,
+            Err(e) => {
+                progress.finish();
+                return Err(e);
+            }
+        };
+        store.add_comparison(run_id, &c)?;
+        progress.line(&format!(
+            "{} on {} tasks={}: {}",
+            case.treatment,
+            case.workload.name,
+            case.tasks,
+            c.overhead_pct.describe()
+        ));
+        comparisons.push(c);
+    }
+    store.finish_run(run_id)?;
+    progress.finish();
+    drop(lock);
+    if json {
+        return super::print_json(&OverheadOutput {
+            run_id,
+            label: &plan.label,
+            db: &db_path,
+            system: &system,
+            design: &plan,
+            comparisons: &comparisons,
+            skipped: &plan.skipped,
+        });
+    }
+    println!("{}", crate::report::table::comparisons(&comparisons));
+    print!("{}", crate::report::table::skipped(&plan.skipped));
+    let label = if plan.label.is_empty() {
+        String::new()
+    } else {
+        format!(" label '{}'", plan.label)
+    };
+    println!("Stored as run {run_id}{label} in {}.", db_path.display());
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! A/B comparisons (`secperf overhead`): one row per mechanism x workload x
+//! task count with the overhead estimate, its interval, p-value and
+//! verdict as columns (queryable from SQL), and one row per pair.
+
+use anyhow::{Context, Result, anyhow};
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use super::codec::{int_from_sql, json_from_sql, json_to_sql, real_from_sql, u64_to_sql};
+use super::{Store, no_run_error, run_exists};
+use crate::model::{Comparison, Mode, PairData};
+use crate::stats::paired::{OverheadPct, Verdict};
+
+fn verdict_to_sql(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Slower => "slower",
+        Verdict::Faster => "faster",
+        Verdict::NoChange => "no-change",
+    }
+}
+
+fn verdict_from_sql(s: &str) -> Result<Verdict> {
+    Ok(match s {
+        "slower" => Verdict::Slower,
+        "faster" => Verdict::Faster,
+        "no-change" => Verdict::NoChange,
+        other => anyhow::bail!("comparisons.verdict: unknown value '{other}'"),
+    })
+}
+
+impl Store {
+    /// Stores one comparison with all its pairs, committed before returning.
+    pub fn add_comparison(&mut self, run_id: i64, c: &Comparison) -> Result<i64> {
+        let context = || {
+            format!(
+                "cannot store comparison {} {}:{} for run {run_id}",
+                c.workload, c.mechanism, c.variant
+            )
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .with_context(context)?;
+        if !run_exists(&tx, run_id)? {
+            return Err(no_run_error(run_id)).with_context(context);
+        }
+        let o = &c.overhead_pct;
+        tx.execute(
+            "INSERT INTO comparisons (run_id, workload, workload_params_json, mechanism, variant,
+                 params_json, mode, tasks, pairs, sample_ms, samples_per_half,
+                 baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
+                 overhead_ci_high, p_value, verdict)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            params![
+                run_id,
+                c.workload,
+                json_to_sql(&c.workload_params, "comparisons.workload_params_json")?,
+                c.mechanism,
+                c.variant,
+                json_to_sql(&c.params, "comparisons.params_json")?,
+                c.mode.to_string(),
+                c.tasks,
+                c.pairs,
+                u64_to_sql(c.sample_ms, "comparisons.sample_ms")?,
+                c.samples_per_half,
+                c.baseline_ns_per_op,
+                c.treatment_ns_per_op,
+                o.estimate,
+                o.ci_low,
+                o.ci_high,
+                o.p_value,
+                verdict_to_sql(o.verdict),
+            ],
+        )
+        .with_context(context)?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO comparison_pairs (comparison_id, idx, run_order, baseline_ns_per_op,
+                     treatment_ns_per_op) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for p in &c.pair_data {
+                insert
+                    .execute(params![
+                        id,
+                        p.index,
+                        p.order,
+                        p.baseline_ns_per_op,
+                        p.treatment_ns_per_op
+                    ])
+                    .with_context(context)?;
+            }
+        }
+        tx.commit().with_context(context)?;
+        Ok(id)
+    }
+}
+
+/// Reads a run's comparisons back, in insertion order.
+pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Comparison>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
+                pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
+                overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict
+         FROM comparisons WHERE run_id = ?1 ORDER BY id",
+    )?;
+    let mut pairs = conn.prepare(
+        "SELECT idx, run_order, baseline_ns_per_op, treatment_ns_per_op
+         FROM comparison_pairs WHERE comparison_id = ?1 ORDER BY idx",
+    )?;
+    let mut out = Vec::new();
+    let mut rows = stmt.query([run_id])?;
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        let mut read = || -> Result<Comparison> {
+            let mode: String = row.get(6)?;
+            let pair_data = pairs
+                .query_map([id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                    ))
+                })?
+                .map(|r| {
+                    let (idx, order, b, t) = r?;
+                    Ok(PairData {
+                        index: int_from_sql(idx, "comparison_pairs.idx")?,
+                        order,
+                        baseline_ns_per_op: real_from_sql(b),
+                        treatment_ns_per_op: real_from_sql(t),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Comparison {
+                workload: row.get(1)?,
+                workload_params: json_from_sql(
+                    &row.get::<_, String>(2)?,
+                    "comparisons.workload_params_json",
+                )?,
+                mechanism: row.get(3)?,
+                variant: row.get(4)?,
+                params: json_from_sql(&row.get::<_, String>(5)?, "comparisons.params_json")?,
+                mode: mode
+                    .parse::<Mode>()
+                    .map_err(|e| anyhow!("comparisons.mode: {e}"))?,
+                tasks: int_from_sql(row.get(7)?, "comparisons.tasks")?,
+                pairs: int_from_sql(row.get(8)?, "comparisons.pairs")?,
+                sample_ms: int_from_sql(row.get(9)?, "comparisons.sample_ms")?,
+                samples_per_half: int_from_sql(row.get(10)?, "comparisons.samples_per_half")?,
+                baseline_ns_per_op: real_from_sql(row.get(11)?),
+                treatment_ns_per_op: real_from_sql(row.get(12)?),
+                overhead_pct: OverheadPct {
+                    estimate: real_from_sql(row.get(13)?),
+                    ci_low: real_from_sql(row.get(14)?),
+                    ci_high: real_from_sql(row.get(15)?),
+                    p_value: real_from_sql(row.get(16)?),
+                    verdict: verdict_from_sql(&row.get::<_, String>(17)?)?,
+                },
+                pair_data,
+            })
+        };
+        out.push(read().with_context(|| format!("comparison {id} is corrupt"))?);
+    }
+    Ok(out)
+}
