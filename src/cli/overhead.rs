@@ -327,7 +327,6 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     }
     store.finish_run(run_id)?;
     progress.finish();
-    drop(lock);
     if json {
         return super::print_json(&OverheadOutput {
             run_id,
