@@ -23,13 +23,24 @@ macro_rules! usage_bail {
     };
 }
 
-/// Exit code for an error chain: 2 when any link is a [`UsageError`].
+/// The user stopped the run (SIGINT/SIGTERM): exit code 130, like a shell.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// Exit code for an error chain: 2 when any link is a [`UsageError`], 130
+/// when the run was interrupted, 1 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if err
         .chain()
         .any(|e| e.downcast_ref::<UsageError>().is_some())
     {
         2
+    } else if err
+        .chain()
+        .any(|e| e.downcast_ref::<Interrupted>().is_some())
+    {
+        130
     } else {
         1
     }

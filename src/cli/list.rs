@@ -84,8 +84,10 @@ pub fn list(json: bool) -> Result<()> {
             params.join("\n"),
         ]);
     }
-    println!("{t}");
-    println!("Set parameters with --param WORKLOAD.KEY=VALUE (e.g. --param open.depth=8).\n");
+    super::emit_fmt!("{t}");
+    super::emit_fmt!(
+        "Set parameters with --param WORKLOAD.KEY=VALUE (e.g. --param open.depth=8).\n"
+    );
     let mut t = crate::report::table::new_table(&[
         "mechanism",
         "scope",
@@ -120,7 +122,7 @@ pub fn list(json: bool) -> Result<()> {
             here,
         ]);
     }
-    println!("{t}");
-    println!("Measure one with `secperf overhead -m NAME[:VARIANT][,KEY=VALUE...]`.");
+    super::emit_fmt!("{t}");
+    super::emit_fmt!("Measure one with `secperf overhead -m NAME[:VARIANT][,KEY=VALUE...]`.");
     Ok(())
 }

@@ -338,13 +338,16 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             skipped: &plan.skipped,
         });
     }
-    println!("{}", crate::report::table::comparisons(&comparisons));
-    print!("{}", crate::report::table::skipped(&plan.skipped));
+    super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
+    super::emit_fmt!(
+        "{}",
+        crate::report::table::skipped(&plan.skipped).trim_end()
+    );
     let label = if plan.label.is_empty() {
         String::new()
     } else {
         format!(" label '{}'", plan.label)
     };
-    println!("Stored as run {run_id}{label} in {}.", db_path.display());
+    super::emit_fmt!("Stored as run {run_id}{label} in {}.", db_path.display());
     Ok(())
 }

@@ -7,6 +7,6 @@ pub fn probe(json: bool) -> Result<()> {
     if json {
         return super::print_json(&info);
     }
-    print!("{}", crate::probe::render(&info));
+    super::emit_fmt!("{}", crate::probe::render(&info).trim_end());
     Ok(())
 }

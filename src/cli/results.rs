@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 
 use crate::model::StoredRun;
@@ -53,12 +53,12 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 return super::print_json(&serde_json::json!({ "db": path, "runs": runs }));
             }
             if runs.is_empty() {
-                println!(
+                super::emit_fmt!(
                     "No runs stored in {} yet (start one with `secperf run`).",
                     path.display()
                 );
             } else {
-                println!("{}", crate::report::table::runs(&runs));
+                super::emit_fmt!("{}", crate::report::table::runs(&runs));
             }
         }
         ResultsCommand::Show { run } => {
@@ -81,9 +81,13 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 ExportFormat::Csv => export::export_csv(&loaded),
             };
             match output {
-                Some(file) => std::fs::write(&file, text + "\n")
-                    .with_context(|| format!("writing {}", file.display()))?,
-                None => println!("{text}"),
+                Some(file) => std::fs::write(&file, text + "\n").map_err(|e| {
+                    crate::error::UsageError::new(format!(
+                        "cannot write {}: {e} (choose another file with -o)",
+                        file.display()
+                    ))
+                })?,
+                None => super::emit_fmt!("{text}"),
             }
         }
         ResultsCommand::Delete { runs } => {
@@ -98,7 +102,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 return super::print_json(&serde_json::json!({ "deleted": ids }));
             }
             for id in ids {
-                println!("Deleted run {id}.");
+                super::emit_fmt!("Deleted run {id}.");
             }
         }
     }
@@ -119,7 +123,7 @@ fn print_run(run: &StoredRun) {
     } else {
         m.label.as_str()
     };
-    println!(
+    super::emit_fmt!(
         "Run {} {label}: {} on {} at {}",
         run.run_id,
         m.kind,
@@ -127,17 +131,17 @@ fn print_run(run: &StoredRun) {
         m.started_at.format("%Y-%m-%d %H:%M:%S UTC")
     );
     if run.finished_at.is_none() {
-        println!("Unfinished: the run stopped before all its measurements were done.");
+        super::emit_fmt!("Unfinished: the run stopped before all its measurements were done.");
     }
-    println!("Command: {}", m.command);
+    super::emit_fmt!("Command: {}", m.command);
     match serde_json::from_value::<crate::probe::SystemInfo>(m.system.clone()) {
-        Ok(info) => print!("{}", crate::probe::render(&info)),
-        Err(_) => println!("(system snapshot in an older format: see --json)"),
+        Ok(info) => super::emit_fmt!("{}", crate::probe::render(&info).trim_end()),
+        Err(_) => super::emit_fmt!("(system snapshot in an older format: see --json)"),
     }
     if !run.results.is_empty() {
-        println!("{}", crate::report::table::results(&run.results));
+        super::emit_fmt!("{}", crate::report::table::results(&run.results));
     }
     if !run.comparisons.is_empty() {
-        println!("{}", crate::report::table::comparisons(&run.comparisons));
+        super::emit_fmt!("{}", crate::report::table::comparisons(&run.comparisons));
     }
 }

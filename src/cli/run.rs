@@ -219,6 +219,7 @@ pub fn resolve_params(
                 );
             }
         }
+        (def.validate)(&params)?;
         out.insert(def.name.to_string(), params);
     }
     Ok(out)
@@ -358,13 +359,13 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             results: &results,
         });
     }
-    println!("{}", crate::report::table::results(&results));
+    super::emit_fmt!("{}", crate::report::table::results(&results));
     let label = if plan.label.is_empty() {
         String::new()
     } else {
         format!(" label '{}'", plan.label)
     };
-    println!("Stored as run {run_id}{label} in {}.", db_path.display());
+    super::emit_fmt!("Stored as run {run_id}{label} in {}.", db_path.display());
     Ok(())
 }
 

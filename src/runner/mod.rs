@@ -324,7 +324,7 @@ fn check_failed(shm: &Shm) -> Result<()> {
 
 fn check_interrupted() -> Result<()> {
     if INTERRUPT.get().is_some_and(|f| f.load(Ordering::Relaxed)) {
-        bail!("interrupted");
+        return Err(crate::error::Interrupted.into());
     }
     Ok(())
 }

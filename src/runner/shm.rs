@@ -16,7 +16,7 @@ pub const READY: u32 = 1;
 pub const DONE: u32 = 2;
 pub const FAILED: u32 = 3;
 
-const ERR_BYTES: usize = 440;
+const ERR_BYTES: usize = 1976;
 
 #[repr(C, align(128))]
 pub struct Flags {
@@ -166,8 +166,10 @@ impl Counter {
 }
 
 impl TaskInfo {
-    /// Records a failure message (truncated) and marks the task failed.
+    /// Records a failure message and marks the task failed. A message too
+    /// long for the slot keeps its start and its end (where the errno is).
     pub fn fail(&self, msg: &str) {
+        let msg = shorten_middle(msg, ERR_BYTES);
         let bytes = msg.as_bytes();
         let n = bytes.len().min(ERR_BYTES);
         for (dst, &b) in self.err.iter().zip(&bytes[..n]) {
@@ -185,6 +187,23 @@ impl TaskInfo {
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+/// `msg` cut to at most `max` bytes by replacing its middle with " ... ".
+fn shorten_middle(msg: &str, max: usize) -> String {
+    if msg.len() <= max {
+        return msg.to_string();
+    }
+    let keep = (max - 5) / 2;
+    let mut head = keep;
+    while !msg.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = msg.len() - keep;
+    while !msg.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{} ... {}", &msg[..head], &msg[tail..])
 }
 
 #[cfg(test)]
@@ -210,8 +229,13 @@ mod tests {
         info.fail("openat: ENOENT");
         assert_eq!(info.state.load(Ordering::Acquire), FAILED);
         assert_eq!(info.error(), "openat: ENOENT");
-        info.fail(&"x".repeat(1000));
-        assert_eq!(info.error().len(), ERR_BYTES);
+        let long = format!("openat {}: ENAMETOOLONG", "d/".repeat(2000));
+        info.fail(&long);
+        let e = info.error();
+        assert!(
+            e.len() <= ERR_BYTES && e.starts_with("openat d/") && e.ends_with(": ENAMETOOLONG"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -84,6 +84,12 @@ pub trait Workload: Sized {
     /// when each operation completed, and measures between completions.
     const SLOW: bool = false;
 
+    /// Checks parameter values before anything runs (a usage error names
+    /// the valid range). Numbers are already known to parse.
+    fn validate(_params: &Params) -> Result<()> {
+        Ok(())
+    }
+
     /// Shared preparation, once per measurement, in the parent.
     fn setup(_ctx: &SetupCtx) -> Result<Setup> {
         Ok(Setup::default())
@@ -106,6 +112,7 @@ pub struct WorkloadDef {
     pub params: &'static [ParamDef],
     pub unit: Option<&'static str>,
     pub slow: bool,
+    pub validate: fn(&Params) -> Result<()>,
     pub setup: fn(&SetupCtx) -> Result<Setup>,
     /// The monomorphised task body (prepare, wait, loop, clean up).
     pub task: crate::runner::TaskFn,
@@ -128,6 +135,7 @@ pub const fn def<W: Workload>() -> WorkloadDef {
         params: W::PARAMS,
         unit: W::UNIT,
         slow: W::SLOW,
+        validate: W::validate,
         setup: W::setup,
         task: crate::runner::task_body::<W>,
     }
@@ -188,6 +196,24 @@ pub fn param_u64(params: &Params, workload: &str, key: &str) -> Result<u64> {
         ))
         .into()
     })
+}
+
+/// A usage error unless `params[key]` lies in `range`.
+pub fn check_range(
+    params: &Params,
+    workload: &str,
+    key: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<()> {
+    let v = param_u64(params, workload, key)?;
+    if !range.contains(&v) {
+        crate::usage_bail!(
+            "workload {workload}: {key}={v} is out of range (valid: {} to {})",
+            range.start(),
+            range.end()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

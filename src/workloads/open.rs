@@ -11,6 +11,7 @@ use anyhow::Result;
 
 use super::util::{close, make_nested_file, open_dir, task_dir};
 use super::{ParamDef, TaskCtx, Workload, param_u64};
+use crate::model::Params;
 use crate::sys::SysError;
 
 pub struct Open {
@@ -24,6 +25,11 @@ pub(crate) const DEPTH: ParamDef = ParamDef {
     help: "path components from the task's directory to the file (1 = the file itself)",
 };
 
+/// Path depths a path can hold: "dN/" components stay far below PATH_MAX.
+pub(crate) fn check_depth(params: &Params, workload: &str) -> Result<()> {
+    super::check_range(params, workload, "depth", 1..=256)
+}
+
 impl Workload for Open {
     const NAME: &'static str = "open";
     const DESCRIPTION: &'static str = "openat(O_RDONLY) + close of a per-task file at a path depth";
@@ -35,6 +41,10 @@ impl Workload for Open {
     ];
     const SYSCALLS: &'static [&'static str] = &["openat", "close"];
     const PARAMS: &'static [ParamDef] = &[DEPTH];
+
+    fn validate(params: &Params) -> Result<()> {
+        check_depth(params, Self::NAME)
+    }
 
     fn prepare(ctx: &TaskCtx) -> Result<Self> {
         let depth = param_u64(ctx.params, Self::NAME, "depth")?;

@@ -11,6 +11,7 @@ use anyhow::Result;
 use super::open::DEPTH;
 use super::util::{make_nested_file, open_dir, task_dir};
 use super::{ParamDef, TaskCtx, Workload, param_u64};
+use crate::model::Params;
 use crate::sys::SysError;
 
 pub struct Stat {
@@ -25,6 +26,10 @@ impl Workload for Stat {
     const HOOKS: &'static [&'static str] = &["inode_permission", "inode_getattr"];
     const SYSCALLS: &'static [&'static str] = &["newfstatat"];
     const PARAMS: &'static [ParamDef] = &[DEPTH];
+
+    fn validate(params: &Params) -> Result<()> {
+        super::open::check_depth(params, Self::NAME)
+    }
 
     fn prepare(ctx: &TaskCtx) -> Result<Self> {
         let depth = param_u64(ctx.params, Self::NAME, "depth")?;

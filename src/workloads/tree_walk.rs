@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::util::close;
 use super::{ParamDef, Setup, SetupCtx, TaskCtx, Workload, param_u64};
+use crate::model::Params;
 use crate::sys::{SysError, cstring};
 
 pub struct TreeWalk {
@@ -53,6 +54,11 @@ impl Workload for TreeWalk {
     ];
     const UNIT: Option<&'static str> = Some("entries");
     const SLOW: bool = true;
+
+    fn validate(params: &Params) -> Result<()> {
+        super::check_range(params, Self::NAME, "dirs", 0..=100_000)?;
+        super::check_range(params, Self::NAME, "files", 1..=2_000_000)
+    }
 
     fn setup(ctx: &SetupCtx) -> Result<Setup> {
         let dirs = param_u64(ctx.params, Self::NAME, "dirs")?;

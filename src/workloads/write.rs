@@ -14,6 +14,7 @@ use super::eventfd::short_or_errno;
 use super::util::{open_file, task_dir};
 use super::{ParamDef, TaskCtx, Workload};
 use crate::error::UsageError;
+use crate::model::Params;
 use crate::sys::SysError;
 
 pub struct Write {
@@ -30,6 +31,16 @@ impl Workload for Write {
         default: "file",
         help: "file: a per-task regular file in the scratch directory; null: /dev/null",
     }];
+
+    fn validate(params: &Params) -> Result<()> {
+        match params.get("target").map(String::as_str) {
+            Some("file" | "null") | None => Ok(()),
+            Some(other) => Err(UsageError::new(format!(
+                "workload write: target={other} is not valid (valid: file, null)"
+            ))
+            .into()),
+        }
+    }
 
     fn prepare(ctx: &TaskCtx) -> Result<Self> {
         let fd = match ctx.params.get("target").map(String::as_str) {

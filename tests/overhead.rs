@@ -1,0 +1,228 @@
+//! End-to-end tests of `secperf overhead`: the A/B output contract, the
+//! errors for bad or unavailable mechanisms, and running as a non-root
+//! user (unprivileged mechanisms work, root-only ones are skipped with a
+//! reason).
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn secperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("secperf").unwrap();
+    c.arg("--db").arg(db);
+    c
+}
+
+/// The smallest design the CLI accepts.
+const TINY: &[&str] = &[
+    "--pairs",
+    "10",
+    "--sample-ms",
+    "10",
+    "--samples-per-half",
+    "1",
+    "--warmup",
+    "0",
+];
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON document ({e}): {}",
+            String::from_utf8_lossy(out)
+        )
+    })
+}
+
+#[test]
+fn a_a_control_reports_the_documented_fields_and_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = secperf(&db)
+        .args(["--json", "overhead", "-m", "none", "-w", "getppid"])
+        .args(TINY)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    assert!(v["run_id"].is_i64());
+    assert!(v["system"]["kernel"].is_object());
+    assert!(v["skipped"].is_array());
+    let c = &v["comparisons"][0];
+    assert_eq!(c["workload"], "getppid");
+    assert_eq!(c["mechanism"], "none");
+    assert_eq!(c["variant"], "control");
+    assert!(c["params"].is_object());
+    assert_eq!(c["tasks"], 1);
+    assert_eq!(c["pairs"], 10);
+    assert!(c["baseline_ns_per_op"].as_f64().unwrap() > 0.0);
+    assert!(c["treatment_ns_per_op"].as_f64().unwrap() > 0.0);
+    let o = &c["overhead_pct"];
+    for k in ["estimate", "ci_low", "ci_high", "p_value"] {
+        assert!(o[k].is_f64(), "overhead_pct.{k} missing: {o}");
+    }
+    assert!(["slower", "faster", "no-change"].contains(&o["verdict"].as_str().unwrap()));
+    assert_eq!(c["pair_data"].as_array().unwrap().len(), 10);
+
+    let id = v["run_id"].as_i64().unwrap().to_string();
+    let shown = secperf(&db)
+        .args(["--json", "results", "show", &id])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let shown = json_of(&shown);
+    assert_eq!(shown["comparisons"][0]["overhead_pct"], *o);
+    assert_eq!(shown["kind"], "overhead");
+}
+
+#[test]
+fn bad_mechanism_specs_exit_2_naming_what_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for (spec, needle) in [
+        ("nope", "valid: none"),
+        ("none:bogus", "valid: control"),
+        ("none,colour=red", "no parameter"),
+        ("seccomp,filters=many", "filters"),
+    ] {
+        let out = secperf(&db)
+            .args(["overhead", "-m", spec, "-w", "getppid"])
+            .args(TINY)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(needle), "{spec}: {err}");
+        assert!(!err.contains("panicked"), "{spec}: {err}");
+    }
+    let out = secperf(&db)
+        .args(["overhead", "-m", "none", "--pairs", "5"])
+        .assert()
+        .code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("at least 10"));
+}
+
+#[test]
+fn asking_for_an_unavailable_mechanism_exits_2_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let listing = secperf(&db)
+        .args(["--json", "list"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let listing = json_of(&listing);
+    let unavailable = listing["mechanisms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["availability"]["status"] == "unavailable");
+    let Some(m) = unavailable else {
+        eprintln!("skipped: every mechanism is available on this machine");
+        return;
+    };
+    let name = m["name"].as_str().unwrap();
+    let reason = m["availability"]["reason"].as_str().unwrap();
+    let out = secperf(&db)
+        .args(["overhead", "-m", name])
+        .args(TINY)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains(reason),
+        "{name}: expected '{reason}' in: {err}"
+    );
+}
+
+#[test]
+fn list_json_describes_mechanisms() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = secperf(&dir.path().join("r.db"))
+        .args(["--json", "list"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    let names: Vec<&str> = v["mechanisms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "none", "seccomp", "landlock", "audit", "cred", "bpf-lsm", "selinux", "apparmor",
+    ] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+    for m in v["mechanisms"].as_array().unwrap() {
+        assert!(!m["variants"].as_array().unwrap().is_empty());
+        assert!(["worker", "system"].contains(&m["scope"].as_str().unwrap()));
+    }
+}
+
+/// Runs secperf as user `nobody` (65534) with its own writable dirs.
+fn as_nobody(dir: &Path, args: &[&str]) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("secperf");
+    let mut c = std::process::Command::new(bin);
+    c.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .env("TMPDIR", dir)
+        .uid(65534)
+        .gid(65534);
+    c.output().unwrap()
+}
+
+#[test]
+fn non_root_user_gets_unprivileged_mechanisms_and_reasons_for_the_rest() {
+    if !secperf::sys::is_root() {
+        eprintln!("skipped: needs root to switch to the nobody user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let out = as_nobody(dir.path(), &["--json", "list"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    for m in v["mechanisms"].as_array().unwrap() {
+        if m["name"] == "audit" {
+            assert_eq!(m["availability"]["status"], "unavailable");
+            let reason = m["availability"]["reason"].as_str().unwrap();
+            assert!(
+                reason.contains("root"),
+                "audit reason for non-root: {reason}"
+            );
+        }
+    }
+    let mut args = vec!["--json", "overhead", "-m", "none", "-w", "getppid"];
+    args.extend_from_slice(TINY);
+    let out = as_nobody(dir.path(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_of(&out.stdout)["comparisons"][0]["mechanism"], "none");
+}
