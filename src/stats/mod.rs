@@ -7,6 +7,7 @@
 
 pub mod bootstrap;
 pub mod paired;
+pub mod wilcoxon;
 
 use crate::model::Summary;
 
