@@ -5,6 +5,7 @@
 //! directory)" instead of a bare number. Helpers here are small and have no
 //! policy; the callers decide what a failure means.
 
+pub mod audit;
 pub mod cpus;
 
 use std::ffi::CStr;
