@@ -76,7 +76,13 @@ pub fn main() -> i32 {
     };
     // A secperf killed while it had changed system state (audit rules, an
     // SELinux mode) left a journal: put the machine back before anything else.
-    match crate::safety::recover_at_start() {
+    // (`secperf restore` does this itself and reports it.)
+    let recovered = if matches!(cli.command, Command::Restore) {
+        Ok(Vec::new())
+    } else {
+        crate::safety::recover_at_start()
+    };
+    match recovered {
         Ok(restored) => {
             for r in restored {
                 eprintln!("secperf: restored after an earlier interrupted run: {r}");

@@ -1,9 +1,214 @@
-//! `landlock`: placeholder being written; probes as unavailable until then.
+//! `landlock`: the cost of a Landlock filesystem sandbox on path-based
+//! operations, as an unprivileged application or a service manager
+//! (`systemd`'s and browsers' sandboxes) imposes it.
+//!
+//! In each task, after the workload prepared: a ruleset is created that
+//! handles every filesystem access right of the running ABI (so every
+//! right is denied unless a rule grants it), `PATH_BENEATH` rules grant
+//! all of them beneath the directories the workload uses (its scratch
+//! directory and, when it has one, its data directory, e.g. the
+//! `tree_walk` tree), `prctl(PR_SET_NO_NEW_PRIVS)` is set, and
+//! `landlock_restrict_self` enforces it on the calling thread.
+//!
+//! What it costs: every `open` (`file_open` hook), directory read and
+//! path change is checked by walking from the file up through its parent
+//! directories, looking each one up in the ruleset's rule tree, until every
+//! layer granted the requested rights (`is_access_to_paths_allowed`). So
+//! the cost grows with the path depth below the ruled directory (the
+//! `open` workload's `depth`), with `layers=L` (`landlock_restrict_self`
+//! called L times, at most 16 layers in all: every rule then carries one
+//! access mask per layer, and a check is complete only when every layer
+//! granted the access) and, logarithmically, with `rules=N` (N-1 rules
+//! beyond the workload's own, on directories made under
+//! `scratch/landlock-rules`, which make the rule tree bigger without
+//! granting anything the workload uses). `stat`
+//! and `access` are not access rights Landlock handles: there only the
+//! domain's presence (the hooks' early checks) shows.
+//!
+//! Access rights by ABI (`include/uapi/linux/landlock.h`): ABI 1 has
+//! EXECUTE .. MAKE_SYM (bits 0-12), ABI 2 adds REFER (13), ABI 3 TRUNCATE
+//! (14), ABI 5 IOCTL_DEV (15); ABIs 4, 6 and 7 add network rights, scopes
+//! and logging flags, no filesystem right. A newer ABI gets the highest
+//! set known here.
 
-use super::{Availability, Mechanism, Scope, VariantDef};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::worker_util::{param_in_range, set_no_new_privs};
+use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
+use crate::sys::{SysError, check, check_int, cstring};
+use crate::workloads::ParamDef;
 
 pub struct Landlock;
 pub static LANDLOCK: Landlock = Landlock;
+
+/// `LANDLOCK_CREATE_RULESET_VERSION`: return the ABI version.
+const CREATE_RULESET_VERSION: u32 = 1 << 0;
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+const RULE_PATH_BENEATH: libc::c_long = 1;
+/// Layers a thread may have in all (`LANDLOCK_MAX_NUM_LAYERS`).
+pub const MAX_LAYERS: u64 = 16;
+
+pub const ACCESS_FS_EXECUTE: u64 = 1 << 0;
+pub const ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
+pub const ACCESS_FS_READ_FILE: u64 = 1 << 2;
+pub const ACCESS_FS_READ_DIR: u64 = 1 << 3;
+pub const ACCESS_FS_MAKE_SYM: u64 = 1 << 12;
+pub const ACCESS_FS_REFER: u64 = 1 << 13;
+pub const ACCESS_FS_TRUNCATE: u64 = 1 << 14;
+pub const ACCESS_FS_IOCTL_DEV: u64 = 1 << 15;
+
+/// Rights that apply to a file itself (the rest only to directories); a
+/// rule on a non-directory may grant only these.
+pub const ACCESS_FILE: u64 = ACCESS_FS_EXECUTE
+    | ACCESS_FS_WRITE_FILE
+    | ACCESS_FS_READ_FILE
+    | ACCESS_FS_TRUNCATE
+    | ACCESS_FS_IOCTL_DEV;
+
+/// `struct landlock_ruleset_attr`, its first field only: the kernel takes
+/// a shorter struct (size 8) as "no network rights, no scopes handled".
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+}
+
+/// `struct landlock_path_beneath_attr` (packed: 12 bytes).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Every filesystem right ABI `abi` knows.
+pub fn fs_rights(abi: u32) -> u64 {
+    let mut r = (ACCESS_FS_MAKE_SYM << 1) - 1;
+    if abi >= 2 {
+        r |= ACCESS_FS_REFER;
+    }
+    if abi >= 3 {
+        r |= ACCESS_FS_TRUNCATE;
+    }
+    if abi >= 5 {
+        r |= ACCESS_FS_IOCTL_DEV;
+    }
+    r
+}
+
+/// The running kernel's Landlock ABI version (errno when not available).
+pub fn abi_version() -> Result<u32, SysError> {
+    // SAFETY: with a NULL attribute and size 0 the kernel reads no memory
+    // and only returns a number; no descriptor is created.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    Ok(check("landlock_create_ruleset(VERSION)", r)? as u32)
+}
+
+/// Why Landlock cannot be used, from the errno of the version query.
+fn unavailable_reason(e: SysError) -> String {
+    match e.errno {
+        libc::EOPNOTSUPP => "Landlock is built but disabled at boot (add landlock to lsm= on the \
+                             kernel command line)"
+            .into(),
+        libc::ENOSYS => "kernel built without Landlock (CONFIG_SECURITY_LANDLOCK)".into(),
+        _ => format!("unavailable: {e}"),
+    }
+}
+
+/// The directories the rules name: the workload's own first (always
+/// granted), then `extra` siblings created under `scratch/landlock-rules`.
+pub fn rule_dirs(env: &WorkerEnv, extra: u64) -> Result<Vec<PathBuf>> {
+    let mut dirs = vec![env.scratch.to_path_buf()];
+    if let Some(d) = env.data_dir.filter(|d| !d.starts_with(env.scratch)) {
+        dirs.push(d.to_path_buf());
+    }
+    let base = env.scratch.join("landlock-rules");
+    for i in 1..=extra {
+        let d = base.join(format!("r{i}"));
+        // Tasks share the scratch directory: create_dir_all tolerates a
+        // sibling task creating the same directory at the same time.
+        std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+        dirs.push(d);
+    }
+    Ok(dirs)
+}
+
+/// `open(path, O_PATH | O_CLOEXEC)`: a handle for a rule, not for I/O.
+fn open_path(path: &Path) -> Result<OwnedFd> {
+    let c = cstring(path);
+    // SAFETY: c is a valid NUL-terminated path; the fd is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    let fd =
+        check_int("open(O_PATH)", fd).with_context(|| format!("opening {}", path.display()))?;
+    // SAFETY: fd was just returned by open and nobody else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Whether `fd` is a directory (a rule on anything else may grant only
+/// [`ACCESS_FILE`]).
+fn is_dir(fd: &OwnedFd) -> Result<bool, SysError> {
+    // SAFETY: stat is plain data; fstat fills it for a valid fd (O_PATH
+    // descriptors support fstat).
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a valid out buffer and fd an open descriptor.
+    check_int("fstat", unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    Ok(st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+}
+
+/// Creates a ruleset handling `handled` filesystem rights.
+fn create_ruleset(handled: u64) -> Result<OwnedFd, SysError> {
+    let attr = RulesetAttr {
+        handled_access_fs: handled,
+    };
+    // SAFETY: attr is a valid landlock_ruleset_attr prefix of the size
+    // passed; the kernel copies it and returns a new descriptor.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const RulesetAttr,
+            std::mem::size_of::<RulesetAttr>(),
+            0u32,
+        )
+    };
+    let fd = check("landlock_create_ruleset", r)?;
+    // SAFETY: the kernel returned a new descriptor that nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Adds a `PATH_BENEATH` rule granting `allowed` beneath `parent`.
+fn add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, allowed: u64) -> Result<(), SysError> {
+    let attr = PathBeneathAttr {
+        allowed_access: allowed,
+        parent_fd: parent.as_raw_fd(),
+    };
+    // SAFETY: attr is a valid packed landlock_path_beneath_attr that
+    // outlives the call; both descriptors are open.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        )
+    };
+    check("landlock_add_rule", r).map(|_| ())
+}
+
+/// Enforces `ruleset` on the calling thread as one more layer.
+fn restrict_self(ruleset: &OwnedFd) -> Result<(), SysError> {
+    // SAFETY: integer arguments only; the ruleset descriptor is open.
+    let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
+    check("landlock_restrict_self", r).map(|_| ())
+}
 
 impl Mechanism for Landlock {
     fn name(&self) -> &'static str {
@@ -21,10 +226,282 @@ impl Mechanism for Landlock {
             description: "handles every filesystem right of the running ABI; rules grant what the workload needs",
         }]
     }
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef {
+                name: "rules",
+                default: "1",
+                help: "rules in the ruleset: the workload's directories plus N-1 rules on unrelated sibling directories",
+            },
+            ParamDef {
+                name: "layers",
+                default: "1",
+                help: "identical rulesets stacked (landlock_restrict_self calls, 1..16)",
+            },
+        ]
+    }
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["open", "stat", "access1", "tree_walk"]
     }
+    fn survey_variants(&self) -> &'static [&'static str] {
+        &["", "rules=8", "layers=4"]
+    }
     fn probe(&self) -> Availability {
-        Availability::Unavailable("not implemented yet".into())
+        match abi_version() {
+            Ok(abi) if abi >= 1 => Availability::Available,
+            Ok(abi) => Availability::Unavailable(format!("unexpected Landlock ABI version {abi}")),
+            Err(e) => Availability::Unavailable(unavailable_reason(e)),
+        }
+    }
+
+    fn validate(&self, t: &Treatment) -> Result<()> {
+        param_in_range(t, "rules", 1, 10_000)?;
+        param_in_range(t, "layers", 1, MAX_LAYERS).map(|_| ())
+    }
+
+    fn apply_in_worker(&self, t: &Treatment, env: &WorkerEnv) -> Result<()> {
+        let rules = param_in_range(t, "rules", 1, 10_000)?;
+        let layers = param_in_range(t, "layers", 1, MAX_LAYERS)?;
+        let abi =
+            abi_version().map_err(|e| anyhow::anyhow!("landlock: {}", unavailable_reason(e)))?;
+        let handled = fs_rights(abi);
+        let ruleset = create_ruleset(handled).context("landlock: creating the ruleset")?;
+        for dir in rule_dirs(env, rules - 1)? {
+            let fd = open_path(&dir)?;
+            let allowed = if is_dir(&fd)? {
+                handled
+            } else {
+                handled & ACCESS_FILE
+            };
+            add_path_rule(&ruleset, &fd, allowed)
+                .with_context(|| format!("landlock: adding a rule for {}", dir.display()))?;
+        }
+        set_no_new_privs()?;
+        for i in 0..layers {
+            restrict_self(&ruleset).with_context(|| {
+                format!(
+                    "landlock: enforcing layer {} of {layers} (E2BIG: the task already has \
+                     {MAX_LAYERS} layers in all)",
+                    i + 1
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanisms::worker_util::testing::{in_thread, measure_under, measure_under_env};
+    use crate::model::Mode;
+
+    fn open_errno(path: &Path) -> Option<i32> {
+        std::fs::File::open(path)
+            .err()
+            .map(|e| e.raw_os_error().unwrap())
+    }
+
+    #[test]
+    fn rights_by_abi() {
+        assert_eq!(fs_rights(1), 0x1fff);
+        assert_eq!(fs_rights(2), 0x3fff);
+        assert_eq!(fs_rights(3), 0x7fff);
+        assert_eq!(fs_rights(4), 0x7fff);
+        assert_eq!(fs_rights(5), 0xffff);
+        assert_eq!(fs_rights(7), 0xffff);
+        assert_eq!(fs_rights(99), 0xffff);
+        assert_eq!(std::mem::size_of::<PathBeneathAttr>(), 12);
+        assert_eq!(std::mem::size_of::<RulesetAttr>(), 8);
+    }
+
+    #[test]
+    fn reasons_name_the_fix() {
+        let r = unavailable_reason(SysError {
+            call: "landlock_create_ruleset(VERSION)",
+            errno: libc::EOPNOTSUPP,
+        });
+        assert!(r.contains("lsm="), "{r}");
+        let r = unavailable_reason(SysError {
+            call: "x",
+            errno: libc::ENOSYS,
+        });
+        assert!(r.contains("without Landlock"), "{r}");
+    }
+
+    #[test]
+    fn survey_variants_parse() {
+        for v in LANDLOCK.survey_variants() {
+            let t = if v.is_empty() {
+                Treatment::parse("landlock")
+            } else {
+                Treatment::parse(&format!("landlock:{v}"))
+                    .or_else(|_| Treatment::parse(&format!("landlock,{v}")))
+            };
+            t.unwrap();
+        }
+    }
+
+    fn landlock_here() -> bool {
+        match LANDLOCK.probe() {
+            Availability::Available => true,
+            Availability::Unavailable(r) => {
+                println!("skipped: Landlock unavailable: {r}");
+                false
+            }
+        }
+    }
+
+    #[test]
+    fn grants_the_workload_dirs_and_denies_the_rest() {
+        if !landlock_here() {
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let inside = scratch.path().join("task0/d1/file");
+        std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        std::fs::write(&inside, b"x").unwrap();
+        std::fs::write(data.path().join("f"), b"x").unwrap();
+        std::fs::write(outside.path().join("f"), b"x").unwrap();
+        let (s, d, o) = (
+            scratch.path().to_path_buf(),
+            data.path().to_path_buf(),
+            outside.path().to_path_buf(),
+        );
+        let (r_in, r_data, r_out, r_rule, r_write) = in_thread(move || {
+            let t = Treatment::parse("landlock,rules=3,layers=2").unwrap();
+            let def = crate::workloads::find("tree_walk").unwrap();
+            LANDLOCK
+                .apply_in_worker(
+                    &t,
+                    &WorkerEnv {
+                        workload: def,
+                        scratch: &s,
+                        data_dir: Some(&d),
+                        task: 0,
+                    },
+                )
+                .unwrap();
+            (
+                open_errno(&s.join("task0/d1/file")),
+                open_errno(&d.join("f")),
+                open_errno(&o.join("f")),
+                std::fs::read_dir(s.join("landlock-rules/r2")).err(),
+                std::fs::write(s.join("task0/new"), b"y").err(),
+            )
+        });
+        assert_eq!(r_in, None);
+        assert_eq!(r_data, None);
+        assert_eq!(r_out, Some(libc::EACCES));
+        assert!(r_rule.is_none(), "{r_rule:?}");
+        assert!(r_write.is_none(), "{r_write:?}");
+        // The extra rule directories exist; this thread is unrestricted.
+        assert!(scratch.path().join("landlock-rules/r2").is_dir());
+        assert!(!scratch.path().join("landlock-rules/r3").exists());
+        assert_eq!(open_errno(&outside.path().join("f")), None);
+    }
+
+    #[test]
+    fn too_many_layers_fail_cleanly() {
+        if !landlock_here() {
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let s = scratch.path().to_path_buf();
+        let (first, second) = in_thread(move || {
+            let def = crate::workloads::find("open").unwrap();
+            let env = WorkerEnv {
+                workload: def,
+                scratch: &s,
+                data_dir: None,
+                task: 0,
+            };
+            let t = Treatment::parse("landlock,layers=16").unwrap();
+            let first = LANDLOCK
+                .apply_in_worker(&t, &env)
+                .map_err(|e| format!("{e:#}"));
+            let t = Treatment::parse("landlock").unwrap();
+            let second = LANDLOCK
+                .apply_in_worker(&t, &env)
+                .map_err(|e| format!("{e:#}"));
+            (first, second)
+        });
+        first.unwrap();
+        let e = second.unwrap_err();
+        assert!(
+            e.contains("landlock_restrict_self: E2BIG") || e.contains("errno 7"),
+            "{e}"
+        );
+        let e = LANDLOCK
+            .apply_in_worker(
+                &{
+                    // Past parse-time validation, to reach the check in the task.
+                    let mut t = Treatment::parse("landlock").unwrap();
+                    t.params.insert("layers".into(), "17".into());
+                    t
+                },
+                &WorkerEnv {
+                    workload: crate::workloads::find("open").unwrap(),
+                    scratch: scratch.path(),
+                    data_dir: None,
+                    task: 0,
+                },
+            )
+            .unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e:#}");
+    }
+
+    #[test]
+    fn workloads_run_under_landlock() {
+        if !landlock_here() {
+            return;
+        }
+        for mode in [Mode::Process, Mode::Thread] {
+            for (spec, w, params) in [
+                ("landlock", "open", &[][..]),
+                ("landlock,rules=8,layers=4", "open", &[("depth", "6")][..]),
+                ("landlock", "stat", &[][..]),
+                ("landlock,layers=2", "access1", &[][..]),
+                (
+                    "landlock,rules=3",
+                    "tree_walk",
+                    &[("dirs", "5"), ("files", "50")][..],
+                ),
+            ] {
+                let r = measure_under(spec, w, params, mode)
+                    .unwrap_or_else(|e| panic!("{spec} {w} {mode:?}: {e:#}"));
+                assert!(r.ops_per_sec.median > 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn the_sandbox_is_enforced_in_the_runner_tasks() {
+        if !landlock_here() {
+            return;
+        }
+        // Without a rule for the tree, the walk is denied: proof that the
+        // domain is in force in the task, in both modes.
+        for mode in [Mode::Process, Mode::Thread] {
+            let params = [("dirs", "5"), ("files", "50")];
+            let e = measure_under_env("landlock", "tree_walk", &params, mode, false).unwrap_err();
+            let msg = format!("{e:#}");
+            assert!(msg.contains("EACCES"), "{mode:?}: {msg}");
+        }
+    }
+
+    /// Manual timing: `cargo test --release -- --ignored --nocapture
+    /// landlock::tests::timing`.
+    #[test]
+    #[ignore]
+    fn timing_open() {
+        crate::mechanisms::worker_util::testing::print_timings(
+            "open",
+            &[],
+            &["none", "landlock", "landlock,rules=8", "landlock,layers=4"],
+            5,
+        );
     }
 }

@@ -21,6 +21,7 @@ pub mod landlock;
 pub mod none;
 pub mod seccomp;
 pub mod selinux;
+pub mod worker_util;
 
 use std::fmt;
 use std::path::Path;
@@ -108,6 +109,12 @@ pub trait Mechanism: Sync {
     }
     /// Whether it can be applied here. Never changes anything.
     fn probe(&self) -> Availability;
+
+    /// Checks a parsed treatment's parameters before anything runs (a
+    /// usage error names the valid range). Default: nothing to check.
+    fn validate(&self, _t: &Treatment) -> Result<()> {
+        Ok(())
+    }
 
     /// Applies the treatment to the calling task (process or thread), in
     /// the treatment arm only, after the workload prepared and before the
@@ -260,11 +267,13 @@ impl Treatment {
                 )
             })
             .collect();
-        Ok(Treatment {
+        let t = Treatment {
             mechanism,
             variant,
             params,
-        })
+        };
+        mechanism.validate(&t)?;
+        Ok(t)
     }
 
     /// A numeric parameter (validated as a number when parsed).

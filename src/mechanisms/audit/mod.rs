@@ -236,6 +236,12 @@ impl Mechanism for Audit {
         &["getppid", "mutex_yield"]
     }
 
+    /// `matching-rule` is left to explicit requests: without auditd every
+    /// matching syscall becomes a kernel log record.
+    fn survey_variants(&self) -> &'static [&'static str] {
+        &["enabled", "unrelated-rule"]
+    }
+
     fn probe(&self) -> Availability {
         if NATIVE_ARCH.is_none() {
             return Availability::Unavailable(NO_ARCH.into());
