@@ -57,7 +57,7 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "N")]
     pub samples_per_half: Option<u32>,
 
-    /// Slices discarded at the start of each half [default: 1].
+    /// Slices discarded at the start of each half [default: 1, 0 with --quick].
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
 
@@ -226,7 +226,7 @@ impl OverheadPlan {
             pairs,
             sample_ms,
             samples_per_half,
-            warmup: a.warmup.unwrap_or(1),
+            warmup: a.warmup.unwrap_or(if a.quick { 0 } else { 1 }),
             mode: a.mode,
             cpus: if pin { allowed } else { Vec::new() },
             seed,
