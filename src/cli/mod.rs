@@ -2,6 +2,7 @@
 //! arguments are validated into plans before anything touches the system;
 //! `main` prints one error chain and picks the exit code (2 for bad input).
 
+mod common;
 mod list;
 mod overhead;
 mod probe;

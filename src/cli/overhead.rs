@@ -11,17 +11,15 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
+use super::common::{TaskArgs, cache_dir, parse_workloads, resolve_params};
 use super::progress::Progress;
-use super::run::{
-    cache_dir, install_interrupt_handlers, parse_tasks, parse_workloads, resolve_params,
-};
+use super::run::install_interrupt_handlers;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Comparison, Mode, RunMeta, Skipped};
 use crate::overhead::{Case, Design};
 use crate::safety::StateLock;
 use crate::stats::bootstrap::Rng;
 use crate::store::Store;
-use crate::sys::cpus;
 use crate::usage_bail;
 
 #[derive(Debug, Args)]
@@ -37,13 +35,8 @@ pub struct OverheadArgs {
     #[arg(short, long, value_name = "NAME,...|all")]
     pub workloads: Option<String>,
 
-    /// Task counts (comma-separated ladder or "auto").
-    #[arg(short, long, value_name = "N,...|auto", default_value = "1")]
-    pub tasks: String,
-
-    /// Tasks as forked processes or as threads of one process.
-    #[arg(long, value_enum, default_value_t = Mode::Process)]
-    pub mode: Mode,
+    #[command(flatten)]
+    pub placement: TaskArgs,
 
     /// A/B pairs per comparison (at least 10) [default: 10].
     #[arg(long, value_name = "N")]
@@ -61,18 +54,6 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
 
-    /// Workload parameter, repeatable: WORKLOAD.KEY=VALUE or KEY=VALUE.
-    #[arg(short, long = "param", value_name = "[WORKLOAD.]KEY=VALUE")]
-    pub params: Vec<String>,
-
-    /// Do not pin task i to the i-th allowed CPU.
-    #[arg(long)]
-    pub no_pin: bool,
-
-    /// A label to find this run by later.
-    #[arg(short, long, value_name = "TEXT")]
-    pub label: Option<String>,
-
     /// Fast pass: shorter slices and halves (under 45 s here).
     #[arg(long)]
     pub quick: bool,
@@ -81,10 +62,6 @@ pub struct OverheadArgs {
     /// stored with the run, so a run can be replayed in the same order).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-
-    /// Directory for the files workloads create [default: the system temporary directory].
-    #[arg(long, value_name = "DIR")]
-    pub scratch: Option<PathBuf>,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -124,9 +101,7 @@ fn survey_treatment(name: &str, v: &str) -> Result<Treatment> {
 
 impl OverheadPlan {
     pub fn from_args(a: &OverheadArgs) -> Result<OverheadPlan> {
-        let allowed = cpus::allowed_cpus().context("reading this process's CPU affinity")?;
-        let online = cpus::online_cpus().context("reading online CPUs")?.len();
-        let tasks = parse_tasks(&a.tasks, online.min(allowed.len()))?;
+        let placement = a.placement.resolve("1")?;
         let pairs = a.pairs.unwrap_or(10);
         if pairs < 10 {
             usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
@@ -138,18 +113,6 @@ impl OverheadPlan {
         let samples_per_half = a.samples_per_half.unwrap_or(if a.quick { 1 } else { 2 });
         if samples_per_half == 0 {
             usage_bail!("--samples-per-half must be at least 1");
-        }
-        let pin = !a.no_pin;
-        let max_tasks = *tasks.iter().max().unwrap_or(&1);
-        if pin && max_tasks > allowed.len() {
-            usage_bail!(
-                "--tasks {max_tasks}: only {} CPUs are available to pin tasks to; use at most {}, or --no-pin",
-                allowed.len(),
-                allowed.len()
-            );
-        }
-        if let Some(dir) = a.scratch.as_ref().filter(|d| !d.is_dir()) {
-            usage_bail!("--scratch {}: not a directory", dir.display());
         }
         let explicit_workloads = a.workloads.as_deref().map(parse_workloads).transpose()?;
 
@@ -193,9 +156,9 @@ impl OverheadPlan {
                     .filter_map(|n| crate::workloads::find(n))
                     .collect(),
             };
-            let params = resolve_params(&workloads, &a.params)?;
+            let params = resolve_params(&workloads, &a.placement.params)?;
             for w in workloads {
-                for &n in &tasks {
+                for &n in &placement.tasks {
                     cases.push(Case {
                         workload: w,
                         workload_params: params[w.name].clone(),
@@ -227,11 +190,11 @@ impl OverheadPlan {
             sample_ms,
             samples_per_half,
             warmup: a.warmup.unwrap_or(if a.quick { 0 } else { 1 }),
-            mode: a.mode,
-            cpus: if pin { allowed } else { Vec::new() },
+            mode: a.placement.mode,
+            cpus: placement.cpus,
             seed,
-            label: a.label.clone().unwrap_or_default(),
-            scratch: a.scratch.clone().unwrap_or_else(std::env::temp_dir),
+            label: placement.label,
+            scratch: placement.scratch,
             quick: a.quick,
         })
     }

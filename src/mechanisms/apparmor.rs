@@ -406,25 +406,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn fixture_copy(name: &str) -> tempfile::TempDir {
-        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/mechanisms/apparmor")
-            .join(name);
-        let dir = tempfile::tempdir().unwrap();
-        copy_tree(&src, dir.path());
-        dir
-    }
-
-    fn copy_tree(src: &Path, dst: &Path) {
-        std::fs::create_dir_all(dst).unwrap();
-        for entry in std::fs::read_dir(src).unwrap() {
-            let entry = entry.unwrap();
-            let to = dst.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy_tree(&entry.path(), &to);
-            } else {
-                std::fs::copy(entry.path(), &to).unwrap();
-            }
-        }
+        crate::mechanisms::test_fixtures::fixture_copy("apparmor", name)
     }
 
     #[test]

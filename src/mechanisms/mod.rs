@@ -21,6 +21,8 @@ pub mod landlock;
 pub mod none;
 pub mod seccomp;
 pub mod selinux;
+#[cfg(test)]
+mod test_fixtures;
 pub mod worker_util;
 
 use std::fmt;
