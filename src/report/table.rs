@@ -119,7 +119,17 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
         "verdict",
     ]);
     for c in comparisons {
-        let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        // Only parameters that differ from the mechanism's defaults.
+        let default_of = |k: &str| {
+            crate::mechanisms::find(&c.mechanism)
+                .and_then(|m| m.params().iter().find(|p| p.name == k).map(|p| p.default))
+        };
+        let params: Vec<String> = c
+            .params
+            .iter()
+            .filter(|(k, v)| default_of(k) != Some(v.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let mech = if params.is_empty() {
             format!("{}:{}", c.mechanism, c.variant)
         } else {
