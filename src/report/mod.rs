@@ -1,6 +1,7 @@
 //! Turning results into text for people: terminal tables and number
 //! formatting. Machine formats (JSON, CSV) live with the store's export.
 
+pub mod model;
 pub mod table;
 
 /// A rate with an SI suffix and 4 significant digits: 12.35M, 987.6k.

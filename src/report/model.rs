@@ -1,0 +1,74 @@
+//! The shape every output format renders: a report is a grid of rows
+//! (workload x tasks, maybe x mechanism) and columns (configurations: the
+//! baseline first, then each candidate), with a header saying how it was
+//! compared and a footer saying where and how to reproduce it. `compare`,
+//! `overhead` and `run` all build one; `report::formats` turns it into
+//! table, email, markdown, json, csv or benchstat text.
+
+use serde::Serialize;
+
+use crate::stats::paired::Verdict;
+
+/// How the numbers in a report were compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DesignKind {
+    /// A/B pairs in one run (`overhead`): drift cancels out.
+    Paired,
+    /// Runs from different times, boots or machines (`compare`).
+    Unpaired,
+    /// One configuration, no comparison (`run`).
+    Single,
+}
+
+/// One configuration's figure in one row, and how it differs from the
+/// row's first (baseline) cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// Central value (median) in `Report::unit`.
+    pub value: f64,
+    /// Every sample behind it, in the same unit (for benchstat and csv).
+    pub samples: Vec<f64>,
+    /// Coefficient of variation of the samples, percent.
+    pub cv_pct: Option<f64>,
+    /// % change against the baseline cell (positive = slower/worse, see
+    /// `Report::sign_convention`); None for the baseline itself.
+    pub change_pct: Option<f64>,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    pub p_value: Option<f64>,
+    pub verdict: Option<Verdict>,
+}
+
+/// One row: a workload at a task count (and, for overhead, a mechanism).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub tasks: u32,
+    /// Extra row label (the mechanism and variant for `overhead`), or "".
+    pub label: String,
+    /// One per `Report::columns`; None where that configuration lacks the row.
+    pub cells: Vec<Option<Cell>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// "secperf compare", "secperf overhead", "secperf run".
+    pub title: String,
+    pub design: DesignKind,
+    /// Unit of `Cell::value`: "ns/op".
+    pub unit: String,
+    /// e.g. "% change: positive = slower than the baseline (more ns/op)".
+    pub sign_convention: String,
+    /// Configuration names, baseline first ("run 3 base", "run 5 patched").
+    pub columns: Vec<String>,
+    pub rows: Vec<Row>,
+    /// Summary lines (geometric mean of changes per column, ...).
+    pub summary: Vec<String>,
+    /// Things the reader must know (the probes differ in kernel, ...).
+    pub warnings: Vec<String>,
+    /// Short machine/config description, key/value.
+    pub machine: Vec<(String, String)>,
+    /// The exact secperf command that reproduces it.
+    pub command: String,
+}
