@@ -6,6 +6,7 @@
 //! `stats` (pure maths), `report` (tables and exports) and `cli`.
 
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod mechanisms;
 pub mod model;

@@ -3,6 +3,7 @@
 //! `main` prints one error chain and picks the exit code (2 for bad input).
 
 mod common;
+mod compare;
 mod list;
 mod overhead;
 mod probe;
@@ -55,6 +56,9 @@ pub enum Command {
     List,
     /// Show the machine's security configuration (recorded with every run).
     Probe,
+    /// Compare stored runs (different boots, kernels, machines): each later run
+    /// against the first, with unpaired statistics, in any output format.
+    Compare(compare::CompareArgs),
     /// Undo system-wide changes a killed secperf left behind (also done at every start).
     Restore,
     /// Stored results: list, show, export, delete.
@@ -106,6 +110,7 @@ fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Overhead(args) => overhead::overhead(args, cli.db.as_deref(), cli.json),
         Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
+        Command::Compare(args) => compare::compare(args, cli.db.as_deref(), cli.json),
         Command::Restore => crate::safety::restore_command(cli.json),
         Command::List => list::list(cli.json),
         Command::Probe => probe::probe(cli.json),

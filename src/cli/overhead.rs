@@ -62,6 +62,16 @@ pub struct OverheadArgs {
     /// stored with the run, so a run can be replayed in the same order).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// Output format instead of the default table: table, email (72-column
+    /// ASCII for a mailing list), markdown, json (the report grid), csv,
+    /// benchstat. `--json` still prints the full result document.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<crate::report::formats::Format>,
+
+    /// With --format: write to this file (a directory for benchstat).
+    #[arg(short, long, value_name = "PATH", requires = "format")]
+    pub output: Option<PathBuf>,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -255,7 +265,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         started_at: chrono::Utc::now(),
         host: crate::sys::hostname(),
         secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: super::run::meta_command(),
         params: serde_json::to_value(&plan)?,
         system: system.clone(),
     })?;
@@ -300,6 +310,15 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             comparisons: &comparisons,
             skipped: &plan.skipped,
         });
+    }
+    if let Some(format) = args.format {
+        let report = crate::report::build::from_comparisons(
+            &comparisons,
+            &system,
+            &crate::sys::hostname(),
+            &super::run::meta_command(),
+        );
+        return super::compare::write_report(&report, format, args.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
     super::emit_fmt!(

@@ -43,6 +43,16 @@ pub struct RunArgs {
     /// on 2 CPUs); explicit --samples/--sample-ms still win.
     #[arg(long)]
     pub quick: bool,
+
+    /// Output format instead of the default table: table, email (72-column
+    /// ASCII for a mailing list), markdown, json (the report grid), csv,
+    /// benchstat. `--json` still prints the full result document.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<crate::report::formats::Format>,
+
+    /// With --format: write to this file (a directory for benchstat).
+    #[arg(short, long, value_name = "PATH", requires = "format")]
+    pub output: Option<PathBuf>,
 }
 
 /// Everything `run` will do, validated.
@@ -126,7 +136,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
         started_at: chrono::Utc::now(),
         host: crate::sys::hostname(),
         secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: meta_command(),
         params: serde_json::to_value(&plan)?,
         system: system.clone(),
     };
@@ -180,6 +190,21 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             results: &results,
         });
     }
+    if let Some(format) = args.format {
+        let name = if plan.label.is_empty() {
+            format!("run {run_id}")
+        } else {
+            format!("{} (run {run_id})", plan.label)
+        };
+        let report = crate::report::build::from_results(
+            &name,
+            &results,
+            &system,
+            &crate::sys::hostname(),
+            &meta_command(),
+        );
+        return super::compare::write_report(&report, format, args.output.as_deref());
+    }
     super::emit_fmt!("{}", crate::report::table::results(&results));
     let label = if plan.label.is_empty() {
         String::new()
@@ -188,6 +213,11 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     super::emit_fmt!("Stored as run {run_id}{label} in {}.", db_path.display());
     Ok(())
+}
+
+/// The command line as typed, for reproduction.
+pub(super) fn meta_command() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
 }
 
 /// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch

@@ -1,6 +1,8 @@
 //! Turning results into text for people: terminal tables and number
 //! formatting. Machine formats (JSON, CSV) live with the store's export.
 
+pub mod build;
+pub mod formats;
 pub mod model;
 pub mod table;
 

@@ -6,7 +6,13 @@
 //! that samples are independent and identically distributed.
 
 pub mod bootstrap;
+pub mod holm;
+pub mod outliers;
 pub mod paired;
+pub mod summary;
+pub mod tdist;
+pub mod tost;
+pub mod unpaired;
 pub mod wilcoxon;
 
 use crate::model::Summary;

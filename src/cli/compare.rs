@@ -1,0 +1,127 @@
+//! `secperf compare A B [C...]`: stored runs side by side, each later run
+//! against the first, unpaired statistics, in any output format.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::compare::{CompareOpts, build};
+use crate::report::formats::{Format, RenderOpts, color_default, render, render_benchstat_files};
+use crate::store::Store;
+use crate::usage_bail;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Runs: ids, labels (the latest run with that label), `latest` or
+    /// `latest~N`. The first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<String>,
+
+    /// Output format. `email`: plain ASCII within 72 columns for a mailing
+    /// list or commit message; `benchstat`: Go benchmark lines (with -o DIR,
+    /// one file per run).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write to this file (a directory for --format benchstat) instead of stdout.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    /// Significance level, after Holm correction across rows.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub alpha: f64,
+
+    /// Noise band in percent: changes whose 95% interval stays inside it are not reported.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub noise: f64,
+
+    /// Seed of the bootstrap.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seed: u64,
+}
+
+pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        usage_bail!(
+            "--alpha {}: give a significance level between 0 and 1 (e.g. 0.05)",
+            args.alpha
+        );
+    }
+    if !(args.noise >= 0.0 && args.noise < 100.0) {
+        usage_bail!(
+            "--noise {}: give a percentage between 0 and 100 (e.g. 1)",
+            args.noise
+        );
+    }
+    let path = crate::store::resolve_db_path(db)?;
+    let store = Store::open(&path)?;
+    let runs = args
+        .runs
+        .iter()
+        .map(|spec| store.load_run(store.resolve_run(spec)?))
+        .collect::<Result<Vec<_>>>()?;
+    let command = format!("secperf compare {}", args.runs.join(" "));
+    let report = build(
+        &runs,
+        &CompareOpts {
+            alpha: args.alpha,
+            noise_pct: args.noise,
+            seed: args.seed,
+        },
+        &command,
+    );
+    let format = if json { Format::Json } else { args.format };
+    write_report(&report, format, args.output.as_deref())
+}
+
+/// Renders a report to stdout or a file (one file per column in a
+/// directory for benchstat).
+pub fn write_report(
+    report: &crate::report::model::Report,
+    format: Format,
+    output: Option<&Path>,
+) -> Result<()> {
+    let write = |file: &Path, text: &str| {
+        std::fs::write(file, text).map_err(|e| {
+            crate::error::UsageError::new(format!(
+                "cannot write {}: {e} (choose another path with -o)",
+                file.display()
+            ))
+        })
+    };
+    match (format, output) {
+        (Format::Benchstat, Some(dir)) => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                crate::error::UsageError::new(format!(
+                    "cannot create directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+            for (name, text) in render_benchstat_files(report) {
+                let file: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                write(&dir.join(format!("{file}.txt")), &text)?;
+            }
+            Ok(())
+        }
+        (_, Some(file)) => {
+            let color = false;
+            write(file, &render(report, format, &RenderOpts { color })?)?;
+            Ok(())
+        }
+        (_, None) => {
+            let color = format == Format::Table && color_default();
+            super::emit(render(report, format, &RenderOpts { color })?.trim_end());
+            Ok(())
+        }
+    }
+}

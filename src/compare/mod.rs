@@ -1,0 +1,306 @@
+//! `secperf compare`: stored runs from different times, boots, kernels or
+//! machines, side by side, with real statistics.
+//!
+//! There are no pairs between runs, so the design is unpaired: each row's
+//! samples (ns/op per slice for `run` results, per pair for `overhead`
+//! arms) are compared with a Mann-Whitney U test and a bootstrap interval
+//! of the ratio of medians; p-values are Holm-corrected across the rows of
+//! each column. A change is reported as slower/faster only when the
+//! corrected p < alpha and the whole interval lies outside the noise band
+//! (criterion's rule); drift between the runs is not controlled, and the
+//! report says so. Differences between the runs' probes that change what
+//! a syscall costs (kernel, LSMs, mitigations, CPUs) are listed as warnings.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::model::StoredRun;
+use crate::report::model::{Cell, DesignKind, Report, Row};
+use crate::stats::holm::holm;
+use crate::stats::paired::Verdict;
+use crate::stats::summary::{describe, geometric_mean};
+use crate::stats::unpaired::{UnpairedOpts, compare_unpaired};
+
+/// Decision thresholds.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareOpts {
+    pub alpha: f64,
+    /// Changes whose interval stays within +-noise_pct are not reported.
+    pub noise_pct: f64,
+    pub seed: u64,
+}
+
+/// What identifies a row across runs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey {
+    pub workload: String,
+    pub tasks: u32,
+    /// Mode and non-default parameters, or the mechanism arm for overhead runs.
+    pub label: String,
+}
+
+/// A run's rows: key -> ns/op samples, in first-seen order.
+pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
+    let mut out: Vec<(RowKey, Vec<f64>)> = Vec::new();
+    let mut push = |key: RowKey, values: Vec<f64>| match out.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, v)) => v.extend(values),
+        None => out.push((key, values)),
+    };
+    for r in &run.results {
+        let mut label: Vec<String> = Vec::new();
+        if r.mode != crate::model::Mode::Process {
+            label.push(r.mode.to_string());
+        }
+        label.extend(r.params.iter().map(|(k, v)| format!("{k}={v}")));
+        push(
+            RowKey {
+                workload: r.workload.clone(),
+                tasks: r.tasks,
+                label: label.join(" "),
+            },
+            r.sample_data.iter().map(|s| s.ns_per_op).collect(),
+        );
+    }
+    for c in &run.comparisons {
+        let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mech = if params.is_empty() {
+            format!("{}:{}", c.mechanism, c.variant)
+        } else {
+            format!("{}:{} {}", c.mechanism, c.variant, params.join(" "))
+        };
+        push(
+            RowKey {
+                workload: c.workload.clone(),
+                tasks: c.tasks,
+                label: format!("{mech} (baseline arm)"),
+            },
+            c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
+        );
+        push(
+            RowKey {
+                workload: c.workload.clone(),
+                tasks: c.tasks,
+                label: mech,
+            },
+            c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect(),
+        );
+    }
+    out
+}
+
+/// The name of a run in a report header.
+pub fn run_name(run: &StoredRun) -> String {
+    if run.meta.label.is_empty() {
+        format!("run {}", run.run_id)
+    } else {
+        format!("{} (run {})", run.meta.label, run.run_id)
+    }
+}
+
+fn cell(samples: Vec<f64>) -> Cell {
+    let d = describe(&samples);
+    Cell {
+        value: crate::stats::median(&samples).unwrap_or(f64::NAN),
+        cv_pct: d.as_ref().map(|d| d.cv_pct),
+        samples,
+        change_pct: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        p_value: None,
+        verdict: None,
+    }
+}
+
+/// Compares every later run against the first.
+pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
+    let base = &runs[0];
+    let base_series = series(base);
+    let others: Vec<BTreeMap<RowKey, Vec<f64>>> = runs[1..]
+        .iter()
+        .map(|r| series(r).into_iter().collect())
+        .collect();
+    // Rows: the baseline's rows present in at least one other run.
+    let mut rows: Vec<Row> = Vec::new();
+    let mut raw_p: Vec<Vec<Option<f64>>> = vec![Vec::new(); others.len()];
+    for (key, a) in &base_series {
+        if !others.iter().any(|o| o.contains_key(key)) {
+            continue;
+        }
+        let mut cells = vec![Some(cell(a.clone()))];
+        for (j, o) in others.iter().enumerate() {
+            let c = o.get(key).map(|b| {
+                let mut c = cell(b.clone());
+                if let Ok(u) = compare_unpaired(
+                    a,
+                    b,
+                    &UnpairedOpts {
+                        seed: opts.seed,
+                        ..Default::default()
+                    },
+                ) {
+                    c.change_pct = Some(u.estimate);
+                    c.ci_low_pct = Some(u.ci_low);
+                    c.ci_high_pct = Some(u.ci_high);
+                    c.p_value = Some(u.p_value);
+                }
+                c
+            });
+            raw_p[j].push(c.as_ref().and_then(|c| c.p_value));
+            cells.push(c);
+        }
+        rows.push(Row {
+            workload: key.workload.clone(),
+            tasks: key.tasks,
+            label: key.label.clone(),
+            cells,
+        });
+    }
+    // Holm across the rows of each column, then verdicts.
+    for (j, ps) in raw_p.iter().enumerate() {
+        let present: Vec<f64> = ps.iter().flatten().copied().collect();
+        let adjusted = holm(&present);
+        let mut next = adjusted.into_iter();
+        for (row, p) in rows.iter_mut().zip(ps) {
+            if p.is_none() {
+                continue;
+            }
+            let p_adj = next.next().unwrap_or(1.0);
+            if let Some(c) = row.cells[j + 1].as_mut() {
+                c.p_value = Some(p_adj);
+                c.verdict = Some(verdict(p_adj, c.ci_low_pct, c.ci_high_pct, opts));
+            }
+        }
+    }
+    let mut summary = Vec::new();
+    for (j, run) in runs[1..].iter().enumerate() {
+        let ratios: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.cells[j + 1].as_ref()?.change_pct.map(|c| 1.0 + c / 100.0))
+            .collect();
+        if let Some(g) = geometric_mean(&ratios) {
+            summary.push(format!(
+                "geometric mean of changes, {} vs {}: {:+.2}% over {} rows",
+                run_name(run),
+                run_name(base),
+                (g - 1.0) * 100.0,
+                ratios.len()
+            ));
+        }
+    }
+    let mut warnings = Vec::new();
+    for run in &runs[1..] {
+        for d in probe_differences(&base.meta.system, &run.meta.system) {
+            warnings.push(format!("{} vs {}: {d}", run_name(base), run_name(run)));
+        }
+    }
+    if rows.is_empty() {
+        warnings.push("no workload x tasks row is present in the baseline and another run".into());
+    }
+    Report {
+        title: "secperf compare".into(),
+        design: DesignKind::Unpaired,
+        unit: "ns/op".into(),
+        sign_convention: format!(
+            "% change of ns/op against {}: positive = slower; significant when Holm-corrected \
+             p < {} and the 95% CI lies outside +-{}%",
+            run_name(base),
+            opts.alpha,
+            opts.noise_pct
+        ),
+        columns: runs.iter().map(run_name).collect(),
+        rows,
+        summary,
+        warnings,
+        machine: machine_summary(base),
+        command: command.to_string(),
+    }
+}
+
+fn verdict(p_adj: f64, lo: Option<f64>, hi: Option<f64>, opts: &CompareOpts) -> Verdict {
+    match (lo, hi) {
+        (Some(lo), _) if p_adj < opts.alpha && lo > opts.noise_pct => Verdict::Slower,
+        (_, Some(hi)) if p_adj < opts.alpha && hi < -opts.noise_pct => Verdict::Faster,
+        _ => Verdict::NoChange,
+    }
+}
+
+/// What of a probe snapshot changes the cost of a syscall, by JSON pointer.
+const PROBE_KEYS: &[(&str, &str)] = &[
+    ("/kernel/release", "kernel"),
+    ("/kernel/cmdline", "kernel command line"),
+    ("/lsm/modules", "active LSMs"),
+    ("/mitigations", "CPU mitigations"),
+    ("/cpu/model", "CPU model"),
+    ("/cpu/online_count", "online CPUs"),
+    ("/selinux/state", "SELinux"),
+    ("/apparmor/enabled", "AppArmor"),
+    ("/landlock/abi", "Landlock ABI"),
+    ("/audit/enabled", "audit enabled"),
+    ("/audit/rules", "audit rules"),
+];
+
+/// Human descriptions of the differences that matter between two probes.
+pub fn probe_differences(a: &Value, b: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (ptr, name) in PROBE_KEYS {
+        let (x, y) = (a.pointer(ptr), b.pointer(ptr));
+        if x == y {
+            continue;
+        }
+        match (x, y) {
+            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                let changed: Vec<&String> = x
+                    .keys()
+                    .chain(y.keys().filter(|k| !x.contains_key(*k)))
+                    .filter(|k| x.get(*k) != y.get(*k))
+                    .collect();
+                out.push(format!(
+                    "{name} differ ({})",
+                    changed
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            _ => out.push(format!("{name} differ: {} vs {}", short(x), short(y))),
+        }
+    }
+    out
+}
+
+fn short(v: Option<&Value>) -> String {
+    let s = match v {
+        None => "unknown".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    if s.chars().count() > 60 {
+        format!("{}...", s.chars().take(57).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn machine_summary(run: &StoredRun) -> Vec<(String, String)> {
+    let s = &run.meta.system;
+    let text = |p: &str| {
+        s.pointer(p)
+            .map(|v| short(Some(v)))
+            .unwrap_or_else(|| "unknown".into())
+    };
+    vec![
+        ("host".into(), run.meta.host.clone()),
+        ("kernel".into(), text("/kernel/release")),
+        (
+            "cpu".into(),
+            format!("{} x {}", text("/cpu/model"), text("/cpu/online_count")),
+        ),
+        ("lsms".into(), text("/lsm/modules")),
+        ("secperf".into(), run.meta.secperf_version.clone()),
+    ]
+}
+
+#[cfg(test)]
+mod tests;

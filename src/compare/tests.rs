@@ -1,0 +1,196 @@
+use chrono::Utc;
+use serde_json::json;
+
+use super::*;
+use crate::model::{Mode, RunMeta, Sample, StoredRun, Summary, WorkloadResult};
+
+fn result(workload: &str, values: &[f64]) -> WorkloadResult {
+    let s = Summary {
+        median: 0.0,
+        ci_low: 0.0,
+        ci_high: 0.0,
+    };
+    WorkloadResult {
+        workload: workload.into(),
+        mode: Mode::Process,
+        tasks: 1,
+        pinned: true,
+        cpus: vec![0],
+        params: Default::default(),
+        sample_ms: 100,
+        warmup_samples: 1,
+        samples: values.len() as u32,
+        ops_per_sec: s,
+        ns_per_op: s,
+        unit_rate: None,
+        sample_data: values
+            .iter()
+            .enumerate()
+            .map(|(i, &ns)| Sample {
+                index: i as u32,
+                elapsed_ns: 100_000_000,
+                ops: (1e8 / ns) as u64,
+                ops_per_sec: 1e9 / ns,
+                ns_per_op: ns,
+                per_task_ops_per_sec: vec![1e9 / ns],
+                involuntary_ctxt_switches: 0,
+                steal_ms: 0.0,
+                flags: vec![],
+            })
+            .collect(),
+        started_at: Utc::now(),
+        finished_at: Utc::now(),
+    }
+}
+
+fn run(id: i64, label: &str, kernel: &str, results: Vec<WorkloadResult>) -> StoredRun {
+    StoredRun {
+        run_id: id,
+        meta: RunMeta {
+            label: label.into(),
+            kind: "run".into(),
+            started_at: Utc::now(),
+            host: "box".into(),
+            secperf_version: "0.1.0".into(),
+            command: "secperf run".into(),
+            params: json!({}),
+            system: json!({"kernel": {"release": kernel}, "lsm": {"modules": ["capability", "landlock"]},
+                           "cpu": {"model": "AMD EPYC", "online_count": 2}}),
+        },
+        finished_at: Some(Utc::now()),
+        results,
+        comparisons: vec![],
+    }
+}
+
+fn noisy(centre: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| centre * (1.0 + 0.002 * ((i * 7 % 11) as f64 - 5.0)))
+        .collect()
+}
+
+const OPTS: CompareOpts = CompareOpts {
+    alpha: 0.05,
+    noise_pct: 1.0,
+    seed: 3,
+};
+
+#[test]
+fn a_clear_slowdown_is_slower_and_an_unchanged_row_is_not() {
+    let a = run(
+        1,
+        "base",
+        "6.18.0",
+        vec![
+            result("getppid", &noisy(300.0, 20)),
+            result("eventfd", &noisy(700.0, 20)),
+        ],
+    );
+    let b = run(
+        2,
+        "patched",
+        "6.18.0",
+        vec![
+            result("getppid", &noisy(330.0, 20)),
+            result("eventfd", &noisy(700.0, 20)),
+        ],
+    );
+    let r = build(&[a, b], &OPTS, "secperf compare base patched");
+    assert_eq!(r.design, DesignKind::Unpaired);
+    assert_eq!(r.columns, vec!["base (run 1)", "patched (run 2)"]);
+    assert_eq!(r.rows.len(), 2);
+    let getppid = r.rows[0].cells[1].as_ref().unwrap();
+    assert_eq!(getppid.verdict, Some(Verdict::Slower));
+    let change = getppid.change_pct.unwrap();
+    assert!((change - 10.0).abs() < 0.5, "{change}");
+    assert!(getppid.ci_low_pct.unwrap() <= change && change <= getppid.ci_high_pct.unwrap());
+    let eventfd = r.rows[1].cells[1].as_ref().unwrap();
+    assert_eq!(eventfd.verdict, Some(Verdict::NoChange));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert!(r.summary[0].contains("geometric mean"), "{:?}", r.summary);
+}
+
+#[test]
+fn rows_missing_from_the_other_run_are_left_out_or_empty() {
+    let a = run(
+        1,
+        "",
+        "6.18.0",
+        vec![
+            result("getppid", &noisy(300.0, 10)),
+            result("open", &noisy(2500.0, 10)),
+        ],
+    );
+    let b = run(2, "", "6.18.0", vec![result("getppid", &noisy(300.0, 10))]);
+    let c = run(3, "", "6.18.0", vec![result("open", &noisy(2500.0, 10))]);
+    let r = build(&[a, b, c], &OPTS, "secperf compare 1 2 3");
+    assert_eq!(r.rows.len(), 2);
+    assert!(r.rows[0].cells[2].is_none(), "getppid is not in run 3");
+    assert!(r.rows[1].cells[1].is_none(), "open is not in run 2");
+}
+
+#[test]
+fn probe_differences_that_matter_are_warnings() {
+    let a = run(1, "", "6.18.0", vec![result("getppid", &noisy(300.0, 10))]);
+    let mut b = run(2, "", "6.19.0", vec![result("getppid", &noisy(300.0, 10))]);
+    b.meta.system["lsm"]["modules"] = json!(["capability", "landlock", "bpf"]);
+    let r = build(&[a, b], &OPTS, "x");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("kernel differ: 6.18.0 vs 6.19.0")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        r.warnings.iter().any(|w| w.contains("active LSMs")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn overhead_runs_give_one_row_per_arm() {
+    use crate::model::{Comparison, PairData};
+    use crate::stats::paired::OverheadPct;
+    let mut a = run(1, "", "6.18.0", vec![]);
+    a.comparisons.push(Comparison {
+        workload: "getppid".into(),
+        workload_params: Default::default(),
+        mechanism: "seccomp".into(),
+        variant: "args".into(),
+        params: Default::default(),
+        mode: Mode::Process,
+        tasks: 1,
+        pairs: 2,
+        sample_ms: 60,
+        samples_per_half: 2,
+        baseline_ns_per_op: 300.0,
+        treatment_ns_per_op: 350.0,
+        overhead_pct: OverheadPct {
+            estimate: 16.0,
+            ci_low: 10.0,
+            ci_high: 20.0,
+            p_value: 0.01,
+            verdict: Verdict::Slower,
+        },
+        pair_data: vec![
+            PairData {
+                index: 0,
+                order: "AB".into(),
+                baseline_ns_per_op: 300.0,
+                treatment_ns_per_op: 350.0,
+            },
+            PairData {
+                index: 1,
+                order: "BA".into(),
+                baseline_ns_per_op: 301.0,
+                treatment_ns_per_op: 349.0,
+            },
+        ],
+    });
+    let s = series(&a);
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0].0.label, "seccomp:args (baseline arm)");
+    assert_eq!(s[1].1, vec![350.0, 349.0]);
+}

@@ -1,0 +1,142 @@
+//! Reports (see [`super::model`]) from what `run` and `overhead` measured,
+//! so every command speaks every format.
+
+use super::model::{Cell, DesignKind, Report, Row};
+use crate::model::{Comparison, WorkloadResult};
+
+fn machine(system: &serde_json::Value, host: &str) -> Vec<(String, String)> {
+    let text = |p: &str| {
+        system
+            .pointer(p)
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .unwrap_or_else(|| "unknown".into())
+    };
+    vec![
+        ("host".into(), host.to_string()),
+        ("kernel".into(), text("/kernel/release")),
+        (
+            "cpu".into(),
+            format!("{} x {}", text("/cpu/model"), text("/cpu/online_count")),
+        ),
+        ("lsms".into(), text("/lsm/modules")),
+        ("secperf".into(), env!("CARGO_PKG_VERSION").into()),
+    ]
+}
+
+fn plain_cell(samples: Vec<f64>) -> Cell {
+    Cell {
+        value: crate::stats::median(&samples).unwrap_or(f64::NAN),
+        cv_pct: crate::stats::summary::describe(&samples).map(|d| d.cv_pct),
+        samples,
+        change_pct: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        p_value: None,
+        verdict: None,
+    }
+}
+
+/// `secperf run`: one configuration, ns/op per sample.
+pub fn from_results(
+    name: &str,
+    results: &[WorkloadResult],
+    system: &serde_json::Value,
+    host: &str,
+    command: &str,
+) -> Report {
+    Report {
+        title: "secperf run".into(),
+        design: DesignKind::Single,
+        unit: "ns/op".into(),
+        sign_convention: "ns per operation of one task; median over samples".into(),
+        columns: vec![name.to_string()],
+        rows: results
+            .iter()
+            .map(|r| Row {
+                workload: r.workload.clone(),
+                tasks: r.tasks,
+                label: r
+                    .params
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                cells: vec![Some(plain_cell(
+                    r.sample_data.iter().map(|s| s.ns_per_op).collect(),
+                ))],
+            })
+            .collect(),
+        summary: vec![],
+        warnings: vec![],
+        machine: machine(system, host),
+        command: command.to_string(),
+    }
+}
+
+/// `secperf overhead`: baseline and treatment arms of each comparison.
+pub fn from_comparisons(
+    comparisons: &[Comparison],
+    system: &serde_json::Value,
+    host: &str,
+    command: &str,
+) -> Report {
+    let rows = comparisons
+        .iter()
+        .map(|c| {
+            let default_of = |k: &str| {
+                crate::mechanisms::find(&c.mechanism)
+                    .and_then(|m| m.params().iter().find(|p| p.name == k).map(|p| p.default))
+            };
+            let params: Vec<String> = c
+                .params
+                .iter()
+                .filter(|(k, v)| default_of(k) != Some(v.as_str()))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let label = format!("{}:{}", c.mechanism, c.variant)
+                + &if params.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", params.join(" "))
+                };
+            let o = &c.overhead_pct;
+            let mut treatment =
+                plain_cell(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());
+            treatment.change_pct = Some(o.estimate);
+            treatment.ci_low_pct = Some(o.ci_low);
+            treatment.ci_high_pct = Some(o.ci_high);
+            treatment.p_value = Some(o.p_value);
+            treatment.verdict = Some(o.verdict);
+            Row {
+                workload: c.workload.clone(),
+                tasks: c.tasks,
+                label,
+                cells: vec![
+                    Some(plain_cell(
+                        c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
+                    )),
+                    Some(treatment),
+                ],
+            }
+        })
+        .collect();
+    Report {
+        title: "secperf overhead".into(),
+        design: DesignKind::Paired,
+        unit: "ns/op".into(),
+        sign_convention: "% overhead = exp(median over pairs of ln(treatment/baseline)) - 1: positive = \
+                          slower with the mechanism; significant when Wilcoxon p < 0.05 and the 95% CI \
+                          excludes 0"
+            .into(),
+        columns: vec!["baseline".into(), "treatment".into()],
+        rows,
+        summary: vec![],
+        warnings: vec![],
+        machine: machine(system, host),
+        command: command.to_string(),
+    }
+}
