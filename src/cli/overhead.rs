@@ -19,6 +19,7 @@ use crate::model::{Comparison, Mode, RunMeta, Skipped};
 use crate::overhead::{Case, Design};
 use crate::safety::StateLock;
 use crate::stats::bootstrap::Rng;
+use crate::stats::paired::DecisionOpts;
 use crate::store::Store;
 use crate::usage_bail;
 
@@ -38,7 +39,8 @@ pub struct OverheadArgs {
     #[command(flatten)]
     pub placement: TaskArgs,
 
-    /// A/B pairs per comparison (at least 10) [default: 10].
+    /// A/B pairs per comparison (at least 10) [default: 12, more when there
+    /// are so many comparisons that Holm correction needs them].
     #[arg(long, value_name = "N")]
     pub pairs: Option<u32>,
 
@@ -63,6 +65,20 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Significance level, after Holm correction across the comparisons.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub alpha: f64,
+
+    /// Noise band, percent: a change is slower/faster only when its whole
+    /// 95% interval lies outside +-noise.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub noise: f64,
+
+    /// Equivalence margin, percent: "negligible" when a two one-sided test
+    /// shows the change lies within +-margin.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub equivalence: f64,
+
     /// Output format instead of the default table: table, email (72-column
     /// ASCII for a mailing list), markdown, json (the report grid), csv,
     /// benchstat. `--json` still prints the full result document.
@@ -72,6 +88,16 @@ pub struct OverheadArgs {
     /// With --format: write to this file (a directory for benchstat).
     #[arg(short, long, value_name = "PATH", requires = "format")]
     pub output: Option<PathBuf>,
+}
+
+/// Pairs needed so that the smallest possible Wilcoxon p-value (2/2^n)
+/// survives Holm correction over `comparisons` at `alpha`.
+pub fn min_pairs_for(comparisons: usize, alpha: f64) -> u32 {
+    let mut n = 1u32;
+    while 2.0 / 2f64.powi(n as i32) * comparisons.max(1) as f64 >= alpha && n < 64 {
+        n += 1;
+    }
+    n
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -88,6 +114,7 @@ pub struct OverheadPlan {
     pub mode: Mode,
     pub cpus: Vec<usize>,
     pub seed: u64,
+    pub decision: DecisionOpts,
     pub label: String,
     pub scratch: PathBuf,
     pub quick: bool,
@@ -112,9 +139,19 @@ fn survey_treatment(name: &str, v: &str) -> Result<Treatment> {
 impl OverheadPlan {
     pub fn from_args(a: &OverheadArgs) -> Result<OverheadPlan> {
         let placement = a.placement.resolve("1")?;
-        let pairs = a.pairs.unwrap_or(10);
-        if pairs < 10 {
+        if let Some(pairs) = a.pairs.filter(|&p| p < 10) {
             usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+        }
+        if !(a.alpha > 0.0 && a.alpha < 1.0) {
+            usage_bail!(
+                "--alpha {}: give a significance level between 0 and 1 (e.g. 0.05)",
+                a.alpha
+            );
+        }
+        for (flag, v) in [("--noise", a.noise), ("--equivalence", a.equivalence)] {
+            if !(0.0..100.0).contains(&v) {
+                usage_bail!("{flag} {v}: give a percentage between 0 and 100 (e.g. 1)");
+            }
         }
         let sample_ms = a.sample_ms.unwrap_or(if a.quick { 30 } else { 60 });
         if !(5..=600_000).contains(&sample_ms) {
@@ -183,6 +220,18 @@ impl OverheadPlan {
                 "nothing to measure: no available mechanism (see the reasons with `secperf list`)"
             );
         }
+        // The smallest two-sided exact Wilcoxon p-value with n pairs is
+        // 2/2^n; after Holm over m comparisons it must still beat alpha.
+        let needed = min_pairs_for(cases.len(), a.alpha);
+        let pairs = a.pairs.unwrap_or(needed.max(12));
+        if pairs < needed {
+            eprintln!(
+                "secperf: warning: with {pairs} pairs and {} comparisons nothing can be significant \
+                 after Holm correction at alpha {}; use --pairs {needed} or more",
+                cases.len(),
+                a.alpha
+            );
+        }
         let seed = a.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -203,6 +252,11 @@ impl OverheadPlan {
             mode: a.placement.mode,
             cpus: placement.cpus,
             seed,
+            decision: DecisionOpts {
+                alpha: a.alpha,
+                noise_pct: a.noise,
+                equivalence_pct: a.equivalence,
+            },
             label: placement.label,
             scratch: placement.scratch,
             quick: a.quick,
@@ -272,6 +326,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let progress = Progress::new(slices);
     let mut rng = Rng::new(plan.seed);
     let mut comparisons = Vec::new();
+    let mut ids = Vec::new();
     for case in &plan.cases {
         progress.start(&format!(
             "{} on {} tasks={}",
@@ -288,7 +343,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
                 return Err(e);
             }
         };
-        store.add_comparison(run_id, &c)?;
+        ids.push(store.add_comparison(run_id, &c)?);
         progress.line(&format!(
             "{} on {} tasks={}: {}",
             case.treatment,
@@ -297,6 +352,12 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             c.overhead_pct.describe()
         ));
         comparisons.push(c);
+    }
+    // Holm across the comparisons of this report, noise band and
+    // equivalence: the verdicts printed and stored.
+    crate::overhead::decide_all(&mut comparisons, &plan.decision);
+    for (c, id) in comparisons.iter().zip(&ids) {
+        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
     }
     store.finish_run(run_id)?;
     progress.finish();
@@ -332,4 +393,17 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     };
     super::emit_fmt!("Stored as run {run_id}{label} in {}.", db_path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::min_pairs_for;
+
+    #[test]
+    fn pairs_needed_for_holm() {
+        // 2/2^n * m < alpha
+        assert_eq!(min_pairs_for(1, 0.05), 6); // 2/64 = 0.031
+        assert_eq!(min_pairs_for(28, 0.05), 11); // 28 * 2/2048 = 0.027
+        assert_eq!(min_pairs_for(0, 0.05), 6);
+    }
 }

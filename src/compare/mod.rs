@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::model::StoredRun;
 use crate::report::model::{Cell, DesignKind, Report, Row};
 use crate::stats::holm::holm;
-use crate::stats::paired::Verdict;
+use crate::stats::paired::{DecisionOpts, Verdict, decide};
 use crate::stats::summary::{describe, geometric_mean};
 use crate::stats::unpaired::{UnpairedOpts, compare_unpaired};
 
@@ -217,10 +217,15 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     }
 }
 
+/// Unpaired rows have no equivalence test: never `Negligible`.
 fn verdict(p_adj: f64, lo: Option<f64>, hi: Option<f64>, opts: &CompareOpts) -> Verdict {
+    let d = DecisionOpts {
+        alpha: opts.alpha,
+        noise_pct: opts.noise_pct,
+        equivalence_pct: 0.0,
+    };
     match (lo, hi) {
-        (Some(lo), _) if p_adj < opts.alpha && lo > opts.noise_pct => Verdict::Slower,
-        (_, Some(hi)) if p_adj < opts.alpha && hi < -opts.noise_pct => Verdict::Faster,
+        (Some(lo), Some(hi)) => decide(p_adj, lo, hi, None, &d),
         _ => Verdict::NoChange,
     }
 }

@@ -20,7 +20,9 @@ use crate::model::{Comparison, Mode, PairData, Params};
 use crate::runner::{self, MeasureOpts, Tick};
 use crate::safety::StateLock;
 use crate::stats::bootstrap::Rng;
-use crate::stats::paired::{PairedOpts, compare_paired};
+use crate::stats::holm::holm;
+use crate::stats::paired::{DecisionOpts, PairedOpts, compare_paired, decide};
+use crate::stats::tost::tost_log_ratios;
 use crate::workloads::WorkloadDef;
 
 /// One comparison to make: a treatment on a workload at a task count.
@@ -135,6 +137,30 @@ pub fn compare(
     })
 }
 
+/// Final verdicts of a report: Holm-corrected p-values across its
+/// comparisons (stored as `p_value`), the noise band, and the equivalence
+/// test on each comparison's log ratios for `negligible`.
+pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
+    let raw: Vec<f64> = comparisons.iter().map(|c| c.overhead_pct.p_value).collect();
+    for (c, p) in comparisons.iter_mut().zip(holm(&raw)) {
+        let r: Vec<f64> = c
+            .pair_data
+            .iter()
+            .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+            .collect();
+        let tost = tost_log_ratios(&r, opts.equivalence_pct);
+        let o = &mut c.overhead_pct;
+        o.p_value = p;
+        o.verdict = decide(
+            p,
+            o.ci_low,
+            o.ci_high,
+            Some(tost).filter(|t| t.is_finite()),
+            opts,
+        );
+    }
+}
+
 /// One half: sets the arm up, measures in fresh tasks, undoes the arm.
 /// Returns the median ns/op of the half's slices.
 fn run_half(
@@ -190,6 +216,68 @@ fn run_half(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn comparison(pairs: &[(f64, f64)], p_value: f64, ci: (f64, f64)) -> Comparison {
+        use crate::stats::paired::{OverheadPct, Verdict};
+        Comparison {
+            workload: "getppid".into(),
+            workload_params: Params::new(),
+            mechanism: "none".into(),
+            variant: "control".into(),
+            params: Params::new(),
+            mode: Mode::Process,
+            tasks: 1,
+            pairs: pairs.len() as u32,
+            sample_ms: 10,
+            samples_per_half: 1,
+            baseline_ns_per_op: 1.0,
+            treatment_ns_per_op: 1.0,
+            overhead_pct: OverheadPct {
+                estimate: 0.0,
+                ci_low: ci.0,
+                ci_high: ci.1,
+                p_value,
+                verdict: Verdict::NoChange,
+            },
+            pair_data: pairs
+                .iter()
+                .enumerate()
+                .map(|(i, &(b, t))| PairData {
+                    index: i as u32,
+                    order: "AB".into(),
+                    baseline_ns_per_op: b,
+                    treatment_ns_per_op: t,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn final_verdicts_use_holm_noise_band_and_equivalence() {
+        use crate::stats::paired::Verdict;
+        let slow: Vec<(f64, f64)> = (0..12)
+            .map(|i| (100.0, 110.0 + (i % 3) as f64 * 0.1))
+            .collect();
+        let same: Vec<(f64, f64)> = (0..12)
+            .map(|i| (100.0, 100.0 + ((i % 5) as f64 - 2.0) * 0.05))
+            .collect();
+        let tiny: Vec<(f64, f64)> = (0..12)
+            .map(|i| (100.0, 100.5 + (i % 3) as f64 * 0.01))
+            .collect();
+        let mut cs = vec![
+            comparison(&slow, 0.0005, (9.9, 10.3)),
+            comparison(&same, 0.9, (-0.2, 0.2)),
+            comparison(&tiny, 0.0005, (0.49, 0.52)),
+        ];
+        decide_all(&mut cs, &DecisionOpts::default());
+        // Holm: the smallest p times 3, the next times 2.
+        assert!((cs[0].overhead_pct.p_value - 0.0015).abs() < 1e-12);
+        assert_eq!(cs[0].overhead_pct.verdict, Verdict::Slower);
+        // Inside +-1%: significant but inside the noise band, and shown to be within it.
+        assert_eq!(cs[1].overhead_pct.verdict, Verdict::Negligible);
+        assert_eq!(cs[2].overhead_pct.verdict, Verdict::Negligible);
+        assert!(cs[2].overhead_pct.describe().starts_with("negligible"));
+    }
 
     #[test]
     fn orders_are_random_but_reproducible() {

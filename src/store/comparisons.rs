@@ -15,6 +15,7 @@ fn verdict_to_sql(v: Verdict) -> &'static str {
         Verdict::Slower => "slower",
         Verdict::Faster => "faster",
         Verdict::NoChange => "no-change",
+        Verdict::Negligible => "negligible",
     }
 }
 
@@ -23,6 +24,7 @@ fn verdict_from_sql(s: &str) -> Result<Verdict> {
         "slower" => Verdict::Slower,
         "faster" => Verdict::Faster,
         "no-change" => Verdict::NoChange,
+        "negligible" => Verdict::Negligible,
         other => anyhow::bail!("comparisons.verdict: unknown value '{other}'"),
     })
 }
@@ -92,6 +94,27 @@ impl Store {
         }
         tx.commit().with_context(context)?;
         Ok(id)
+    }
+}
+
+impl Store {
+    /// Replaces a stored comparison's p-value and verdict with the final,
+    /// multiplicity-corrected ones.
+    pub fn set_comparison_decision(
+        &mut self,
+        comparison_id: i64,
+        p_value: f64,
+        verdict: Verdict,
+    ) -> Result<()> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE comparisons SET p_value = ?1, verdict = ?2 WHERE id = ?3",
+                params![p_value, verdict_to_sql(verdict), comparison_id],
+            )
+            .with_context(|| format!("cannot update comparison {comparison_id}"))?;
+        anyhow::ensure!(n == 1, "comparison {comparison_id} does not exist");
+        Ok(())
     }
 }
 

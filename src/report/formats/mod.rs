@@ -100,6 +100,7 @@ pub(crate) fn verdict_name(v: Verdict) -> &'static str {
         Verdict::Slower => "slower",
         Verdict::Faster => "faster",
         Verdict::NoChange => "no-change",
+        Verdict::Negligible => "negligible",
     }
 }
 
