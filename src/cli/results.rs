@@ -17,6 +17,12 @@ pub enum ResultsCommand {
     Show {
         /// Run id, label, `latest` or `latest~N`.
         run: String,
+        /// Output format instead of the default summary and tables.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<crate::report::formats::Format>,
+        /// With --format: write to this file (a directory for benchstat).
+        #[arg(short, long, value_name = "PATH", requires = "format")]
+        output: Option<PathBuf>,
     },
     /// Export runs with every sample, as JSON or CSV (one row per sample).
     Export {
@@ -61,11 +67,36 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 super::emit_fmt!("{}", crate::report::table::runs(&runs));
             }
         }
-        ResultsCommand::Show { run } => {
+        ResultsCommand::Show {
+            run,
+            format,
+            output,
+        } => {
             let id = store.resolve_run(&run)?;
             let run = store.load_run(id)?;
             if json {
                 return super::print_json(&run);
+            }
+            if let Some(format) = format {
+                let m = &run.meta;
+                let report = if run.comparisons.is_empty() {
+                    let name = crate::compare::run_name(&run);
+                    crate::report::build::from_results(
+                        &name,
+                        &run.results,
+                        &m.system,
+                        &m.host,
+                        &m.command,
+                    )
+                } else {
+                    crate::report::build::from_comparisons(
+                        &run.comparisons,
+                        &m.system,
+                        &m.host,
+                        &m.command,
+                    )
+                };
+                return super::compare::write_report(&report, format, output.as_deref());
             }
             print_run(&run);
         }

@@ -217,7 +217,11 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
 
 /// The command line as typed, for reproduction.
 pub(super) fn meta_command() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    // argv[0] may be a build path (./target/release/secperf): name the tool.
+    std::iter::once("secperf".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch

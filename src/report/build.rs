@@ -129,8 +129,8 @@ pub fn from_comparisons(
         design: DesignKind::Paired,
         unit: "ns/op".into(),
         sign_convention: "% overhead = exp(median over pairs of ln(treatment/baseline)) - 1: positive = \
-                          slower with the mechanism; significant when Wilcoxon p < 0.05 and the 95% CI \
-                          excludes 0"
+                          slower with the mechanism; significant when the Holm-corrected Wilcoxon p < \
+                          alpha and the 95% CI lies outside the noise band"
             .into(),
         columns: vec!["baseline".into(), "treatment".into()],
         rows,

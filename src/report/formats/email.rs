@@ -108,19 +108,22 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// ns/op values are shown in the unit that keeps the largest readable.
+/// ns/op values are shown in the largest unit that keeps the smallest
+/// value at 1 or more (a report mixing 300 ns getppid and 100 ms walks
+/// stays in ns/op; the walks print without decimals).
 fn display_unit(report: &Report) -> (f64, String) {
     if report.unit != "ns/op" {
         return (1.0, ascii(&report.unit));
     }
-    let max = report
+    let min = report
         .rows
         .iter()
         .flat_map(|r| r.cells.iter().flatten())
         .map(|c| c.value.abs())
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    match max {
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    match min {
+        m if !m.is_finite() => (1.0, "ns/op".into()),
         m if m >= 1e11 => (1e9, "s/op".into()),
         m if m >= 1e8 => (1e6, "ms/op".into()),
         m if m >= 1e5 => (1e3, "us/op".into()),
@@ -133,6 +136,8 @@ fn fmt_value(v: f64) -> String {
         "n/a".into()
     } else if v.abs() >= 1e9 {
         format!("{v:.3e}")
+    } else if v.abs() >= 1e5 {
+        format!("{v:.0}")
     } else {
         format!("{v:.2}")
     }
