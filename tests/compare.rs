@@ -21,12 +21,22 @@ const TINY_RUN: &[&str] = &[
     "--samples",
     "4",
     "--sample-ms",
-    "20",
+    "40",
     "--warmup",
     "0",
+    "--no-pin",
 ];
 
+/// Measurements run one at a time: parallel tests starving each other's
+/// tasks would make a slice empty, which secperf rightly refuses.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn two_runs(db: &Path) {
+    let _one_at_a_time = measuring();
     for label in ["base", "new"] {
         secperf(db)
             .args(TINY_RUN)
@@ -118,6 +128,7 @@ fn json_csv_markdown_and_benchstat_render() {
 fn run_and_overhead_speak_the_formats_too() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
+    let _one_at_a_time = measuring();
     let out = stdout(secperf(&db).args(TINY_RUN).args(["--format", "markdown"]));
     assert!(out.contains("getppid"), "{out}");
     let out = stdout(secperf(&db).args([
