@@ -94,7 +94,7 @@ fn opts(tasks: usize, mode: Mode, params: Params) -> MeasureOpts {
         },
         warmup: 1,
         samples: 3,
-        sample_ms: 30,
+        sample_ms: 50,
         scratch_root: std::env::temp_dir(),
         cache_dir: std::env::temp_dir().join("secperf-test-cache"),
         params,
