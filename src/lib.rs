@@ -5,6 +5,7 @@
 //! `probe` (the machine's security configuration), `store` (SQLite),
 //! `stats` (pure maths), `report` (tables and exports) and `cli`.
 
+pub mod calibrate;
 pub mod cli;
 pub mod compare;
 pub mod error;

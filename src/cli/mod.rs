@@ -2,6 +2,7 @@
 //! arguments are validated into plans before anything touches the system;
 //! `main` prints one error chain and picks the exit code (2 for bad input).
 
+mod calibrate;
 mod common;
 mod compare;
 mod list;
@@ -61,6 +62,10 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Undo system-wide changes a killed secperf left behind (also done at every start).
     Restore,
+    /// Check the A/B method on this machine: the A/A false-positive rate,
+    /// detection and interval coverage of known injected slowdowns, and the
+    /// smallest slowdown detectable in a time budget.
+    Calibrate(calibrate::CalibrateArgs),
     /// Stored results: list, show, export, delete.
     Results {
         #[command(subcommand)]
@@ -110,6 +115,7 @@ fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Overhead(args) => overhead::overhead(args, cli.db.as_deref(), cli.json),
         Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
+        Command::Calibrate(args) => calibrate::calibrate(args, cli.db.as_deref(), cli.json),
         Command::Compare(args) => compare::compare(args, cli.db.as_deref(), cli.json),
         Command::Restore => crate::safety::restore_command(cli.json),
         Command::List => list::list(cli.json),

@@ -17,8 +17,10 @@
 //!   preempted slice from moving the answer.
 //! * **Interval:** percentile bootstrap over pairs (resampling whole pairs
 //!   with replacement, seeded so a report is reproducible) of the median of
-//!   r, mapped through exp(.) - 1. Simple, assumption-light, and good enough
-//!   at n >= 10 pairs (see `bootstrap.rs`).
+//!   r, widened where needed to the distribution-free order-statistic
+//!   interval of the median (guaranteed coverage), mapped through
+//!   exp(.) - 1. `secperf calibrate` showed the bootstrap alone
+//!   undercovering at 10 pairs on the development VM.
 //! * **p-value:** two-sided Wilcoxon signed-rank test on r, because ratios
 //!   of timings on a noisy machine are not normal (see `wilcoxon.rs`).
 //! * **Verdict:** slower / faster only when p < alpha *and* the interval
@@ -204,13 +206,21 @@ pub fn compare_paired(
         .map(|(&b, &t)| log_ratio(b, t))
         .collect();
     let med = median(&r).context("median of log-ratios")?;
-    let (lo, hi) = bootstrap_ci(
+    let (boot_lo, boot_hi) = bootstrap_ci(
         &r,
         |s| median(s).unwrap_or(f64::NAN),
         opts.confidence,
         opts.resamples,
         opts.seed,
     );
+    // Widened to the distribution-free order-statistic interval of the
+    // median, whose coverage is guaranteed: at 10-12 pairs the percentile
+    // bootstrap alone covered the independently measured truth in only
+    // 7 of 10 calibration runs on the development VM.
+    let (lo, hi) = match super::median_ci(&r, opts.confidence) {
+        Some(os) => (boot_lo.min(os.ci_low), boot_hi.max(os.ci_high)),
+        None => (boot_lo, boot_hi),
+    };
     let p_value = wilcoxon_signed_rank(&r);
 
     let pct = |v: f64| v.exp_m1() * 100.0;

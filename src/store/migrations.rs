@@ -119,6 +119,25 @@ CREATE TABLE comparison_pairs (
     UNIQUE (comparison_id, idx)
 );
 "#,
+    // 3: calibrations of `secperf calibrate` (the method checked on this machine).
+    r#"
+CREATE TABLE calibrations (
+    id                    INTEGER PRIMARY KEY,
+    run_id                INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    workload              TEXT NOT NULL,
+    created_at            TEXT NOT NULL,
+    aa_comparisons        INTEGER NOT NULL,
+    aa_false_positives    INTEGER NOT NULL,
+    sd_log_ratio          REAL,               -- per-pair ln(B/A), pooled within comparisons
+    pair_seconds          REAL,
+    budget_s              REAL,
+    min_effect_pct        REAL,               -- 80% power, alpha 0.05, in budget_s
+    min_effect_pairs      INTEGER NOT NULL,
+    json                  TEXT NOT NULL       -- the whole report, design included
+);
+CREATE INDEX calibrations_run_id ON calibrations(run_id);
+CREATE INDEX calibrations_workload ON calibrations(workload, created_at);
+"#,
 ];
 
 /// Brings the schema up to `MIGRATIONS.len()`. Also performs one write

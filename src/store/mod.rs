@@ -18,6 +18,7 @@
 //! the schema in `migrations.rs`, value conversions in `codec.rs`, JSON/CSV
 //! export in `export.rs`.
 
+pub mod calibrations;
 mod codec;
 mod comparisons;
 pub mod export;

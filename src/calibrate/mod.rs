@@ -1,0 +1,545 @@
+//! `secperf calibrate`: the A/B method checks itself on this machine
+//! (methodology.md, point 6).
+//!
+//! Three experiments, all with the same design as `secperf overhead`
+//! (randomised interleaved pairs, [`crate::overhead::compare`]):
+//!
+//! 1. **A/A**: K comparisons of the `none` control against itself. Every
+//!    verdict other than "no change" is a false positive; the rate comes
+//!    with a 95% Wilson interval. The target is 2-8%.
+//! 2. **Injected slowdowns**: an argument-inspecting seccomp filter stack
+//!    (`seccomp:args,filters=F`) is a slowdown of stable, known size. Its
+//!    "truth" is measured independently by T long comparisons (3x the
+//!    pairs each), pooled: exp(median of all their log-ratios) - 1. Then M
+//!    short comparisons (the normal design) are run, interleaved with the
+//!    truth blocks so drift affects both alike; reported are the detection
+//!    rate (verdict "slower") and the coverage (the fraction of 95%
+//!    intervals that contain the truth; should be near 95%).
+//! 3. **Smallest detectable effect**: the pooled within-comparison spread
+//!    of the A/A log-ratios (robust: 1.4826 x MAD, since a preempted half
+//!    gives heavy tails that the median ignores) gives, by a normal approximation
+//!    ([`stats::min_detectable_effect_pct`]), the smallest slowdown detected
+//!    with 80% power at alpha 0.05 by 10 pairs and by as many pairs as fit
+//!    in the time budget (budget / measured seconds per pair).
+//!
+//! This module plans and runs the experiments through a measuring callback
+//! (so the bookkeeping is tested without a machine) and builds the
+//! [`CalibrationReport`]; the command line, storing and printing are in
+//! `cli/calibrate.rs`.
+
+pub mod render;
+pub mod stats;
+
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::mechanisms::Treatment;
+use crate::model::{Comparison, Mode, Params};
+use crate::overhead::{Case, Design};
+use crate::stats::paired::{PairedOpts, Verdict, compare_paired};
+use crate::workloads::WorkloadDef;
+pub use stats::{Proportion, min_detectable_effect_pct, pairs_for_precision};
+
+/// Injected slowdowns of the default calibration (filters per task).
+pub const DEFAULT_INJECTED: &[&str] = &["seccomp:args,filters=1", "seccomp:args,filters=4"];
+/// Injected slowdown of `--quick`.
+pub const QUICK_INJECTED: &[&str] = &["seccomp:args,filters=4"];
+
+/// Long comparisons pooled into an injected slowdown's truth.
+pub const TRUTH_COMPARISONS: u32 = 3;
+/// A truth comparison has this many times the pairs of a normal one.
+pub const TRUTH_PAIRS_FACTOR: u32 = 3;
+
+/// `--quick`: A/A comparisons and short comparisons per injected size.
+pub const QUICK_AA: u32 = 20;
+pub const QUICK_INJECTED_COMPARISONS: u32 = 10;
+
+/// Bounds of the counts sized from the budget.
+pub const MIN_AA: u32 = 10;
+pub const MIN_INJECTED_COMPARISONS: u32 = 5;
+pub const MAX_COMPARISONS: u32 = 200;
+
+/// Time a half costs beyond its slices (forking tasks, setup), seconds;
+/// measured here at 5-7 ms.
+const HALF_OVERHEAD_S: f64 = 0.007;
+
+/// How many comparisons of each kind a calibration makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub aa: u32,
+    pub truth_comparisons: u32,
+    pub truth_pairs: u32,
+    pub injected: u32,
+}
+
+/// Estimated seconds of one comparison of `pairs` pairs with `design`'s
+/// slices.
+pub fn estimate_comparison_s(design: &Design, pairs: u32) -> f64 {
+    2.0 * pairs as f64
+        * (design.slices_per_half() as f64 * design.sample_ms as f64 / 1000.0 + HALF_OVERHEAD_S)
+}
+
+/// Sizes the calibration.
+///
+/// `--quick`: [`QUICK_AA`] A/A comparisons and, per injected size,
+/// [`TRUTH_COMPARISONS`] truth comparisons plus [`QUICK_INJECTED_COMPARISONS`]
+/// short ones, whatever the budget.
+///
+/// Otherwise, with k = round(budget / seconds of one comparison): A/A gets
+/// one budget (K = k, within [`MIN_AA`]..=[`MAX_COMPARISONS`]) and every
+/// injected size one budget too, the truth's 3 x 3 = 9 comparison-times
+/// included (M = k - 9, within [`MIN_INJECTED_COMPARISONS`]..=200). With
+/// the two default sizes a calibration thus takes about 3x the budget;
+/// more only when the minimums bind (a budget below ~10 comparisons).
+pub fn counts(quick: bool, budget_s: f64, comparison_s: f64, pairs: u32) -> Counts {
+    let truth_pairs = pairs * TRUTH_PAIRS_FACTOR;
+    if quick {
+        return Counts {
+            aa: QUICK_AA,
+            truth_comparisons: TRUTH_COMPARISONS,
+            truth_pairs,
+            injected: QUICK_INJECTED_COMPARISONS,
+        };
+    }
+    let k = if comparison_s > 0.0 {
+        (budget_s / comparison_s)
+            .round()
+            .min(MAX_COMPARISONS as f64) as u32
+    } else {
+        MAX_COMPARISONS
+    };
+    let truth_cost = TRUTH_COMPARISONS * TRUTH_PAIRS_FACTOR;
+    Counts {
+        aa: k.clamp(MIN_AA, MAX_COMPARISONS),
+        truth_comparisons: TRUTH_COMPARISONS,
+        truth_pairs,
+        injected: k
+            .saturating_sub(truth_cost)
+            .clamp(MIN_INJECTED_COMPARISONS, MAX_COMPARISONS),
+    }
+}
+
+/// Everything a calibration will do, validated.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub workload: &'static WorkloadDef,
+    pub workload_params: Params,
+    /// The design of a normal (short) comparison.
+    pub design: Design,
+    pub counts: Counts,
+    /// Available injected treatments, with the spec they were parsed from
+    /// (`seccomp:args,filters=1`: Display would drop the default filters=1).
+    pub injected: Vec<(String, Treatment)>,
+    /// Why the injected part is skipped, when it is.
+    pub injected_skipped: Option<String>,
+    pub budget_s: f64,
+    pub quick: bool,
+}
+
+/// What one comparison of a calibration is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// `none` against itself.
+    AaControl,
+    /// A long comparison of injected treatment i, pooled into its truth.
+    Truth(usize),
+    /// A normal comparison of injected treatment i.
+    Short(usize),
+}
+
+/// One comparison to make, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub role: Role,
+    pub pairs: u32,
+}
+
+impl Plan {
+    /// The comparisons in the order they run: all A/A, then for every
+    /// injected size its truth blocks spread evenly among its short
+    /// comparisons (T S S S S T S S S T S S S for 3 and 10), so slow drift
+    /// moves the truth and the short comparisons alike.
+    pub fn schedule(&self) -> Vec<Step> {
+        let c = self.counts;
+        let short = self.design.pairs;
+        let mut steps: Vec<Step> = (0..c.aa)
+            .map(|_| Step {
+                role: Role::AaControl,
+                pairs: short,
+            })
+            .collect();
+        for i in 0..self.injected.len() {
+            let truth = Step {
+                role: Role::Truth(i),
+                pairs: c.truth_pairs,
+            };
+            let (t, m) = (c.truth_comparisons as u64, c.injected as u64);
+            let mut placed = 0u64;
+            for s in 0..m {
+                while placed < t && placed * m <= s * t {
+                    steps.push(truth);
+                    placed += 1;
+                }
+                steps.push(Step {
+                    role: Role::Short(i),
+                    pairs: short,
+                });
+            }
+            steps.extend((placed..t).map(|_| truth));
+        }
+        steps
+    }
+
+    /// Slices the whole schedule runs (for the progress bar).
+    pub fn total_slices(&self) -> u64 {
+        self.schedule()
+            .iter()
+            .map(|s| 2 * s.pairs as u64 * self.design.slices_per_half())
+            .sum()
+    }
+
+    /// Estimated seconds of the whole schedule.
+    pub fn estimate_s(&self) -> f64 {
+        self.schedule()
+            .iter()
+            .map(|s| estimate_comparison_s(&self.design, s.pairs))
+            .sum()
+    }
+
+    fn case(&self, treatment: Treatment) -> Case {
+        Case {
+            workload: self.workload,
+            workload_params: self.workload_params.clone(),
+            treatment,
+            tasks: 1,
+        }
+    }
+
+    /// The case of a step.
+    pub fn case_of(&self, step: &Step) -> Result<Case> {
+        Ok(match step.role {
+            Role::AaControl => self.case(Treatment::parse("none")?),
+            Role::Truth(i) | Role::Short(i) => self.case(self.injected[i].1.clone()),
+        })
+    }
+}
+
+/// The design, as stored and printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesignSummary {
+    pub pairs: u32,
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    pub warmup: u32,
+    pub mode: Mode,
+    pub tasks: u32,
+    pub cpus: Vec<usize>,
+    pub seed: u64,
+    pub quick: bool,
+    pub counts: Counts,
+}
+
+/// The A/A experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AaResult {
+    /// Comparisons whose verdict was "slower" or "faster".
+    pub false_positives: Proportion,
+    /// Whether the rate is consistent with the 2-8% target, in words.
+    pub assessment: String,
+    pub target_met: bool,
+    pub comparisons: Vec<Comparison>,
+}
+
+/// The independently measured size of an injected slowdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Truth {
+    /// exp(median of the pooled log-ratios) - 1, percent.
+    pub pct: f64,
+    /// Its bootstrap 95% interval, percent.
+    pub ci_low_pct: f64,
+    pub ci_high_pct: f64,
+    /// Pairs pooled.
+    pub pairs: u32,
+    pub comparisons: Vec<Comparison>,
+}
+
+/// One injected slowdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InjectedResult {
+    /// `seccomp:args,filters=4`.
+    pub treatment: String,
+    /// None when it could not be measured (see `skipped`).
+    pub truth: Option<Truth>,
+    /// Short comparisons with the verdict "slower".
+    pub detected: Proportion,
+    /// Short comparisons whose interval contains the truth.
+    pub covered: Proportion,
+    pub assessment: String,
+    pub comparisons: Vec<Comparison>,
+    /// Why the measurement stopped, when it did.
+    pub skipped: Option<String>,
+}
+
+/// The smallest detectable effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MinEffect {
+    /// Robust pooled within-comparison standard deviation of the A/A
+    /// ln(B/A) (1.4826 x MAD, [`stats::pooled_robust_sd`]): the one used.
+    pub sd_log_ratio: f64,
+    /// The classic pooled standard deviation, for comparison: larger when
+    /// preempted halves give heavy tails, which the median ignores.
+    pub sd_log_ratio_classic: f64,
+    /// A/A pairs it is estimated from.
+    pub sd_from_pairs: u32,
+    /// Measured wall-clock seconds of one pair (A/A comparisons).
+    pub pair_seconds: f64,
+    pub alpha: f64,
+    pub power: f64,
+    pub budget_s: f64,
+    /// Pairs that fit in the budget.
+    pub budget_pairs: u32,
+    /// Smallest slowdown detectable with `budget_pairs` pairs, percent.
+    pub budget_min_effect_pct: f64,
+    /// ... and with 10 pairs (the default of `overhead`).
+    pub ten_pairs_min_effect_pct: f64,
+    /// How it was computed (an approximation).
+    pub method: String,
+}
+
+/// Everything a calibration found; stored as the `json` of its row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationReport {
+    pub workload: String,
+    pub workload_params: Params,
+    pub design: DesignSummary,
+    pub aa: AaResult,
+    pub injected: Vec<InjectedResult>,
+    /// Why the injected part was skipped entirely (seccomp unavailable).
+    pub injected_skipped: Option<String>,
+    pub min_effect: MinEffect,
+    /// Wall-clock seconds the measurements took.
+    pub elapsed_s: f64,
+}
+
+/// Per-pair ln(treatment / baseline) of a comparison.
+pub fn log_ratios(c: &Comparison) -> Vec<f64> {
+    c.pair_data
+        .iter()
+        .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+        .collect()
+}
+
+fn is_interrupt(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<crate::error::Interrupted>())
+}
+
+/// Runs the plan's schedule through `measure` (one comparison per call,
+/// given the step and its case) and builds the report. An A/A failure
+/// ends the calibration; a failing injected treatment is recorded as
+/// skipped with the error and its remaining steps are dropped (an
+/// interrupt always ends it).
+pub fn run(
+    plan: &Plan,
+    measure: &mut dyn FnMut(&Step, &Case) -> Result<Comparison>,
+) -> Result<CalibrationReport> {
+    let started = Instant::now();
+    let mut aa = Vec::new();
+    let mut aa_seconds = 0.0;
+    let mut truths: Vec<Vec<Comparison>> = vec![Vec::new(); plan.injected.len()];
+    let mut shorts: Vec<Vec<Comparison>> = vec![Vec::new(); plan.injected.len()];
+    let mut skipped: Vec<Option<String>> = vec![None; plan.injected.len()];
+    for step in plan.schedule() {
+        let case = plan.case_of(&step)?;
+        match step.role {
+            Role::AaControl => {
+                let t0 = Instant::now();
+                let c = measure(&step, &case)?;
+                aa_seconds += t0.elapsed().as_secs_f64();
+                aa.push(c);
+            }
+            Role::Truth(i) | Role::Short(i) => {
+                if skipped[i].is_some() {
+                    continue;
+                }
+                match measure(&step, &case) {
+                    Ok(c) if matches!(step.role, Role::Truth(_)) => truths[i].push(c),
+                    Ok(c) => shorts[i].push(c),
+                    Err(e) if is_interrupt(&e) => return Err(e),
+                    Err(e) => skipped[i] = Some(format!("{e:#}")),
+                }
+            }
+        }
+    }
+
+    let fp = aa
+        .iter()
+        .filter(|c| c.overhead_pct.verdict != Verdict::NoChange)
+        .count() as u32;
+    let false_positives = Proportion::new(fp, aa.len() as u32);
+    let target_met = false_positives.ci_low_pct <= 8.0;
+    let assessment = if target_met {
+        "consistent with the 2-8% target".to_string()
+    } else {
+        "ABOVE the 2-8% target: A/A differences are detected too often on this machine now; \
+         stop other load, or use longer --sample-ms / more --samples-per-half"
+            .to_string()
+    };
+
+    let injected = plan
+        .injected
+        .iter()
+        .enumerate()
+        .map(|(i, (spec, _))| {
+            injected_result(
+                spec,
+                std::mem::take(&mut truths[i]),
+                std::mem::take(&mut shorts[i]),
+                skipped[i].take(),
+                plan.design.seed,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+
+    let groups: Vec<Vec<f64>> = aa.iter().map(log_ratios).collect();
+    let sd = stats::pooled_robust_sd(&groups).unwrap_or(f64::NAN);
+    let sd_classic = stats::pooled_sd(&groups).unwrap_or(f64::NAN);
+    let aa_pairs: u32 = aa.iter().map(|c| c.pairs).sum();
+    let pair_seconds = if aa_pairs > 0 {
+        aa_seconds / aa_pairs as f64
+    } else {
+        f64::NAN
+    };
+    let budget_pairs = if pair_seconds > 0.0 {
+        (plan.budget_s / pair_seconds)
+            .floor()
+            .clamp(0.0, u32::MAX as f64) as u32
+    } else {
+        0
+    };
+    let min_effect = MinEffect {
+        sd_log_ratio: sd,
+        sd_log_ratio_classic: sd_classic,
+        sd_from_pairs: aa_pairs,
+        pair_seconds,
+        alpha: 0.05,
+        power: 0.8,
+        budget_s: plan.budget_s,
+        budget_pairs,
+        budget_min_effect_pct: min_detectable_effect_pct(sd, budget_pairs),
+        ten_pairs_min_effect_pct: min_detectable_effect_pct(sd, 10),
+        method:
+            "normal approximation: exp((z_0.975 + z_0.8) * sd / sqrt(pairs) * sqrt(pi/2)) - 1, \
+                 sd = 1.4826 x MAD of the A/A ln(B/A) centred per comparison, \
+                 sqrt(pi/2) for the median's efficiency"
+                .to_string(),
+    };
+    let d = &plan.design;
+    Ok(CalibrationReport {
+        workload: plan.workload.name.to_string(),
+        workload_params: plan.workload_params.clone(),
+        design: DesignSummary {
+            pairs: d.pairs,
+            sample_ms: d.sample_ms,
+            samples_per_half: d.samples_per_half,
+            warmup: d.warmup,
+            mode: d.mode,
+            tasks: 1,
+            cpus: d.cpus.clone(),
+            seed: d.seed,
+            quick: plan.quick,
+            counts: plan.counts,
+        },
+        aa: AaResult {
+            false_positives,
+            assessment,
+            target_met,
+            comparisons: aa,
+        },
+        injected,
+        injected_skipped: plan.injected_skipped.clone(),
+        min_effect,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn injected_result(
+    spec: &str,
+    truths: Vec<Comparison>,
+    shorts: Vec<Comparison>,
+    skipped: Option<String>,
+    seed: u64,
+) -> Result<InjectedResult> {
+    let truth = if truths.is_empty() {
+        None
+    } else {
+        let (b, tr): (Vec<f64>, Vec<f64>) = truths
+            .iter()
+            .flat_map(|c| &c.pair_data)
+            .map(|p| (p.baseline_ns_per_op, p.treatment_ns_per_op))
+            .unzip();
+        let o = compare_paired(
+            &b,
+            &tr,
+            &PairedOpts {
+                seed,
+                ..Default::default()
+            },
+        )?;
+        Some(Truth {
+            pct: o.estimate,
+            ci_low_pct: o.ci_low,
+            ci_high_pct: o.ci_high,
+            pairs: b.len() as u32,
+            comparisons: truths,
+        })
+    };
+    let n = shorts.len() as u32;
+    let detected = shorts
+        .iter()
+        .filter(|c| c.overhead_pct.verdict == Verdict::Slower)
+        .count() as u32;
+    let covered = truth.as_ref().map_or(0, |tr| {
+        shorts
+            .iter()
+            .filter(|c| c.overhead_pct.ci_low <= tr.pct && tr.pct <= c.overhead_pct.ci_high)
+            .count() as u32
+    });
+    let detected = Proportion::new(detected, n);
+    let covered = Proportion::new(covered, if truth.is_some() { n } else { 0 });
+    let assessment = if skipped.is_some() || n == 0 || truth.is_none() {
+        "not measured".to_string()
+    } else {
+        let mut notes = Vec::new();
+        if detected.pct < 80.0 {
+            notes.push(format!(
+                "detected in only {:.0}% of comparisons: below the size this design detects reliably",
+                detected.pct
+            ));
+        }
+        if covered.ci_high_pct < 95.0 {
+            notes.push(
+                "intervals cover the truth less often than 95%: they are too narrow here"
+                    .to_string(),
+            );
+        }
+        if notes.is_empty() {
+            "detected, and intervals consistent with 95% coverage".to_string()
+        } else {
+            notes.join("; ")
+        }
+    };
+    Ok(InjectedResult {
+        treatment: spec.to_string(),
+        truth,
+        detected,
+        covered,
+        assessment,
+        comparisons: shorts,
+        skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,98 @@
+//! The text `secperf calibrate` prints (the JSON is the report itself).
+
+use std::fmt::Write;
+
+use super::CalibrationReport;
+
+fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.1}%")
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// The report as plain text: A/A false positives, the injected slowdowns,
+/// the smallest detectable effect.
+pub fn text(r: &CalibrationReport) -> String {
+    let d = &r.design;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Calibration of the A/B method on {} (1 task, {}; {} pairs of 2 halves x {} x {} ms, \
+         warmup {}), {:.0} s",
+        r.workload, d.mode, d.pairs, d.samples_per_half, d.sample_ms, d.warmup, r.elapsed_s
+    );
+    let _ = writeln!(s);
+    let fp = &r.aa.false_positives;
+    let _ = writeln!(
+        s,
+        "A/A control (none against none, {} comparisons):",
+        fp.total
+    );
+    let _ = writeln!(
+        s,
+        "  false positives: {} (95% Wilson interval): {}",
+        fp.describe(),
+        r.aa.assessment
+    );
+    let _ = writeln!(s);
+    if let Some(reason) = &r.injected_skipped {
+        let _ = writeln!(s, "Injected slowdowns: skipped: {reason}");
+    } else {
+        let _ = writeln!(
+            s,
+            "Injected slowdowns (truth: {} pooled comparisons of {} pairs; then short comparisons):",
+            d.counts.truth_comparisons, d.counts.truth_pairs
+        );
+        for i in &r.injected {
+            let _ = writeln!(s, "  {}", i.treatment);
+            match &i.truth {
+                Some(t) => {
+                    let _ = writeln!(
+                        s,
+                        "    truth            {:+.1}% [{:.1}, {:.1}] ({} pairs)",
+                        t.pct, t.ci_low_pct, t.ci_high_pct, t.pairs
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "    truth            not measured");
+                }
+            }
+            let _ = writeln!(s, "    detected         {}", i.detected.describe());
+            let _ = writeln!(s, "    CI covers truth  {}", i.covered.describe());
+            let _ = writeln!(s, "    {}", i.assessment);
+            if let Some(reason) = &i.skipped {
+                let _ = writeln!(s, "    skipped: {reason}");
+            }
+        }
+    }
+    let _ = writeln!(s);
+    let m = &r.min_effect;
+    let _ = writeln!(
+        s,
+        "Smallest slowdown detectable with 80% power at alpha 0.05 (an approximation):"
+    );
+    let _ = writeln!(
+        s,
+        "  sd of per-pair ln(B/A) {:.4} (robust; classic {:.4}; from {} A/A pairs); \
+         one pair takes {:.3} s",
+        m.sd_log_ratio, m.sd_log_ratio_classic, m.sd_from_pairs, m.pair_seconds
+    );
+    let _ = writeln!(
+        s,
+        "  {:>6} pairs ({:>5.1} s): {}",
+        10,
+        10.0 * m.pair_seconds,
+        pct(m.ten_pairs_min_effect_pct)
+    );
+    let _ = writeln!(
+        s,
+        "  {:>6} pairs ({:>5.1} s budget): {}",
+        m.budget_pairs,
+        m.budget_s,
+        pct(m.budget_min_effect_pct)
+    );
+    let _ = write!(s, "  ({})", m.method);
+    s
+}

@@ -1,0 +1,274 @@
+//! The calibration's bookkeeping with made-up measurements: sizing,
+//! schedule, counting false positives, detections and coverage, skipping.
+
+use super::*;
+use crate::model::PairData;
+use crate::stats::bootstrap::Rng;
+use crate::stats::paired::OverheadPct;
+
+fn design(pairs: u32) -> Design {
+    Design {
+        pairs,
+        sample_ms: 60,
+        samples_per_half: 2,
+        warmup: 1,
+        mode: Mode::Process,
+        cpus: vec![0],
+        scratch_root: std::env::temp_dir(),
+        cache_dir: std::env::temp_dir(),
+        seed: 7,
+    }
+}
+
+fn plan(counts: Counts, injected: &[&str]) -> Plan {
+    Plan {
+        workload: crate::workloads::find("getppid").unwrap(),
+        workload_params: Params::new(),
+        design: design(10),
+        counts,
+        injected: injected
+            .iter()
+            .map(|s| (s.to_string(), Treatment::parse(s).unwrap()))
+            .collect(),
+        injected_skipped: None,
+        budget_s: 60.0,
+        quick: false,
+    }
+}
+
+/// A comparison of `pairs` pairs with log-ratios `effect + noise * u`,
+/// u uniform in [-0.5, 0.5).
+fn fake(pairs: u32, effect: f64, noise: f64, rng: &mut Rng) -> Comparison {
+    let u: Vec<f64> = (0..pairs)
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+        .collect();
+    comparison(effect, noise, &u)
+}
+
+/// An A/A comparison that is exactly symmetric about 0 (never "slower"):
+/// log-ratios noise * (i - (n-1)/2) / n.
+fn fake_aa(pairs: u32, noise: f64) -> Comparison {
+    let n = pairs as f64;
+    let u: Vec<f64> = (0..pairs)
+        .map(|i| (i as f64 - (n - 1.0) / 2.0) / n)
+        .collect();
+    comparison(0.0, noise, &u)
+}
+
+fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
+    let pairs = u.len() as u32;
+    let pair_data: Vec<PairData> = u
+        .iter()
+        .zip(0..)
+        .map(|(u, i)| PairData {
+            index: i,
+            order: "AB".into(),
+            baseline_ns_per_op: 100.0,
+            treatment_ns_per_op: 100.0 * (effect + noise * u).exp(),
+        })
+        .collect();
+    let (b, t): (Vec<f64>, Vec<f64>) = pair_data
+        .iter()
+        .map(|p| (p.baseline_ns_per_op, p.treatment_ns_per_op))
+        .unzip();
+    let overhead_pct: OverheadPct = compare_paired(&b, &t, &PairedOpts::default()).unwrap();
+    Comparison {
+        workload: "getppid".into(),
+        workload_params: Params::new(),
+        mechanism: "x".into(),
+        variant: "y".into(),
+        params: Params::new(),
+        mode: Mode::Process,
+        tasks: 1,
+        pairs,
+        sample_ms: 60,
+        samples_per_half: 2,
+        baseline_ns_per_op: 100.0,
+        treatment_ns_per_op: 100.0,
+        overhead_pct,
+        pair_data,
+    }
+}
+
+#[test]
+fn counts_follow_the_budget() {
+    // 60 s budget, 3.7 s per comparison: k = 16.
+    let c = counts(false, 60.0, 3.7, 10);
+    assert_eq!(
+        c,
+        Counts {
+            aa: 16,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 7
+        }
+    );
+    // Tiny budget: the minimums.
+    let c = counts(false, 5.0, 3.7, 10);
+    assert_eq!((c.aa, c.injected), (MIN_AA, MIN_INJECTED_COMPARISONS));
+    // Huge budget: capped.
+    let c = counts(false, 1e9, 1.0, 10);
+    assert_eq!((c.aa, c.injected), (MAX_COMPARISONS, MAX_COMPARISONS - 9));
+    // Quick ignores the budget.
+    let c = counts(true, 1e9, 1.0, 10);
+    assert_eq!((c.aa, c.injected), (QUICK_AA, QUICK_INJECTED_COMPARISONS));
+}
+
+#[test]
+fn default_calibration_takes_about_three_budgets() {
+    let d = design(10);
+    let per = estimate_comparison_s(&d, 10);
+    // 20 halves x (3 x 60 ms + 7 ms).
+    assert!((per - 3.74).abs() < 1e-9, "{per}");
+    let budget = 120.0;
+    let mut p = plan(
+        counts(false, budget, per, 10),
+        &["seccomp:args,filters=1", "seccomp:args,filters=4"],
+    );
+    p.budget_s = budget;
+    let ratio = p.estimate_s() / budget;
+    assert!((2.5..=3.5).contains(&ratio), "{ratio}");
+}
+
+#[test]
+fn truth_blocks_are_spread_among_short_comparisons() {
+    let p = plan(
+        Counts {
+            aa: 2,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 10,
+        },
+        &["seccomp:args,filters=4"],
+    );
+    let s: String = p
+        .schedule()
+        .iter()
+        .map(|s| match s.role {
+            Role::AaControl => 'A',
+            Role::Truth(_) => 'T',
+            Role::Short(_) => 'S',
+        })
+        .collect();
+    assert_eq!(s, "AATSSSSTSSSTSSS");
+    assert!(p.schedule().iter().all(|s| s.pairs
+        == if matches!(s.role, Role::Truth(_)) {
+            30
+        } else {
+            10
+        }));
+    // Slices: (2 x 10 + 3 x 30 + 10 x 10) pairs x 2 halves x 3 slices.
+    assert_eq!(p.total_slices(), (20 + 90 + 100) * 2 * 3);
+}
+
+#[test]
+fn report_counts_false_positives_detections_and_coverage() {
+    let p = plan(
+        Counts {
+            aa: 12,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 6,
+        },
+        &["seccomp:args,filters=4"],
+    );
+    let mut rng = Rng::new(3);
+    let mut n = 0;
+    let r = run(&p, &mut |step, case| {
+        n += 1;
+        Ok(match step.role {
+            // One A/A comparison with a fake 10% "difference".
+            Role::AaControl if n == 5 => {
+                assert_eq!(case.treatment.mechanism.name(), "none");
+                fake(step.pairs, 0.1, 0.01, &mut rng)
+            }
+            Role::AaControl => fake_aa(step.pairs, 0.02),
+            _ => {
+                assert_eq!(case.treatment.to_string(), "seccomp:args,filters=4");
+                fake(step.pairs, 0.2, 0.02, &mut rng)
+            }
+        })
+    })
+    .unwrap();
+    assert_eq!(r.aa.comparisons.len(), 12);
+    assert_eq!(r.aa.false_positives.count, 1);
+    assert_eq!(r.aa.false_positives.describe(), "1/12 = 8.3% [1.5, 35.4]");
+    assert!(r.aa.target_met);
+    let inj = &r.injected[0];
+    let truth = inj.truth.as_ref().unwrap();
+    assert_eq!(truth.pairs, 90);
+    assert!((truth.pct - 22.14).abs() < 1.0, "{}", truth.pct);
+    assert_eq!((inj.detected.count, inj.detected.total), (6, 6));
+    assert_eq!(inj.covered.total, 6);
+    assert!(inj.skipped.is_none());
+    // 11 comparisons with log-ratios 0.002 * (i - 4.5): sd 0.0060553,
+    // median absolute residual 0.005 (robust sd 0.0074); one (the shifted
+    // one) with uniform noise of width 0.01.
+    let me = &r.min_effect;
+    assert!(
+        (0.0055..0.0061).contains(&me.sd_log_ratio_classic),
+        "{me:?}"
+    );
+    assert!((0.0065..0.0080).contains(&me.sd_log_ratio), "{me:?}");
+    assert_eq!(me.sd_from_pairs, 120);
+    assert!(me.ten_pairs_min_effect_pct > me.budget_min_effect_pct);
+    assert!(
+        (me.ten_pairs_min_effect_pct - min_detectable_effect_pct(me.sd_log_ratio, 10)).abs()
+            < 1e-12
+    );
+    // The report round-trips through JSON (it is stored that way).
+    let json = serde_json::to_string(&r).unwrap();
+    let back: CalibrationReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.aa.false_positives, r.aa.false_positives);
+}
+
+#[test]
+fn a_failing_injected_treatment_is_skipped_with_its_reason() {
+    let p = plan(
+        Counts {
+            aa: 3,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 5,
+        },
+        &["seccomp:args,filters=1", "seccomp:args,filters=4"],
+    );
+    let mut rng = Rng::new(1);
+    let mut calls_of_first = 0;
+    let r = run(&p, &mut |step, _| match step.role {
+        Role::Truth(0) | Role::Short(0) => {
+            calls_of_first += 1;
+            anyhow::bail!("seccomp: EPERM")
+        }
+        _ => Ok(fake(step.pairs, 0.05, 0.01, &mut rng)),
+    })
+    .unwrap();
+    assert_eq!(calls_of_first, 1, "no retries after the first failure");
+    assert_eq!(r.injected[0].skipped.as_deref(), Some("seccomp: EPERM"));
+    assert_eq!(r.injected[0].assessment, "not measured");
+    assert!(r.injected[0].truth.is_none());
+    assert_eq!(r.injected[1].comparisons.len(), 5);
+    assert!(r.injected[1].skipped.is_none());
+}
+
+#[test]
+fn interrupts_and_a_a_failures_end_the_calibration() {
+    let p = plan(
+        Counts {
+            aa: 2,
+            truth_comparisons: 1,
+            truth_pairs: 30,
+            injected: 5,
+        },
+        &["seccomp:args,filters=4"],
+    );
+    let mut rng = Rng::new(1);
+    let e = run(&p, &mut |step, _| match step.role {
+        Role::AaControl => Ok(fake(step.pairs, 0.0, 0.01, &mut rng)),
+        _ => Err(anyhow::Error::new(crate::error::Interrupted)),
+    })
+    .unwrap_err();
+    assert!(is_interrupt(&e));
+    let e = run(&p, &mut |_, _| anyhow::bail!("fork failed")).unwrap_err();
+    assert_eq!(e.to_string(), "fork failed");
+}

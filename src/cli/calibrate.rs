@@ -1,0 +1,382 @@
+//! `secperf calibrate`: checks the A/B method on this machine (A/A false
+//! positives, known injected slowdowns, the smallest detectable effect; see
+//! [`crate::calibrate`]) and stores the result for later commands.
+//!
+//! Duration: `--quick` makes 20 A/A comparisons and, for one injected size
+//! (`seccomp:args,filters=4`), 3 truth comparisons of 30 pairs plus 10
+//! short ones, all with the quick design (30 ms slices): about 30 s here.
+//! Otherwise A/A gets one `--budget` and each of the two injected sizes
+//! (filters=1 and 4) one budget including its truth, so the whole run takes
+//! about 3x `--budget` (more when the minimum counts, 10 A/A and 5 short
+//! comparisons per size, do not fit). The estimate is printed first.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+
+use super::common::{cache_dir, parse_workloads, resolve_params};
+use super::progress::Progress;
+use super::run::{install_interrupt_handlers, meta_command};
+use crate::calibrate::{self, CalibrationReport, Counts, Plan, Role};
+use crate::mechanisms::{Availability, Treatment};
+use crate::model::{Mode, RunMeta};
+use crate::overhead::Design;
+use crate::stats::bootstrap::Rng;
+use crate::store::Store;
+use crate::store::calibrations::Calibration;
+use crate::usage_bail;
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Time one comparison may take, for sizing the calibration (about 3x
+    /// this in all) and for the smallest effect detectable in it: 60s, 2m,
+    /// 1h, or plain seconds (90).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub budget: String,
+
+    /// Fast pass: quick design, 20 A/A comparisons, one injected size
+    /// (about 30 s here, under 2 minutes).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Workload to calibrate on.
+    #[arg(short, long, value_name = "NAME", default_value = "getppid")]
+    pub workload: String,
+
+    /// A/B pairs of a normal comparison (at least 10) [default: 10].
+    #[arg(long, value_name = "N")]
+    pub pairs: Option<u32>,
+
+    /// Length of one sample, milliseconds [default: 60, 30 with --quick].
+    #[arg(long, value_name = "MS")]
+    pub sample_ms: Option<u64>,
+
+    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
+    #[arg(long, value_name = "N")]
+    pub samples_per_half: Option<u32>,
+
+    /// Slices discarded at the start of each half [default: 1, 0 with --quick].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// A/A comparisons [default: from --budget, 20 with --quick].
+    #[arg(long, value_name = "K")]
+    pub aa_comparisons: Option<u32>,
+
+    /// Short comparisons per injected slowdown [default: from --budget, 10
+    /// with --quick].
+    #[arg(long, value_name = "M")]
+    pub injected_comparisons: Option<u32>,
+
+    /// Seed for the AB/BA coin and the bootstrap [default: from the clock].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// A label to find this run by later.
+    #[arg(short, long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+/// Parses `--budget`: `60s`, `2m`, `1h`, `1.5m` or plain seconds `90`;
+/// between 1 second and 24 hours. Anything else is a usage error.
+pub fn parse_budget(s: &str) -> Result<f64> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let factor = match unit.trim() {
+        "s" | "sec" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => usage_bail!(
+            "--budget '{s}': unknown unit '{}' (give e.g. 60s, 2m, 1h or plain seconds 90)",
+            unit.trim()
+        ),
+    };
+    let Ok(v) = num.parse::<f64>() else {
+        usage_bail!("--budget '{s}': not a duration (give e.g. 60s, 2m, 1h or plain seconds 90)");
+    };
+    let secs = v * factor;
+    if !(1.0..=86_400.0).contains(&secs) {
+        usage_bail!("--budget '{s}': must be between 1 second and 24 hours (e.g. 60s)");
+    }
+    Ok(secs)
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// Validates the arguments into a plan; nothing runs yet.
+pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
+    let budget_s = parse_budget(&a.budget)?;
+    let workloads = parse_workloads(&a.workload)?;
+    if workloads.len() != 1 {
+        usage_bail!("-w: calibrate one workload at a time (e.g. -w getppid)");
+    }
+    let workload = workloads[0];
+    let params = resolve_params(&workloads, &[])?;
+    let pairs = a.pairs.unwrap_or(10);
+    if pairs < 10 {
+        usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+    }
+    let sample_ms = a.sample_ms.unwrap_or(if a.quick { 30 } else { 60 });
+    if !(5..=600_000).contains(&sample_ms) {
+        usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
+    }
+    let samples_per_half = a.samples_per_half.unwrap_or(if a.quick { 1 } else { 2 });
+    if samples_per_half == 0 {
+        usage_bail!("--samples-per-half must be at least 1");
+    }
+    for (flag, v) in [
+        ("--aa-comparisons", a.aa_comparisons),
+        ("--injected-comparisons", a.injected_comparisons),
+    ] {
+        if v == Some(0) {
+            usage_bail!("{flag} must be at least 1");
+        }
+    }
+    let cpus = crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
+    let design = Design {
+        pairs,
+        sample_ms,
+        samples_per_half,
+        warmup: a.warmup.unwrap_or(if a.quick { 0 } else { 1 }),
+        mode: Mode::Process,
+        cpus,
+        scratch_root: std::env::temp_dir(),
+        cache_dir: cache_dir(),
+        seed: a.seed.unwrap_or_else(clock_seed),
+    };
+    let mut counts: Counts = calibrate::counts(
+        a.quick,
+        budget_s,
+        calibrate::estimate_comparison_s(&design, pairs),
+        pairs,
+    );
+    if let Some(k) = a.aa_comparisons {
+        counts.aa = k;
+    }
+    if let Some(m) = a.injected_comparisons {
+        counts.injected = m;
+    }
+
+    let specs = if a.quick {
+        calibrate::QUICK_INJECTED
+    } else {
+        calibrate::DEFAULT_INJECTED
+    };
+    let mut injected = Vec::new();
+    let mut injected_skipped = None;
+    for spec in specs {
+        let t = Treatment::parse(spec)?;
+        match t.mechanism.probe() {
+            Availability::Available => injected.push((spec.to_string(), t)),
+            Availability::Unavailable(reason) => {
+                injected_skipped = Some(format!(
+                    "seccomp is unavailable here ({reason}); the injected slowdowns need it"
+                ));
+                injected.clear();
+                break;
+            }
+        }
+    }
+    Ok(Plan {
+        workload,
+        workload_params: params[workload.name].clone(),
+        design,
+        counts,
+        injected,
+        injected_skipped,
+        budget_s,
+        quick: a.quick,
+    })
+}
+
+/// What is stored as the run's parameters.
+#[derive(Serialize)]
+struct RunParams<'a> {
+    workload: &'a str,
+    budget_s: f64,
+    quick: bool,
+    pairs: u32,
+    sample_ms: u64,
+    samples_per_half: u32,
+    warmup: u32,
+    seed: u64,
+    counts: Counts,
+    injected: Vec<&'a str>,
+    injected_skipped: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct CalibrateOutput<'a> {
+    run_id: i64,
+    calibration_id: i64,
+    label: &'a str,
+    db: &'a Path,
+    #[serde(flatten)]
+    report: &'a CalibrationReport,
+}
+
+pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    let plan = plan_from_args(&args)?;
+    let label = args.label.clone().unwrap_or_default();
+    let db_path: PathBuf = crate::store::resolve_db_path(db)?;
+    let mut store = Store::open(&db_path)?;
+    install_interrupt_handlers()?;
+
+    let c = plan.counts;
+    eprintln!(
+        "secperf: calibrating on {}: {} A/A comparisons; {} injected slowdown(s), each {} truth \
+         comparisons of {} pairs + {} of {} pairs; about {:.0} s of measurement",
+        plan.workload.name,
+        c.aa,
+        plan.injected.len(),
+        c.truth_comparisons,
+        c.truth_pairs,
+        c.injected,
+        plan.design.pairs,
+        plan.estimate_s()
+    );
+    if let Some(reason) = &plan.injected_skipped {
+        eprintln!("secperf: injected slowdowns skipped: {reason}");
+    }
+    let d = &plan.design;
+    let params = RunParams {
+        workload: plan.workload.name,
+        budget_s: plan.budget_s,
+        quick: plan.quick,
+        pairs: d.pairs,
+        sample_ms: d.sample_ms,
+        samples_per_half: d.samples_per_half,
+        warmup: d.warmup,
+        seed: d.seed,
+        counts: c,
+        injected: plan.injected.iter().map(|(s, _)| s.as_str()).collect(),
+        injected_skipped: plan.injected_skipped.as_deref(),
+    };
+    let system = serde_json::to_value(crate::probe::probe())?;
+    let run_id = store.begin_run(&RunMeta {
+        label: label.clone(),
+        kind: "calibrate".into(),
+        started_at: chrono::Utc::now(),
+        host: crate::sys::hostname(),
+        secperf_version: env!("CARGO_PKG_VERSION").into(),
+        command: meta_command(),
+        params: serde_json::to_value(&params)?,
+        system,
+    })?;
+
+    let progress = Progress::new(plan.total_slices());
+    let mut rng = Rng::new(d.seed);
+    let mut aa_done = 0u32;
+    let report = calibrate::run(&plan, &mut |step, case| {
+        let what = match step.role {
+            Role::AaControl => {
+                aa_done += 1;
+                format!("A/A {aa_done} of {}: none on {}", c.aa, case.workload.name)
+            }
+            Role::Truth(i) => format!("truth of {} ({} pairs)", plan.injected[i].0, step.pairs),
+            Role::Short(i) => format!("{} on {}", plan.injected[i].0, case.workload.name),
+        };
+        progress.start(&what);
+        let design = Design {
+            pairs: step.pairs,
+            ..plan.design.clone()
+        };
+        let r = crate::overhead::compare(case, &design, None, &mut rng, &mut |t| progress.tick(t))?;
+        progress.line(&format!("{what}: {}", r.overhead_pct.describe()));
+        Ok(r)
+    });
+    progress.finish();
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            // A calibration only means something complete: leave no half.
+            let _ = store.delete_run(run_id);
+            return Err(e.context("calibration stopped; nothing was stored"));
+        }
+    };
+
+    for cmp in report
+        .aa
+        .comparisons
+        .iter()
+        .chain(report.injected.iter().flat_map(|i| {
+            i.truth
+                .iter()
+                .flat_map(|t| t.comparisons.iter())
+                .chain(i.comparisons.iter())
+        }))
+    {
+        store.add_comparison(run_id, cmp)?;
+    }
+    let m = &report.min_effect;
+    let calibration_id = store.add_calibration(&Calibration {
+        id: 0,
+        run_id,
+        workload: report.workload.clone(),
+        created_at: chrono::Utc::now(),
+        aa_comparisons: report.aa.false_positives.total,
+        aa_false_positives: report.aa.false_positives.count,
+        sd_log_ratio: m.sd_log_ratio,
+        pair_seconds: m.pair_seconds,
+        budget_s: m.budget_s,
+        min_effect_pct: m.budget_min_effect_pct,
+        min_effect_pairs: m.budget_pairs,
+        json: serde_json::to_value(&report)?,
+    })?;
+    store.finish_run(run_id)?;
+
+    if json {
+        return super::print_json(&CalibrateOutput {
+            run_id,
+            calibration_id,
+            label: &label,
+            db: &db_path,
+            report: &report,
+        });
+    }
+    super::emit_fmt!("{}", calibrate::render::text(&report));
+    let label = if label.is_empty() {
+        String::new()
+    } else {
+        format!(" label '{label}'")
+    };
+    super::emit_fmt!("\nStored as run {run_id}{label} in {}.", db_path.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::exit_code;
+
+    #[test]
+    fn budgets_in_seconds_minutes_hours() {
+        assert_eq!(parse_budget("60s").unwrap(), 60.0);
+        assert_eq!(parse_budget("2m").unwrap(), 120.0);
+        assert_eq!(parse_budget("90").unwrap(), 90.0);
+        assert_eq!(parse_budget(" 1.5m ").unwrap(), 90.0);
+        assert_eq!(parse_budget("1h").unwrap(), 3600.0);
+        assert_eq!(parse_budget("45 s").unwrap(), 45.0);
+    }
+
+    #[test]
+    fn bad_budgets_are_usage_errors() {
+        for bad in [
+            "", "s", "abc", "60x", "-5s", "0", "0.5s", "25h", "1..2m", "1e3",
+        ] {
+            let e = parse_budget(bad).unwrap_err();
+            assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
+            assert!(e.to_string().contains("--budget"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! End-to-end tests of `secperf calibrate`: the JSON contract of a (tiny)
+//! quick calibration, the stored run, and the usage errors.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn secperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("secperf").unwrap();
+    c.arg("--db").arg(db);
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON document ({e}): {}",
+            String::from_utf8_lossy(out)
+        )
+    })
+}
+
+/// `--quick` shrunk to a few seconds: 10 ms slices, 4 A/A comparisons,
+/// 3 short comparisons of the injected slowdown.
+const TINY: &[&str] = &[
+    "--quick",
+    "--pairs",
+    "10",
+    "--sample-ms",
+    "10",
+    "--aa-comparisons",
+    "4",
+    "--injected-comparisons",
+    "3",
+    "--seed",
+    "42",
+];
+
+#[test]
+fn quick_calibration_reports_every_figure_and_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let out = secperf(&db)
+        .args(["--json", "calibrate", "-w", "getppid", "--budget", "30s"])
+        .args(TINY)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    assert!(v["run_id"].is_i64());
+    assert!(v["calibration_id"].is_i64());
+    assert_eq!(v["workload"], "getppid");
+    assert_eq!(v["design"]["pairs"], 10);
+    assert_eq!(v["design"]["sample_ms"], 10);
+    assert_eq!(v["design"]["quick"], true);
+
+    let fp = &v["aa"]["false_positives"];
+    assert_eq!(fp["total"], 4);
+    for k in ["count", "pct", "ci_low_pct", "ci_high_pct"] {
+        assert!(fp[k].is_number(), "aa.false_positives.{k}: {fp}");
+    }
+    assert!(v["aa"]["assessment"].is_string());
+    assert_eq!(v["aa"]["comparisons"].as_array().unwrap().len(), 4);
+    assert_eq!(v["aa"]["comparisons"][0]["mechanism"], "none");
+
+    let me = &v["min_effect"];
+    for k in [
+        "sd_log_ratio",
+        "pair_seconds",
+        "budget_min_effect_pct",
+        "ten_pairs_min_effect_pct",
+    ] {
+        assert!(
+            me[k].as_f64().is_some_and(|x| x > 0.0),
+            "min_effect.{k}: {me}"
+        );
+    }
+    assert_eq!(me["budget_s"], 30.0);
+    assert_eq!(me["sd_from_pairs"], 40);
+    assert!(me["budget_pairs"].as_u64().unwrap() >= 10);
+    assert!(me["method"].as_str().unwrap().contains("approximation"));
+
+    // Seccomp is unprivileged: available wherever the kernel has it. When
+    // it is not, the reason is given instead.
+    match v["injected_skipped"].as_str() {
+        Some(reason) => assert!(reason.contains("seccomp"), "{reason}"),
+        None => {
+            let inj = &v["injected"][0];
+            assert_eq!(inj["treatment"], "seccomp:args,filters=4");
+            assert_eq!(inj["truth"]["pairs"], 90);
+            assert_eq!(inj["truth"]["comparisons"].as_array().unwrap().len(), 3);
+            assert!(inj["truth"]["pct"].as_f64().unwrap() > 0.0, "{inj}");
+            assert_eq!(inj["detected"]["total"], 3);
+            assert_eq!(inj["covered"]["total"], 3);
+            assert_eq!(inj["comparisons"].as_array().unwrap().len(), 3);
+        }
+    }
+
+    let listed = secperf(&db)
+        .args(["--json", "results", "list"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let listed = json_of(&listed);
+    let run = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == v["run_id"])
+        .unwrap_or_else(|| panic!("run missing from results list: {listed}"));
+    assert_eq!(run["kind"], "calibrate");
+    assert!(run["finished_at"].is_string(), "{run}");
+}
+
+#[test]
+fn text_output_names_the_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let out = secperf(&db)
+        .args(["calibrate", "--aa-comparisons", "2"])
+        .args(&TINY[..5])
+        .args(["--injected-comparisons", "1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for needle in [
+        "false positives: ",
+        "/2 = ",
+        "Smallest slowdown detectable with 80% power",
+        "an approximation",
+        "Stored as run 1",
+    ] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+}
+
+#[test]
+fn bad_budget_and_design_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    for (args, msg) in [
+        (&["--budget", "60x"][..], "--budget '60x'"),
+        (&["--budget", "soon"][..], "--budget 'soon'"),
+        (&["--budget", "0s"][..], "between 1 second and 24 hours"),
+        (&["--pairs", "3"][..], "at least 10 pairs"),
+        (&["-w", "nope"][..], "unknown workload 'nope'"),
+        (
+            &["--aa-comparisons", "0"][..],
+            "--aa-comparisons must be at least 1",
+        ),
+    ] {
+        secperf(&db)
+            .arg("calibrate")
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(msg));
+    }
+    assert!(
+        !db.exists(),
+        "nothing is opened before the arguments are valid"
+    );
+}
