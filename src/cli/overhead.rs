@@ -65,6 +65,12 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Precision wanted, percent (e.g. 1): the number of pairs is taken from
+    /// the last `secperf calibrate` of each workload on this machine so the
+    /// 95% interval's half-width is about this (overrides --pairs' default).
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+
     /// Significance level, after Holm correction across the comparisons.
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     pub alpha: f64,
@@ -88,6 +94,40 @@ pub struct OverheadArgs {
     /// With --format: write to this file (a directory for benchstat).
     #[arg(short, long, value_name = "PATH", requires = "format")]
     pub output: Option<PathBuf>,
+}
+
+/// Pairs for `precision` percent from the latest calibration of each
+/// workload in the plan (the largest need wins); workloads never
+/// calibrated keep the plan's pairs, with a note saying how to calibrate.
+fn pairs_for_precision_from_calibration(
+    store: &Store,
+    plan: &OverheadPlan,
+    precision: f64,
+) -> Result<u32> {
+    let mut pairs = plan.pairs;
+    let mut seen = std::collections::BTreeSet::new();
+    for case in &plan.cases {
+        if !seen.insert(case.workload.name) {
+            continue;
+        }
+        match crate::store::calibrations::latest_calibration(store, case.workload.name)? {
+            Some(c) if c.sd_log_ratio.is_finite() => {
+                let n = crate::calibrate::pairs_for_precision(c.sd_log_ratio, precision);
+                eprintln!(
+                    "secperf: calibration of {} from {} (sd of ln ratio {:.4}): {n} pairs for +-{precision}%",
+                    case.workload.name,
+                    c.created_at.format("%Y-%m-%d %H:%M UTC"),
+                    c.sd_log_ratio
+                );
+                pairs = pairs.max(n);
+            }
+            _ => eprintln!(
+                "secperf: no calibration of {} on this machine: keeping {} pairs (run `secperf calibrate -w {}` first)",
+                case.workload.name, plan.pairs, case.workload.name
+            ),
+        }
+    }
+    Ok(pairs)
 }
 
 /// Pairs needed so that the smallest possible Wilcoxon p-value (2/2^n)
@@ -141,6 +181,9 @@ impl OverheadPlan {
         let placement = a.placement.resolve("1")?;
         if let Some(pairs) = a.pairs.filter(|&p| p < 10) {
             usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+        }
+        if let Some(p) = a.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
+            usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
         if !(a.alpha > 0.0 && a.alpha < 1.0) {
             usage_bail!(
@@ -294,6 +337,10 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let db_path = crate::store::resolve_db_path(db)?;
     let mut store = Store::open(&db_path)?;
     install_interrupt_handlers()?;
+    let mut plan = plan;
+    if let (Some(precision), None) = (args.precision, args.pairs) {
+        plan.pairs = pairs_for_precision_from_calibration(&store, &plan, precision)?;
+    }
     let needs_lock = plan
         .cases
         .iter()
