@@ -429,6 +429,10 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         return super::compare::write_report(&report, format, args.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
+    let outliers = crate::report::table::outlier_pairs(&comparisons);
+    if !outliers.is_empty() {
+        super::emit_fmt!("{}", outliers.trim_end());
+    }
     super::emit_fmt!(
         "{}",
         crate::report::table::skipped(&plan.skipped).trim_end()

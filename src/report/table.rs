@@ -34,11 +34,52 @@ pub fn flag_summary(r: &WorkloadResult) -> String {
             *counts.entry(f.as_str()).or_default() += 1;
         }
     }
+    // Outliers by the MAD rule: reported, never dropped.
+    let ns: Vec<f64> = r.sample_data.iter().map(|s| s.ns_per_op).collect();
+    let outliers = crate::stats::outliers::mad_outliers(&ns, OUTLIER_Z).len();
+    if outliers > 0 {
+        counts.insert("outlier", outliers);
+    }
     counts
         .iter()
         .map(|(f, n)| format!("{f} {n}/{}", r.sample_data.len()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Modified z-score beyond which a sample or pair is reported as an
+/// outlier (Iglewicz and Hoaglin).
+pub const OUTLIER_Z: f64 = 3.5;
+
+/// Pairs of each comparison whose log ratio is a MAD outlier: reported
+/// under the overhead table, kept in every figure.
+pub fn outlier_pairs(comparisons: &[Comparison]) -> String {
+    let mut out = String::new();
+    for c in comparisons {
+        let r: Vec<f64> = c
+            .pair_data
+            .iter()
+            .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+            .collect();
+        let idx = crate::stats::outliers::mad_outliers(&r, OUTLIER_Z);
+        if !idx.is_empty() {
+            let pairs: Vec<String> = idx.iter().map(|i| (i + 1).to_string()).collect();
+            out.push_str(&format!(
+                "  {} {}:{} tasks={}: pair {} of {} (kept)\n",
+                c.workload,
+                c.mechanism,
+                c.variant,
+                c.tasks,
+                pairs.join(", "),
+                c.pair_data.len()
+            ));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("Outlier pairs (MAD, modified z > {OUTLIER_Z}):\n{out}")
+    }
 }
 
 /// One row per workload x tasks: medians with the half-width of their 95%
@@ -165,4 +206,54 @@ pub fn skipped(skipped: &[Skipped]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Comparison, Mode, PairData};
+    use crate::stats::paired::{OverheadPct, Verdict};
+
+    #[test]
+    fn outlier_pairs_are_listed_not_dropped() {
+        let ratios = [
+            1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00, 1.60, 1.00,
+        ];
+        let c = Comparison {
+            workload: "getppid".into(),
+            workload_params: Default::default(),
+            mechanism: "none".into(),
+            variant: "control".into(),
+            params: Default::default(),
+            mode: Mode::Process,
+            tasks: 1,
+            pairs: ratios.len() as u32,
+            sample_ms: 10,
+            samples_per_half: 1,
+            baseline_ns_per_op: 100.0,
+            treatment_ns_per_op: 100.0,
+            overhead_pct: OverheadPct {
+                estimate: 0.0,
+                ci_low: -1.0,
+                ci_high: 1.0,
+                p_value: 1.0,
+                verdict: Verdict::NoChange,
+            },
+            pair_data: ratios
+                .iter()
+                .enumerate()
+                .map(|(i, r)| PairData {
+                    index: i as u32,
+                    order: "AB".into(),
+                    baseline_ns_per_op: 100.0,
+                    treatment_ns_per_op: 100.0 * r,
+                })
+                .collect(),
+        };
+        let text = outlier_pairs(std::slice::from_ref(&c));
+        assert!(text.contains("pair 11 of 12 (kept)"), "{text}");
+        let mut calm = c;
+        calm.pair_data.truncate(10);
+        assert_eq!(outlier_pairs(&[calm]), "");
+    }
 }
