@@ -162,6 +162,26 @@ pub struct Comparison {
     pub pair_data: Vec<PairData>,
 }
 
+impl Comparison {
+    /// "seccomp:args filters=4": the mechanism, its variant and the
+    /// parameters that differ from the mechanism's defaults.
+    pub fn treatment_label(&self) -> String {
+        let default_of = |k: &str| {
+            crate::mechanisms::find(&self.mechanism)
+                .and_then(|m| m.params().iter().find(|p| p.name == k).map(|p| p.default))
+        };
+        let mut label = format!("{}:{}", self.mechanism, self.variant);
+        for (k, v) in self
+            .params
+            .iter()
+            .filter(|(k, v)| default_of(k) != Some(v.as_str()))
+        {
+            label.push_str(&format!(" {k}={v}"));
+        }
+        label
+    }
+}
+
 /// A mechanism the survey or the user could not measure, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skipped {

@@ -63,12 +63,7 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
         );
     }
     for c in &run.comparisons {
-        let params: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let mech = if params.is_empty() {
-            format!("{}:{}", c.mechanism, c.variant)
-        } else {
-            format!("{}:{} {}", c.mechanism, c.variant, params.join(" "))
-        };
+        let mech = c.treatment_label();
         push(
             RowKey {
                 workload: c.workload.clone(),

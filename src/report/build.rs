@@ -87,22 +87,7 @@ pub fn from_comparisons(
     let rows = comparisons
         .iter()
         .map(|c| {
-            let default_of = |k: &str| {
-                crate::mechanisms::find(&c.mechanism)
-                    .and_then(|m| m.params().iter().find(|p| p.name == k).map(|p| p.default))
-            };
-            let params: Vec<String> = c
-                .params
-                .iter()
-                .filter(|(k, v)| default_of(k) != Some(v.as_str()))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            let label = format!("{}:{}", c.mechanism, c.variant)
-                + &if params.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", params.join(" "))
-                };
+            let label = c.treatment_label();
             let o = &c.overhead_pct;
             let mut treatment =
                 plain_cell(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());

@@ -65,10 +65,9 @@ pub fn outlier_pairs(comparisons: &[Comparison]) -> String {
         if !idx.is_empty() {
             let pairs: Vec<String> = idx.iter().map(|i| (i + 1).to_string()).collect();
             out.push_str(&format!(
-                "  {} {}:{} tasks={}: pair {} of {} (kept)\n",
+                "  {} {} tasks={}: pair {} of {} (kept)\n",
                 c.workload,
-                c.mechanism,
-                c.variant,
+                c.treatment_label(),
                 c.tasks,
                 pairs.join(", "),
                 c.pair_data.len()
@@ -160,22 +159,7 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
         "verdict",
     ]);
     for c in comparisons {
-        // Only parameters that differ from the mechanism's defaults.
-        let default_of = |k: &str| {
-            crate::mechanisms::find(&c.mechanism)
-                .and_then(|m| m.params().iter().find(|p| p.name == k).map(|p| p.default))
-        };
-        let params: Vec<String> = c
-            .params
-            .iter()
-            .filter(|(k, v)| default_of(k) != Some(v.as_str()))
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let mech = if params.is_empty() {
-            format!("{}:{}", c.mechanism, c.variant)
-        } else {
-            format!("{}:{} {}", c.mechanism, c.variant, params.join(" "))
-        };
+        let mech = c.treatment_label();
         t.add_row(vec![
             c.workload.clone(),
             mech,
