@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-use super::common::{cache_dir, parse_workloads, resolve_params};
+use super::common::{PairArgs, cache_dir, parse_workloads, resolve_params};
 use super::progress::Progress;
 use super::run::{install_interrupt_handlers, meta_command};
 use crate::calibrate::{self, CalibrationReport, Counts, Plan, Role};
@@ -45,21 +45,8 @@ pub struct CalibrateArgs {
     #[arg(short, long, value_name = "NAME", default_value = "getppid")]
     pub workload: String,
 
-    /// A/B pairs of a normal comparison (at least 10) [default: 10].
-    #[arg(long, value_name = "N")]
-    pub pairs: Option<u32>,
-
-    /// Length of one sample, milliseconds [default: 60, 30 with --quick].
-    #[arg(long, value_name = "MS")]
-    pub sample_ms: Option<u64>,
-
-    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
-    #[arg(long, value_name = "N")]
-    pub samples_per_half: Option<u32>,
-
-    /// Slices discarded at the start of each half [default: 1, 0 with --quick].
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
+    #[command(flatten)]
+    pub design: PairArgs,
 
     /// A/A comparisons [default: from --budget, 20 with --quick].
     #[arg(long, value_name = "K")]
@@ -122,18 +109,8 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
     }
     let workload = workloads[0];
     let params = resolve_params(&workloads, &[])?;
-    let pairs = a.pairs.unwrap_or(10);
-    if pairs < 10 {
-        usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
-    }
-    let sample_ms = a.sample_ms.unwrap_or(if a.quick { 30 } else { 60 });
-    if !(5..=600_000).contains(&sample_ms) {
-        usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
-    }
-    let samples_per_half = a.samples_per_half.unwrap_or(if a.quick { 1 } else { 2 });
-    if samples_per_half == 0 {
-        usage_bail!("--samples-per-half must be at least 1");
-    }
+    let half = a.design.resolve(a.quick)?;
+    let pairs = half.pairs.unwrap_or(10);
     for (flag, v) in [
         ("--aa-comparisons", a.aa_comparisons),
         ("--injected-comparisons", a.injected_comparisons),
@@ -145,9 +122,9 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
     let cpus = crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
     let design = Design {
         pairs,
-        sample_ms,
-        samples_per_half,
-        warmup: a.warmup.unwrap_or(if a.quick { 0 } else { 1 }),
+        sample_ms: half.sample_ms,
+        samples_per_half: half.samples_per_half,
+        warmup: half.warmup,
         mode: Mode::Process,
         cpus,
         scratch_root: std::env::temp_dir(),

@@ -44,6 +44,59 @@ pub struct TaskArgs {
     pub scratch: Option<PathBuf>,
 }
 
+/// How each A/B pair is measured (`overhead` and `calibrate`).
+#[derive(Debug, Args)]
+pub struct PairArgs {
+    /// A/B pairs per comparison (at least 10) [default: overhead 12, or more
+    /// when Holm correction needs them; calibrate 10].
+    #[arg(long, value_name = "N")]
+    pub pairs: Option<u32>,
+
+    /// Length of one sample (time slice), milliseconds [default: 60, 30 with --quick].
+    #[arg(long, value_name = "MS")]
+    pub sample_ms: Option<u64>,
+
+    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
+    #[arg(long, value_name = "N")]
+    pub samples_per_half: Option<u32>,
+
+    /// Slices discarded at the start of each half [default: 1, 0 with --quick].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+}
+
+/// [`PairArgs`] with defaults filled in and checked; `pairs` stays a
+/// choice of the caller when not given.
+#[derive(Debug, Clone, Copy)]
+pub struct HalfDesign {
+    pub pairs: Option<u32>,
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    pub warmup: u32,
+}
+
+impl PairArgs {
+    pub fn resolve(&self, quick: bool) -> Result<HalfDesign> {
+        if let Some(pairs) = self.pairs.filter(|&p| p < 10) {
+            usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+        }
+        let sample_ms = self.sample_ms.unwrap_or(if quick { 30 } else { 60 });
+        if !(5..=600_000).contains(&sample_ms) {
+            usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
+        }
+        let samples_per_half = self.samples_per_half.unwrap_or(if quick { 1 } else { 2 });
+        if samples_per_half == 0 {
+            usage_bail!("--samples-per-half must be at least 1");
+        }
+        Ok(HalfDesign {
+            pairs: self.pairs,
+            sample_ms,
+            samples_per_half,
+            warmup: self.warmup.unwrap_or(if quick { 0 } else { 1 }),
+        })
+    }
+}
+
 /// [`TaskArgs`] checked against this machine.
 #[derive(Debug, Clone)]
 pub struct Placement {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-use super::common::{TaskArgs, cache_dir, parse_workloads, resolve_params};
+use super::common::{PairArgs, TaskArgs, cache_dir, parse_workloads, resolve_params};
 use super::progress::Progress;
 use super::run::install_interrupt_handlers;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
@@ -39,22 +39,8 @@ pub struct OverheadArgs {
     #[command(flatten)]
     pub placement: TaskArgs,
 
-    /// A/B pairs per comparison (at least 10) [default: 12, more when there
-    /// are so many comparisons that Holm correction needs them].
-    #[arg(long, value_name = "N")]
-    pub pairs: Option<u32>,
-
-    /// Length of one sample (time slice), milliseconds [default: 60, 30 with --quick].
-    #[arg(long, value_name = "MS")]
-    pub sample_ms: Option<u64>,
-
-    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
-    #[arg(long, value_name = "N")]
-    pub samples_per_half: Option<u32>,
-
-    /// Slices discarded at the start of each half [default: 1, 0 with --quick].
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
+    #[command(flatten)]
+    pub design: PairArgs,
 
     /// Fast pass: shorter slices and halves (under 45 s here).
     #[arg(long)]
@@ -179,9 +165,7 @@ fn survey_treatment(name: &str, v: &str) -> Result<Treatment> {
 impl OverheadPlan {
     pub fn from_args(a: &OverheadArgs) -> Result<OverheadPlan> {
         let placement = a.placement.resolve("1")?;
-        if let Some(pairs) = a.pairs.filter(|&p| p < 10) {
-            usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
-        }
+        let half = a.design.resolve(a.quick)?;
         if let Some(p) = a.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
             usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
@@ -195,14 +179,6 @@ impl OverheadPlan {
             if !(0.0..100.0).contains(&v) {
                 usage_bail!("{flag} {v}: give a percentage between 0 and 100 (e.g. 1)");
             }
-        }
-        let sample_ms = a.sample_ms.unwrap_or(if a.quick { 30 } else { 60 });
-        if !(5..=600_000).contains(&sample_ms) {
-            usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
-        }
-        let samples_per_half = a.samples_per_half.unwrap_or(if a.quick { 1 } else { 2 });
-        if samples_per_half == 0 {
-            usage_bail!("--samples-per-half must be at least 1");
         }
         let explicit_workloads = a.workloads.as_deref().map(parse_workloads).transpose()?;
 
@@ -266,7 +242,7 @@ impl OverheadPlan {
         // The smallest two-sided exact Wilcoxon p-value with n pairs is
         // 2/2^n; after Holm over m comparisons it must still beat alpha.
         let needed = min_pairs_for(cases.len(), a.alpha);
-        let pairs = a.pairs.unwrap_or(needed.max(12));
+        let pairs = half.pairs.unwrap_or(needed.max(12));
         if pairs < needed {
             eprintln!(
                 "secperf: warning: with {pairs} pairs and {} comparisons nothing can be significant \
@@ -289,9 +265,9 @@ impl OverheadPlan {
             cases,
             skipped,
             pairs,
-            sample_ms,
-            samples_per_half,
-            warmup: a.warmup.unwrap_or(if a.quick { 0 } else { 1 }),
+            sample_ms: half.sample_ms,
+            samples_per_half: half.samples_per_half,
+            warmup: half.warmup,
             mode: a.placement.mode,
             cpus: placement.cpus,
             seed,
@@ -338,7 +314,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let mut store = Store::open(&db_path)?;
     install_interrupt_handlers()?;
     let mut plan = plan;
-    if let (Some(precision), None) = (args.precision, args.pairs) {
+    if let (Some(precision), None) = (args.precision, args.design.pairs) {
         plan.pairs = pairs_for_precision_from_calibration(&store, &plan, precision)?;
     }
     let needs_lock = plan
