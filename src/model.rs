@@ -159,6 +159,10 @@ pub struct Comparison {
     pub baseline_ns_per_op: f64,
     pub treatment_ns_per_op: f64,
     pub overhead_pct: crate::stats::paired::OverheadPct,
+    /// Hodges-Lehmann estimate of the overhead (median of Walsh averages of
+    /// the pairs' log ratios), beside the median-based `overhead_pct`.
+    #[serde(default)]
+    pub hodges_lehmann_pct: f64,
     pub pair_data: Vec<PairData>,
 }
 

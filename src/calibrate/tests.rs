@@ -86,6 +86,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         baseline_ns_per_op: 100.0,
         treatment_ns_per_op: 100.0,
         overhead_pct,
+        hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&b, &t),
         pair_data,
     }
 }

@@ -174,6 +174,7 @@ fn overhead_runs_give_one_row_per_arm() {
             p_value: 0.01,
             verdict: Verdict::Slower,
         },
+        hodges_lehmann_pct: f64::NAN,
         pair_data: vec![
             PairData {
                 index: 0,

@@ -133,6 +133,7 @@ pub fn compare(
         baseline_ns_per_op: crate::stats::median(&baseline).unwrap_or(f64::NAN),
         treatment_ns_per_op: crate::stats::median(&treatment).unwrap_or(f64::NAN),
         overhead_pct,
+        hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
         pair_data,
     })
 }
@@ -239,6 +240,7 @@ mod tests {
                 p_value,
                 verdict: Verdict::NoChange,
             },
+            hodges_lehmann_pct: f64::NAN,
             pair_data: pairs
                 .iter()
                 .enumerate()

@@ -223,6 +223,7 @@ mod tests {
                 p_value: 1.0,
                 verdict: Verdict::NoChange,
             },
+            hodges_lehmann_pct: f64::NAN,
             pair_data: ratios
                 .iter()
                 .enumerate()

@@ -55,6 +55,35 @@ pub enum Verdict {
     Negligible,
 }
 
+/// The Hodges-Lehmann estimate of the centre of `x`: the median of all
+/// Walsh averages (x_i + x_j) / 2 for i <= j. The location estimate that
+/// goes with the Wilcoxon signed-rank test; more efficient than the median
+/// when the noise is near normal, still robust to a few wild pairs.
+/// NaN for empty input or any NaN.
+pub fn hodges_lehmann(x: &[f64]) -> f64 {
+    if x.is_empty() || x.iter().any(|v| v.is_nan()) {
+        return f64::NAN;
+    }
+    let mut walsh = Vec::with_capacity(x.len() * (x.len() + 1) / 2);
+    for i in 0..x.len() {
+        for j in i..x.len() {
+            walsh.push((x[i] + x[j]) / 2.0);
+        }
+    }
+    median(&walsh).unwrap_or(f64::NAN)
+}
+
+/// Hodges-Lehmann overhead in percent from paired ns/op: exp(HL of
+/// ln(treatment/baseline)) - 1.
+pub fn hodges_lehmann_pct(baseline: &[f64], treatment: &[f64]) -> f64 {
+    let r: Vec<f64> = baseline
+        .iter()
+        .zip(treatment)
+        .map(|(&b, &t)| (t / b).ln())
+        .collect();
+    hodges_lehmann(&r).exp_m1() * 100.0
+}
+
 /// Thresholds of a report's verdicts (methodology.md, point 4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DecisionOpts {
@@ -476,6 +505,21 @@ mod tests {
         assert_eq!(nc(-2.01, 1.0), "no difference detected: < 2.1%");
         assert_eq!(nc(0.0, 0.0), "no difference detected: < 0.1%");
         assert_eq!(nc(f64::NAN, f64::NAN), "no difference detected");
+    }
+
+    #[test]
+    fn hodges_lehmann_reference_values() {
+        // Walsh averages of [1, 2, 9]: 1, 1.5, 5, 2, 5.5, 9 -> median 3.5.
+        assert_eq!(hodges_lehmann(&[1.0, 2.0, 9.0]), 3.5);
+        assert_eq!(hodges_lehmann(&[4.0]), 4.0);
+        assert!(hodges_lehmann(&[]).is_nan());
+        // Symmetric data: HL equals the centre.
+        assert!((hodges_lehmann(&[-2.0, -1.0, 0.0, 1.0, 2.0])).abs() < 1e-15);
+        // Swapping the arms negates the log estimate.
+        let b = [100.0, 101.0, 99.0, 100.5];
+        let t = [110.0, 112.0, 108.0, 111.0];
+        let (ab, ba) = (hodges_lehmann_pct(&b, &t), hodges_lehmann_pct(&t, &b));
+        assert!(((1.0 + ab / 100.0) * (1.0 + ba / 100.0) - 1.0).abs() < 1e-12);
     }
 
     #[test]

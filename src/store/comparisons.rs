@@ -180,6 +180,16 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                     p_value: real_from_sql(row.get(16)?),
                     verdict: verdict_from_sql(&row.get::<_, String>(17)?)?,
                 },
+                hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(
+                    &pair_data
+                        .iter()
+                        .map(|p| p.baseline_ns_per_op)
+                        .collect::<Vec<_>>(),
+                    &pair_data
+                        .iter()
+                        .map(|p| p.treatment_ns_per_op)
+                        .collect::<Vec<_>>(),
+                ),
                 pair_data,
             })
         };

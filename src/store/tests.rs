@@ -554,6 +554,10 @@ fn comparisons_round_trip_and_cascade() {
             p_value: 0.001953125,
             verdict: Verdict::Slower,
         },
+        hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(
+            &[200.0, 202.5],
+            &[300.0, 297.0],
+        ),
         pair_data: vec![
             PairData {
                 index: 0,
