@@ -21,14 +21,14 @@ fn json_of(out: &[u8]) -> Value {
     })
 }
 
-/// `--quick` shrunk to a few seconds: 10 ms slices, 4 A/A comparisons,
+/// `--quick` shrunk to a few seconds: 20 ms slices, 4 A/A comparisons,
 /// 3 short comparisons of the injected slowdown.
 const TINY: &[&str] = &[
     "--quick",
     "--pairs",
     "10",
     "--sample-ms",
-    "10",
+    "20",
     "--aa-comparisons",
     "4",
     "--injected-comparisons",

@@ -16,8 +16,10 @@ use crate::sys::SysError;
 
 pub mod access1;
 pub mod access2;
+pub mod dbench;
 pub mod eventfd;
 pub mod getppid;
+pub mod http;
 pub mod mutex_yield;
 pub mod open;
 pub mod stat;
@@ -152,6 +154,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     def::<write::Write>(),
     def::<tree_walk::TreeWalk>(),
     def::<mutex_yield::MutexYield>(),
+    def::<dbench::Dbench>(),
+    def::<http::Http>(),
 ];
 
 /// Looks a workload up by name.
