@@ -14,7 +14,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// The nine workloads of the catalog, in catalog order.
+/// The first nine workloads of the catalog, in catalog order.
 const WORKLOADS: [&str; 9] = [
     "getppid",
     "eventfd",
@@ -230,7 +230,8 @@ fn list_json_describes_all_nine_workloads() {
         .iter()
         .map(|w| w["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(names, WORKLOADS);
+    // The first nine, in catalog order; later issues add more after them.
+    assert_eq!(names[..WORKLOADS.len()], WORKLOADS);
     for w in workloads {
         let name = &w["name"];
         assert!(
