@@ -72,7 +72,8 @@ pub struct Sample {
     pub steal_ms: f64,
     /// Quality flags: `preempted` (involuntary context switches),
     /// `steal` (hypervisor steal time), `imbalance` (a task far slower
-    /// than the others).
+    /// than the others), `starved` (the slice had to be stretched by half
+    /// or more until every task completed an operation).
     pub flags: Vec<String>,
 }
 

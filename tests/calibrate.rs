@@ -54,7 +54,7 @@ fn quick_calibration_reports_every_figure_and_is_stored() {
     assert!(v["calibration_id"].is_i64());
     assert_eq!(v["workload"], "getppid");
     assert_eq!(v["design"]["pairs"], 10);
-    assert_eq!(v["design"]["sample_ms"], 10);
+    assert_eq!(v["design"]["sample_ms"], 20);
     assert_eq!(v["design"]["quick"], true);
 
     let fp = &v["aa"]["false_positives"];

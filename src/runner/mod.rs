@@ -221,13 +221,13 @@ pub fn measure_with(
             let deadline = prev.t_ns + opts.sample_ms * 1_000_000;
             sleep_until(deadline, &shm, check_alive)
                 .with_context(|| format!("workload {}", def.name))?;
-            if def.slow {
-                // A slice of a slow workload ends at the first moment every
-                // task has completed an operation in it, so no slice is
-                // empty however long one operation takes.
-                wait_for_completion(&shm, &prev, check_alive)
-                    .with_context(|| format!("workload {}", def.name))?;
-            }
+            // A slice ends at the first moment every task has completed an
+            // operation in it: a slow workload's operation may outlast the
+            // slice, and on a loaded machine a task may have been kept off
+            // its CPU for the whole slice (flagged `starved`). No slice is
+            // ever empty, so no figure is ever divided by zero operations.
+            wait_for_completion(&shm, &prev, check_alive)
+                .with_context(|| format!("workload {}", def.name))?;
             let cur = read(sys::monotonic_ns());
             let sample = compute_sample(
                 &prev,
@@ -429,6 +429,13 @@ pub fn compute_sample(
     // More than one involuntary switch per 100 ms per task, at least two.
     if nivcsw as f64 > (tasks as f64 * elapsed_ms / 100.0).max(2.0) {
         flags.push("preempted".to_string());
+    }
+    // A slice that had to be stretched (by 50% or more) for every task to
+    // complete an operation, though operations are short: starved tasks.
+    let stretched = elapsed_ms > 1.5 * sample_ms as f64;
+    let slow_ops = cur.ops.iter().any(|&(_, done)| done > 0);
+    if stretched && !slow_ops {
+        flags.push("starved".to_string());
     }
     if steal_ms > 0.01 * elapsed_ms * tasks as f64 {
         flags.push("steal".to_string());

@@ -70,6 +70,29 @@ fn empty_slice_is_an_error_that_says_what_to_do() {
 }
 
 #[test]
+fn a_stretched_slice_of_short_operations_is_flagged_starved() {
+    let s = compute_sample(
+        &snap(0, &[(0, 0)]),
+        &snap(100_000_000, &[(1000, 0)]),
+        50,
+        100.0,
+        0,
+    )
+    .unwrap();
+    assert_eq!(s.flags, vec!["starved"]);
+    // Slow workloads' slices are stretched by design: not starved.
+    let s = compute_sample(
+        &snap(0, &[(0, 10)]),
+        &snap(100_000_000, &[(1, 90_000_000)]),
+        50,
+        100.0,
+        0,
+    )
+    .unwrap();
+    assert!(s.flags.is_empty(), "{:?}", s.flags);
+}
+
+#[test]
 fn quality_flags() {
     let mut prev = snap(0, &[(0, 0), (0, 0)]);
     let mut cur = snap(1_000_000_000, &[(1000, 0), (100, 0)]);

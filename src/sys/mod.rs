@@ -91,6 +91,10 @@ pub fn errno_name(errno: i32) -> String {
         libc::ELOOP => "ELOOP",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::E2BIG => "E2BIG",
+        libc::ESTALE => "ESTALE",
         _ => return format!("errno {errno}"),
     };
     name.to_string()

@@ -18,12 +18,20 @@ pub mod access1;
 pub mod access2;
 pub mod dbench;
 pub mod eventfd;
+pub mod exec;
+pub mod file_copy;
 pub mod getppid;
+pub mod hackbench;
 pub mod http;
 pub mod mutex_yield;
 pub mod open;
+pub mod pipe;
+pub mod pipe_ctx;
+pub mod spawn;
 pub mod stat;
+pub mod stream;
 pub mod tree_walk;
+pub mod unix_socket;
 pub mod util;
 pub mod write;
 
@@ -156,6 +164,14 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     def::<mutex_yield::MutexYield>(),
     def::<dbench::Dbench>(),
     def::<http::Http>(),
+    def::<pipe::Pipe>(),
+    def::<pipe_ctx::PipeCtx>(),
+    def::<unix_socket::UnixSocket>(),
+    def::<hackbench::Hackbench>(),
+    def::<spawn::Spawn>(),
+    def::<exec::Exec>(),
+    def::<file_copy::FileCopy>(),
+    def::<stream::Stream>(),
 ];
 
 /// Looks a workload up by name.

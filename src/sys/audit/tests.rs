@@ -256,6 +256,9 @@ fn hex_round_trips() {
 /// found before it began.
 pub(crate) struct Live {
     _serial: MutexGuard<'static, ()>,
+    /// secperf's own state lock: serialises with live tests in other test
+    /// processes and with any secperf run changing audit meanwhile.
+    _state: crate::safety::StateLock,
     pub sock: AuditSocket,
     pub before: AuditState,
 }
@@ -268,6 +271,13 @@ pub(crate) fn live_or_skip(test: &str) -> Option<Live> {
         return None;
     }
     let serial = TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let state = match crate::safety::StateLock::acquire(std::time::Duration::from_secs(120)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{test}: skipped: {e:#}");
+            return None;
+        }
+    };
     let sock = match AuditSocket::open() {
         Ok(s) => s,
         Err(e) => {
@@ -288,6 +298,7 @@ pub(crate) fn live_or_skip(test: &str) -> Option<Live> {
     };
     Some(Live {
         _serial: serial,
+        _state: state,
         sock,
         before,
     })
