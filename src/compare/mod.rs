@@ -19,7 +19,7 @@ use crate::model::StoredRun;
 use crate::report::model::{Cell, DesignKind, Report, Row};
 use crate::stats::holm::holm;
 use crate::stats::paired::{DecisionOpts, Verdict, decide};
-use crate::stats::summary::{describe, geometric_mean};
+use crate::stats::summary::geometric_mean;
 use crate::stats::unpaired::{UnpairedOpts, compare_unpaired};
 
 /// Decision thresholds.
@@ -93,20 +93,6 @@ pub fn run_name(run: &StoredRun) -> String {
     }
 }
 
-fn cell(samples: Vec<f64>) -> Cell {
-    let d = describe(&samples);
-    Cell {
-        value: crate::stats::median(&samples).unwrap_or(f64::NAN),
-        cv_pct: d.as_ref().map(|d| d.cv_pct),
-        samples,
-        change_pct: None,
-        ci_low_pct: None,
-        ci_high_pct: None,
-        p_value: None,
-        verdict: None,
-    }
-}
-
 /// Compares every later run against the first.
 pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let base = &runs[0];
@@ -122,10 +108,10 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         if !others.iter().any(|o| o.contains_key(key)) {
             continue;
         }
-        let mut cells = vec![Some(cell(a.clone()))];
+        let mut cells = vec![Some(Cell::from_samples(a.clone()))];
         for (j, o) in others.iter().enumerate() {
             let c = o.get(key).map(|b| {
-                let mut c = cell(b.clone());
+                let mut c = Cell::from_samples(b.clone());
                 if let Ok(u) = compare_unpaired(
                     a,
                     b,
@@ -138,6 +124,7 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
                     c.ci_low_pct = Some(u.ci_low);
                     c.ci_high_pct = Some(u.ci_high);
                     c.p_value = Some(u.p_value);
+                    c.welch_p_value = Some(u.welch_p_value);
                 }
                 c
             });

@@ -27,19 +27,6 @@ fn machine(system: &serde_json::Value, host: &str) -> Vec<(String, String)> {
     ]
 }
 
-fn plain_cell(samples: Vec<f64>) -> Cell {
-    Cell {
-        value: crate::stats::median(&samples).unwrap_or(f64::NAN),
-        cv_pct: crate::stats::summary::describe(&samples).map(|d| d.cv_pct),
-        samples,
-        change_pct: None,
-        ci_low_pct: None,
-        ci_high_pct: None,
-        p_value: None,
-        verdict: None,
-    }
-}
-
 /// `secperf run`: one configuration, ns/op per sample.
 pub fn from_results(
     name: &str,
@@ -65,7 +52,7 @@ pub fn from_results(
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect::<Vec<_>>()
                     .join(" "),
-                cells: vec![Some(plain_cell(
+                cells: vec![Some(Cell::from_samples(
                     r.sample_data.iter().map(|s| s.ns_per_op).collect(),
                 ))],
             })
@@ -90,7 +77,7 @@ pub fn from_comparisons(
             let label = c.treatment_label();
             let o = &c.overhead_pct;
             let mut treatment =
-                plain_cell(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());
+                Cell::from_samples(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());
             treatment.change_pct = Some(o.estimate);
             treatment.ci_low_pct = Some(o.ci_low);
             treatment.ci_high_pct = Some(o.ci_high);
@@ -101,7 +88,7 @@ pub fn from_comparisons(
                 tasks: c.tasks,
                 label,
                 cells: vec![
-                    Some(plain_cell(
+                    Some(Cell::from_samples(
                         c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
                     )),
                     Some(treatment),

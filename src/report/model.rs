@@ -38,6 +38,32 @@ pub struct Cell {
     pub ci_high_pct: Option<f64>,
     pub p_value: Option<f64>,
     pub verdict: Option<Verdict>,
+    /// mmtests-style summaries of the samples: arithmetic and harmonic mean.
+    pub amean: Option<f64>,
+    pub hmean: Option<f64>,
+    /// Welch's t-test of the means against the baseline (unpaired reports),
+    /// beside the Mann-Whitney `p_value` the verdict uses.
+    pub welch_p_value: Option<f64>,
+}
+
+impl Cell {
+    /// A cell of `samples` with its median, CV and means; no comparison yet.
+    pub fn from_samples(samples: Vec<f64>) -> Cell {
+        let d = crate::stats::summary::describe(&samples);
+        Cell {
+            value: crate::stats::median(&samples).unwrap_or(f64::NAN),
+            cv_pct: d.as_ref().map(|d| d.cv_pct),
+            amean: d.as_ref().map(|d| d.amean),
+            hmean: d.as_ref().map(|d| d.hmean),
+            samples,
+            change_pct: None,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            p_value: None,
+            verdict: None,
+            welch_p_value: None,
+        }
+    }
 }
 
 /// One row: a workload at a task count (and, for overhead, a mechanism).

@@ -248,6 +248,9 @@ pub(crate) mod testing {
             ci_high_pct: change.map(|_| ci.1),
             p_value: change.map(|_| p),
             verdict: change.map(|_| v),
+            amean: Some(value),
+            hmean: Some(value),
+            welch_p_value: None,
         }
     }
 
