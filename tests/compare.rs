@@ -86,6 +86,9 @@ fn json_csv_markdown_and_benchstat_render() {
         "p_value",
         "verdict",
         "cv_pct",
+        "amean",
+        "hmean",
+        "welch_p_value",
     ] {
         assert!(!cell[k].is_null(), "{k} missing in {cell}");
     }

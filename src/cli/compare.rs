@@ -36,6 +36,11 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 1.0, value_name = "PCT")]
     pub noise: f64,
 
+    /// Equivalence margin, percent: "negligible" when a two one-sided Welch
+    /// test shows the change lies within +-margin.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub equivalence: f64,
+
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -54,6 +59,12 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
             args.noise
         );
     }
+    if !(args.equivalence > 0.0 && args.equivalence < 100.0) {
+        usage_bail!(
+            "--equivalence {}: give a percentage between 0 and 100 (e.g. 1)",
+            args.equivalence
+        );
+    }
     let path = crate::store::resolve_db_path(db)?;
     let store = Store::open(&path)?;
     let runs = args
@@ -67,6 +78,7 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &CompareOpts {
             alpha: args.alpha,
             noise_pct: args.noise,
+            equivalence_pct: args.equivalence,
             seed: args.seed,
         },
         &command,

@@ -28,6 +28,8 @@ pub struct CompareOpts {
     pub alpha: f64,
     /// Changes whose interval stays within +-noise_pct are not reported.
     pub noise_pct: f64,
+    /// Margin of the (Welch) equivalence test behind `negligible`.
+    pub equivalence_pct: f64,
     pub seed: u64,
 }
 
@@ -148,9 +150,15 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
                 continue;
             }
             let p_adj = next.next().unwrap_or(1.0);
+            let base_samples = row.cells[0].as_ref().map(|c| c.samples.clone());
             if let Some(c) = row.cells[j + 1].as_mut() {
                 c.p_value = Some(p_adj);
-                c.verdict = Some(verdict(p_adj, c.ci_low_pct, c.ci_high_pct, opts));
+                let tost = base_samples.as_deref().and_then(|a| {
+                    let t =
+                        crate::stats::tost::tost_unpaired_log(a, &c.samples, opts.equivalence_pct);
+                    t.is_finite().then_some(t)
+                });
+                c.verdict = Some(verdict(p_adj, c.ci_low_pct, c.ci_high_pct, tost, opts));
             }
         }
     }
@@ -199,15 +207,21 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     }
 }
 
-/// Unpaired rows have no equivalence test: never `Negligible`.
-fn verdict(p_adj: f64, lo: Option<f64>, hi: Option<f64>, opts: &CompareOpts) -> Verdict {
+/// `negligible` comes from a Welch two one-sided test on log values.
+fn verdict(
+    p_adj: f64,
+    lo: Option<f64>,
+    hi: Option<f64>,
+    tost: Option<f64>,
+    opts: &CompareOpts,
+) -> Verdict {
     let d = DecisionOpts {
         alpha: opts.alpha,
         noise_pct: opts.noise_pct,
-        equivalence_pct: 0.0,
+        equivalence_pct: opts.equivalence_pct,
     };
     match (lo, hi) {
-        (Some(lo), Some(hi)) => decide(p_adj, lo, hi, None, &d),
+        (Some(lo), Some(hi)) => decide(p_adj, lo, hi, tost, &d),
         _ => Verdict::NoChange,
     }
 }

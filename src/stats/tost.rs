@@ -60,10 +60,52 @@ pub fn tost_log_ratios(r: &[f64], margin_pct: f64) -> f64 {
     lo.max(hi)
 }
 
+/// Unpaired equivalence (two one-sided Welch tests) on log values: H0 is
+/// |ln(geomean B / geomean A)| >= ln(1 + margin_pct/100). Matches
+/// `scipy.stats.ttest_ind(ln b +- delta, ln a, equal_var=False,
+/// alternative='greater'/'less')`; returns the larger p. NaN for fewer than
+/// two values a side, a non-positive value or a non-positive margin.
+pub fn tost_unpaired_log(a: &[f64], b: &[f64], margin_pct: f64) -> f64 {
+    let positive = |v: &f64| v.is_finite() && *v > 0.0;
+    if a.len() < 2 || b.len() < 2 || !positive(&margin_pct) || !a.iter().chain(b).all(positive) {
+        return f64::NAN;
+    }
+    let (la, lb): (Vec<f64>, Vec<f64>) = (
+        a.iter().map(|v| v.ln()).collect(),
+        b.iter().map(|v| v.ln()).collect(),
+    );
+    let delta = (margin_pct / 100.0).ln_1p();
+    let shifted = |s: f64| lb.iter().map(|v| v + s).collect::<Vec<f64>>();
+    // welch_t's t is mean(first) - mean(second).
+    let lower = super::unpaired::welch_t(&shifted(delta), &la);
+    let upper = super::unpaired::welch_t(&shifted(-delta), &la);
+    if lower.t.is_nan() || upper.t.is_nan() {
+        return f64::NAN;
+    }
+    let p_lower = 1.0 - super::tdist::t_cdf(lower.t, lower.df); // H1: d > -delta
+    let p_upper = super::tdist::t_cdf(upper.t, upper.df); // H1: d < delta
+    p_lower.max(p_upper)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    #[test]
+    fn unpaired_tost_matches_scipy() {
+        // scipy 1.17.1: max of ttest_ind(ln b + delta, ln a, equal_var=False,
+        // alternative='greater') and (ln b - delta, ..., alternative='less').
+        let a = [100.0, 101.0, 99.5, 100.2, 100.8, 99.9];
+        let b = [100.3, 100.9, 99.8, 100.1, 101.0, 100.4, 99.7];
+        let p = tost_unpaired_log(&a, &b, 1.0);
+        assert!((p - 0.005915524740238186).abs() / 0.0059 < 1e-7, "{p}");
+        let c = [110.0, 111.0, 109.5, 110.2];
+        let p = tost_unpaired_log(&a, &c, 1.0);
+        assert!((p - 0.9999999262803599).abs() < 1e-9, "{p}");
+        assert!(tost_unpaired_log(&a[..1], &b, 1.0).is_nan());
+        assert!(tost_unpaired_log(&a, &b, 0.0).is_nan());
+    }
 
     #[derive(Deserialize)]
     struct Fixture {
