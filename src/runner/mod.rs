@@ -462,3 +462,38 @@ pub fn compute_sample(
 
 #[cfg(test)]
 mod tests;
+
+/// For the tests of workloads and mechanisms: a brief, real measurement.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// 1 unpinned task, 1 warmup + 3 samples of `sample_ms`, temp dirs.
+    pub(crate) fn brief_opts(mode: Mode, sample_ms: u64, params: Params) -> MeasureOpts {
+        MeasureOpts {
+            tasks: 1,
+            mode,
+            cpus: vec![],
+            warmup: 1,
+            samples: 3,
+            sample_ms,
+            scratch_root: std::env::temp_dir(),
+            cache_dir: std::env::temp_dir().join("secperf-test-cache"),
+            params,
+        }
+    }
+
+    /// Measures `def` briefly with `given` parameters over its defaults,
+    /// validated first as the CLI does; panics naming the workload.
+    pub(crate) fn measure_briefly(
+        def: &WorkloadDef,
+        mode: Mode,
+        sample_ms: u64,
+        given: &Params,
+    ) -> WorkloadResult {
+        let params = def.params_with_defaults(given);
+        (def.validate)(&params).unwrap_or_else(|e| panic!("{}: {e:#}", def.name));
+        measure(def, &brief_opts(mode, sample_ms, params), &mut |_| {})
+            .unwrap_or_else(|e| panic!("{}: {e:#}", def.name))
+    }
+}

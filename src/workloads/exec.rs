@@ -270,7 +270,6 @@ fn page_size() -> usize {
 mod tests {
     use super::*;
     use crate::model::Mode;
-    use crate::runner::{MeasureOpts, measure};
     use crate::workloads::def;
 
     fn params(program: &str) -> Params {
@@ -281,18 +280,12 @@ mod tests {
 
     #[test]
     fn exec_measures_true() {
-        let o = MeasureOpts {
-            tasks: 1,
-            mode: Mode::Process,
-            cpus: vec![],
-            warmup: 1,
-            samples: 3,
-            sample_ms: 50,
-            scratch_root: std::env::temp_dir(),
-            cache_dir: std::env::temp_dir().join("secperf-test-cache"),
-            params: params(DEFAULT_PROGRAM),
-        };
-        let r = measure(&def::<Exec>(), &o, &mut |_| {}).unwrap();
+        let r = crate::runner::testing::measure_briefly(
+            &def::<Exec>(),
+            Mode::Process,
+            50,
+            &params(DEFAULT_PROGRAM),
+        );
         assert!(r.ops_per_sec.median > 0.0);
     }
 

@@ -155,7 +155,6 @@ fn write_source(path: &std::path::Path, size: u64) -> Result<()> {
 mod tests {
     use super::*;
     use crate::model::Mode;
-    use crate::runner::{MeasureOpts, measure};
     use crate::workloads::def;
 
     fn params(size: &str, buf: &str) -> Params {
@@ -167,18 +166,12 @@ mod tests {
 
     #[test]
     fn file_copy_measures_and_reports_bytes() {
-        let o = MeasureOpts {
-            tasks: 1,
-            mode: Mode::Process,
-            cpus: vec![],
-            warmup: 1,
-            samples: 3,
-            sample_ms: 50,
-            scratch_root: std::env::temp_dir(),
-            cache_dir: std::env::temp_dir().join("secperf-test-cache"),
-            params: params("262144", "1024"),
-        };
-        let r = measure(&def::<FileCopy>(), &o, &mut |_| {}).unwrap();
+        let r = crate::runner::testing::measure_briefly(
+            &def::<FileCopy>(),
+            Mode::Process,
+            50,
+            &params("262144", "1024"),
+        );
         assert!(r.ops_per_sec.median > 0.0);
         let u = r.unit_rate.expect("bytes rate");
         assert_eq!((u.unit.as_str(), u.per_op), ("bytes", 262144));

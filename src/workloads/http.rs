@@ -376,7 +376,6 @@ impl Server {
 mod tests {
     use super::*;
     use crate::model::Mode;
-    use crate::runner::{MeasureOpts, measure};
     use crate::workloads::def;
 
     #[test]
@@ -442,19 +441,7 @@ mod tests {
     #[test]
     fn measures_briefly() {
         let d = def::<Http>();
-        let cpus = crate::sys::cpus::allowed_cpus().unwrap();
-        let opts = MeasureOpts {
-            tasks: 1,
-            mode: Mode::Process,
-            cpus: cpus[..1].to_vec(),
-            warmup: 1,
-            samples: 3,
-            sample_ms: 100,
-            scratch_root: std::env::temp_dir(),
-            cache_dir: std::env::temp_dir().join("secperf-test-cache"),
-            params: d.params_with_defaults(&Params::new()),
-        };
-        let r = measure(&d, &opts, &mut |_| {}).unwrap();
+        let r = crate::runner::testing::measure_briefly(&d, Mode::Process, 100, &Params::new());
         assert!(r.ops_per_sec.median > 0.0);
         let u = r.unit_rate.unwrap();
         assert_eq!((u.unit.as_str(), u.per_op), ("bytes", 500 * 1024));

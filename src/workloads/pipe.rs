@@ -64,25 +64,12 @@ impl Workload for Pipe {
 pub(crate) mod tests {
     use super::*;
     use crate::model::{Mode, Params};
-    use crate::runner::{MeasureOpts, measure};
     use crate::workloads::{WorkloadDef, def};
 
     /// Measures `d` briefly with one unpinned task (1 warmup + 3 samples of
     /// 50 ms) and returns the median ops/s; panics on failure.
     pub(crate) fn run_briefly(d: &WorkloadDef, mode: Mode, params: Params) -> f64 {
-        let opts = MeasureOpts {
-            tasks: 1,
-            mode,
-            cpus: vec![],
-            warmup: 1,
-            samples: 3,
-            sample_ms: 50,
-            scratch_root: std::env::temp_dir(),
-            cache_dir: std::env::temp_dir().join("secperf-test-cache"),
-            params: d.params_with_defaults(&params),
-        };
-        (d.validate)(&opts.params).unwrap_or_else(|e| panic!("{}: {e:#}", d.name));
-        let r = measure(d, &opts, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e:#}", d.name));
+        let r = crate::runner::testing::measure_briefly(d, mode, 50, &params);
         r.ops_per_sec.median
     }
 

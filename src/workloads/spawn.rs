@@ -99,24 +99,13 @@ pub(crate) fn exited_zero(status: libc::c_int) -> bool {
 mod tests {
     use super::*;
     use crate::model::{Mode, Params};
-    use crate::runner::{MeasureOpts, measure};
     use crate::workloads::def;
 
     #[test]
     fn spawn_measures_in_both_modes() {
         for mode in [Mode::Process, Mode::Thread] {
-            let o = MeasureOpts {
-                tasks: 1,
-                mode,
-                cpus: vec![],
-                warmup: 1,
-                samples: 3,
-                sample_ms: 50,
-                scratch_root: std::env::temp_dir(),
-                cache_dir: std::env::temp_dir().join("secperf-test-cache"),
-                params: Params::new(),
-            };
-            let r = measure(&def::<Spawn>(), &o, &mut |_| {}).unwrap();
+            let r =
+                crate::runner::testing::measure_briefly(&def::<Spawn>(), mode, 50, &Params::new());
             assert!(r.ops_per_sec.median > 0.0, "{mode:?}");
         }
     }

@@ -108,25 +108,14 @@ fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
 mod tests {
     use super::*;
     use crate::model::Mode;
-    use crate::runner::{MeasureOpts, measure};
     use crate::workloads::def;
 
     #[test]
     fn stream_measures_bandwidth() {
         let mut params = Params::new();
         params.insert("elements".into(), "200000".into());
-        let o = MeasureOpts {
-            tasks: 1,
-            mode: Mode::Process,
-            cpus: vec![],
-            warmup: 1,
-            samples: 3,
-            sample_ms: 50,
-            scratch_root: std::env::temp_dir(),
-            cache_dir: std::env::temp_dir().join("secperf-test-cache"),
-            params,
-        };
-        let r = measure(&def::<Stream>(), &o, &mut |_| {}).unwrap();
+        let r =
+            crate::runner::testing::measure_briefly(&def::<Stream>(), Mode::Process, 50, &params);
         assert!(r.ops_per_sec.median > 0.0);
         let u = r.unit_rate.expect("bytes rate");
         assert_eq!((u.unit.as_str(), u.per_op), ("bytes", 24 * 200_000));
