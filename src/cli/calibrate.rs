@@ -18,10 +18,10 @@ use serde::Serialize;
 
 use super::common::{PairArgs, cache_dir, parse_workloads, resolve_params};
 use super::progress::Progress;
-use super::run::{install_interrupt_handlers, meta_command};
+use super::run::install_interrupt_handlers;
 use crate::calibrate::{self, CalibrationReport, Counts, Plan, Role};
 use crate::mechanisms::{Availability, Treatment};
-use crate::model::{Mode, RunMeta};
+use crate::model::Mode;
 use crate::overhead::Design;
 use crate::stats::bootstrap::Rng;
 use crate::store::Store;
@@ -239,17 +239,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         injected: plan.injected.iter().map(|(s, _)| s.as_str()).collect(),
         injected_skipped: plan.injected_skipped.as_deref(),
     };
-    let system = serde_json::to_value(crate::probe::probe())?;
-    let run_id = store.begin_run(&RunMeta {
-        label: label.clone(),
-        kind: "calibrate".into(),
-        started_at: chrono::Utc::now(),
-        host: crate::sys::hostname(),
-        secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: meta_command(),
-        params: serde_json::to_value(&params)?,
-        system,
-    })?;
+    let run_id = store.begin_run(&super::common::run_meta("calibrate", &label, &params)?)?;
 
     let progress = Progress::new(plan.total_slices());
     let mut rng = Rng::new(d.seed);

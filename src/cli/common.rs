@@ -268,6 +268,34 @@ pub fn resolve_params(
     Ok(out)
 }
 
+/// The command line as typed, for reproduction.
+pub fn meta_command() -> String {
+    // argv[0] may be a build path (./target/release/secperf): name the tool.
+    std::iter::once("secperf".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The metadata of a run starting now on this machine: the probe
+/// snapshot, host, version and the command line that reproduces it.
+pub fn run_meta(
+    kind: &str,
+    label: &str,
+    params: &impl serde::Serialize,
+) -> Result<crate::model::RunMeta> {
+    Ok(crate::model::RunMeta {
+        label: label.to_string(),
+        kind: kind.to_string(),
+        started_at: chrono::Utc::now(),
+        host: crate::sys::hostname(),
+        secperf_version: env!("CARGO_PKG_VERSION").into(),
+        command: meta_command(),
+        params: serde_json::to_value(params)?,
+        system: serde_json::to_value(crate::probe::probe())?,
+    })
+}
+
 /// Where fixtures kept across runs live: $XDG_CACHE_HOME/secperf.
 pub fn cache_dir() -> PathBuf {
     dirs::cache_dir()

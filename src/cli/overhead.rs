@@ -15,7 +15,7 @@ use super::common::{PairArgs, TaskArgs, cache_dir, parse_workloads, resolve_para
 use super::progress::Progress;
 use super::run::install_interrupt_handlers;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
-use crate::model::{Comparison, Mode, RunMeta, Skipped};
+use crate::model::{Comparison, Mode, Skipped};
 use crate::overhead::{Case, Design};
 use crate::safety::StateLock;
 use crate::stats::bootstrap::Rng;
@@ -335,17 +335,9 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         plan.pairs,
         slices as f64 * plan.sample_ms as f64 / 1000.0 * 1.15
     );
-    let system = serde_json::to_value(crate::probe::probe())?;
-    let run_id = store.begin_run(&RunMeta {
-        label: plan.label.clone(),
-        kind: "overhead".into(),
-        started_at: chrono::Utc::now(),
-        host: crate::sys::hostname(),
-        secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: super::run::meta_command(),
-        params: serde_json::to_value(&plan)?,
-        system: system.clone(),
-    })?;
+    let meta = super::common::run_meta("overhead", &plan.label, &plan)?;
+    let system = meta.system.clone();
+    let run_id = store.begin_run(&meta)?;
     let progress = Progress::new(slices);
     let mut rng = Rng::new(plan.seed);
     let mut comparisons = Vec::new();
@@ -400,7 +392,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             &comparisons,
             &system,
             &crate::sys::hostname(),
-            &super::run::meta_command(),
+            &super::common::meta_command(),
         );
         return super::compare::write_report(&report, format, args.output.as_deref());
     }

@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-use super::common::{TaskArgs, cache_dir, parse_workloads, resolve_params};
+use super::common::{TaskArgs, cache_dir, meta_command, parse_workloads, resolve_params, run_meta};
 use super::progress::Progress;
-use crate::model::{Mode, Params, RunMeta, WorkloadResult};
+use crate::model::{Mode, Params, WorkloadResult};
 use crate::runner::{self, MeasureOpts};
 use crate::store::Store;
 use crate::usage_bail;
@@ -129,17 +129,8 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let mut store = Store::open(&db_path)?;
     install_interrupt_handlers()?;
 
-    let system = serde_json::to_value(crate::probe::probe())?;
-    let meta = RunMeta {
-        label: plan.label.clone(),
-        kind: "run".into(),
-        started_at: chrono::Utc::now(),
-        host: crate::sys::hostname(),
-        secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: meta_command(),
-        params: serde_json::to_value(&plan)?,
-        system: system.clone(),
-    };
+    let meta = run_meta("run", &plan.label, &plan)?;
+    let system = meta.system.clone();
     let run_id = store.begin_run(&meta)?;
     let progress = Progress::new(plan.slices());
     let mut results = Vec::new();
@@ -213,15 +204,6 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     super::emit_fmt!("Stored as run {run_id}{label} in {}.", db_path.display());
     Ok(())
-}
-
-/// The command line as typed, for reproduction.
-pub(super) fn meta_command() -> String {
-    // argv[0] may be a build path (./target/release/secperf): name the tool.
-    std::iter::once("secperf".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch
