@@ -3,7 +3,8 @@
 //! The crate is split the way the work is: `workloads` (what is timed, one
 //! file each), `runner` (how it is timed: tasks, shared counters, slices),
 //! `probe` (the machine's security configuration), `store` (SQLite),
-//! `stats` (pure maths), `report` (tables and exports) and `cli`.
+//! `stats` (pure maths), `report` (tables and exports), `suites` (the
+//! reference experiments as recipes) and `cli`.
 
 pub mod calibrate;
 pub mod cli;
@@ -18,5 +19,6 @@ pub mod runner;
 pub mod safety;
 pub mod stats;
 pub mod store;
+pub mod suites;
 pub mod sys;
 pub mod workloads;

@@ -11,6 +11,7 @@ mod probe;
 mod progress;
 mod results;
 mod run;
+mod suite;
 
 use std::path::PathBuf;
 
@@ -66,6 +67,9 @@ pub enum Command {
     /// detection and interval coverage of known injected slowdowns, and the
     /// smallest slowdown detectable in a time budget.
     Calibrate(calibrate::CalibrateArgs),
+    /// Reproduce a reference experiment (shared/seeds/) with one command and
+    /// print it in the shape of the post's table; `secperf suite list` shows them.
+    Suite(suite::SuiteArgs),
     /// Stored results: list, show, export, delete.
     Results {
         #[command(subcommand)]
@@ -118,6 +122,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Calibrate(args) => calibrate::calibrate(args, cli.db.as_deref(), cli.json),
         Command::Compare(args) => compare::compare(args, cli.db.as_deref(), cli.json),
         Command::Restore => crate::safety::restore_command(cli.json),
+        Command::Suite(args) => suite::suite(args, cli.db.as_deref(), cli.json),
         Command::List => list::list(cli.json),
         Command::Probe => probe::probe(cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),

@@ -1,67 +1,9 @@
-use chrono::Utc;
 use serde_json::json;
 
 use super::*;
-use crate::model::{Mode, RunMeta, Sample, StoredRun, Summary, WorkloadResult};
+use crate::model::Mode;
 
-fn result(workload: &str, values: &[f64]) -> WorkloadResult {
-    let s = Summary {
-        median: 0.0,
-        ci_low: 0.0,
-        ci_high: 0.0,
-    };
-    WorkloadResult {
-        workload: workload.into(),
-        mode: Mode::Process,
-        tasks: 1,
-        pinned: true,
-        cpus: vec![0],
-        params: Default::default(),
-        sample_ms: 100,
-        warmup_samples: 1,
-        samples: values.len() as u32,
-        ops_per_sec: s,
-        ns_per_op: s,
-        unit_rate: None,
-        sample_data: values
-            .iter()
-            .enumerate()
-            .map(|(i, &ns)| Sample {
-                index: i as u32,
-                elapsed_ns: 100_000_000,
-                ops: (1e8 / ns) as u64,
-                ops_per_sec: 1e9 / ns,
-                ns_per_op: ns,
-                per_task_ops_per_sec: vec![1e9 / ns],
-                involuntary_ctxt_switches: 0,
-                steal_ms: 0.0,
-                flags: vec![],
-            })
-            .collect(),
-        started_at: Utc::now(),
-        finished_at: Utc::now(),
-    }
-}
-
-fn run(id: i64, label: &str, kernel: &str, results: Vec<WorkloadResult>) -> StoredRun {
-    StoredRun {
-        run_id: id,
-        meta: RunMeta {
-            label: label.into(),
-            kind: "run".into(),
-            started_at: Utc::now(),
-            host: "box".into(),
-            secperf_version: "0.1.0".into(),
-            command: "secperf run".into(),
-            params: json!({}),
-            system: json!({"kernel": {"release": kernel}, "lsm": {"modules": ["capability", "landlock"]},
-                           "cpu": {"model": "AMD EPYC", "online_count": 2}}),
-        },
-        finished_at: Some(Utc::now()),
-        results,
-        comparisons: vec![],
-    }
-}
+use crate::model::testing::{result, run};
 
 fn noisy(centre: f64, n: usize) -> Vec<f64> {
     (0..n)

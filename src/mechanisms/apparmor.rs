@@ -359,6 +359,10 @@ impl Mechanism for AppArmor {
             description: "tasks confined by a generated profile that allows the workload",
         }]
     }
+    fn lsm_hooks(&self) -> &'static [&'static str] {
+        &["file_open", "file_permission", "inode_getattr"]
+    }
+
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["open", "stat", "tree_walk"]
     }

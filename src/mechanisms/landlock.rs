@@ -240,6 +240,10 @@ impl Mechanism for Landlock {
             },
         ]
     }
+    fn lsm_hooks(&self) -> &'static [&'static str] {
+        &["file_open"]
+    }
+
     fn survey_workloads(&self) -> &'static [&'static str] {
         // access(2) has no Landlock hook; measure it explicitly with -w access1.
         &["open", "stat", "tree_walk"]

@@ -104,6 +104,13 @@ pub trait Mechanism: Sync {
     /// Workloads the default `overhead` survey measures it on: the ones
     /// whose hooks it touches.
     fn survey_workloads(&self) -> &'static [&'static str];
+    /// LSM hooks through which it adds work (for an LSM: the hooks it
+    /// implements that the workloads reach; for a BPF LSM program: the hook
+    /// it attaches to by default). Empty for mechanisms that act at syscall
+    /// entry or exit (seccomp, audit) or on credentials.
+    fn lsm_hooks(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Variants (with parameters) the default survey measures, e.g.
     /// `["", "args,filters=4"]`; each string is what follows `NAME:`.
     fn survey_variants(&self) -> &'static [&'static str] {

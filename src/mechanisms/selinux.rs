@@ -222,6 +222,15 @@ impl Mechanism for Selinux {
             description: "baseline permissive, treatment enforcing",
         }]
     }
+    fn lsm_hooks(&self) -> &'static [&'static str] {
+        &[
+            "file_open",
+            "file_permission",
+            "inode_permission",
+            "inode_getattr",
+        ]
+    }
+
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["open", "stat", "eventfd", "tree_walk"]
     }

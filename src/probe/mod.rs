@@ -16,7 +16,7 @@ mod apparmor;
 mod audit;
 mod bpf;
 mod cpu;
-mod files;
+pub(crate) mod files;
 mod kernel;
 mod landlock;
 mod lockdown;
@@ -29,7 +29,7 @@ mod securityfs;
 mod selinux;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 use std::path::Path;
 

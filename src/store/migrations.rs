@@ -138,6 +138,17 @@ CREATE TABLE calibrations (
 CREATE INDEX calibrations_run_id ON calibrations(run_id);
 CREATE INDEX calibrations_workload ON calibrations(workload, created_at);
 "#,
+    // 4: notes a command attaches to a run besides its results (a suite's
+    // SELinux AVC counters per workload).
+    r#"
+CREATE TABLE run_notes (
+    id                    INTEGER PRIMARY KEY,
+    run_id                INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    name                  TEXT NOT NULL,
+    json                  TEXT NOT NULL
+);
+CREATE INDEX run_notes_run_id ON run_notes(run_id, name);
+"#,
 ];
 
 /// Brings the schema up to `MIGRATIONS.len()`. Also performs one write

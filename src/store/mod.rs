@@ -23,6 +23,7 @@ mod codec;
 mod comparisons;
 pub mod export;
 pub mod migrations;
+mod notes;
 mod read;
 
 #[cfg(test)]

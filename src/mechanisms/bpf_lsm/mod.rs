@@ -240,6 +240,10 @@ impl Mechanism for BpfLsm {
     fn params(&self) -> &'static [ParamDef] {
         PARAMS
     }
+    fn lsm_hooks(&self) -> &'static [&'static str] {
+        &[DEFAULT_HOOK]
+    }
+
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["eventfd", "write"]
     }

@@ -1,0 +1,90 @@
+//! `access-2023`: reference experiment 003 (Mateusz Guzik and Paul Moore,
+//! 2023). `access(2)` built new credentials on every call to switch to the
+//! real uid; the patch skips that when they would be identical
+//! (will-it-scale `access1`, one file per task, +121% at 1 process and
+//! +1353% at 24; `access2`, all tasks on one file, +125%). The reviewer
+//! asked for the other side: what it costs when the credentials really must
+//! be overridden.
+//!
+//! Here: `access1` and `access2` on the process ladder, under the current
+//! configuration, and as A/B pairs without and with a forced credential
+//! override (fsuid different from the real uid, so every call must build
+//! and drop new credentials: the path the patch cannot skip). Kernels with
+//! and without the patch are the reboot side.
+
+use super::{
+    AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
+    doubling_ladder,
+};
+
+pub static SUITE: SuiteDef = SuiteDef {
+    name: "access-2023",
+    version: 1,
+    seed: "003_83336a8140143491.txt",
+    title: "access(2) allocating new credentials on every call (Guzik, 2023)",
+    summary: "access1/access2 (will-it-scale) on the process ladder, without and with forced credential override, ops/s",
+    layout: Layout::ItemRows,
+    plan,
+    other_side: "The post compared a kernel before and after the patch. Boot each, run `secperf \
+suite access-2023 --label before` and `--label after`, then `secperf suite access-2023 --report \
+after --baseline before` prints the post's before/after table (or `secperf compare before after`).",
+};
+
+fn plan(ctx: &PlanCtx) -> SuitePlan {
+    // The post used 1 and 24 processes: the ladder from 1 to all CPUs.
+    let ladder = doubling_ladder(ctx.cpus);
+    let items = || {
+        vec![
+            Item::new("access1", ladder.clone(), Metric::OpsPerSec).per("procs"),
+            Item::new("access2", ladder.clone(), Metric::OpsPerSec).per("procs"),
+        ]
+    };
+    let mut notes = vec![
+        "values: access() calls per second, all processes together (higher is better); \
+         % = change of ops/s against the first column"
+            .to_string(),
+    ];
+    if ctx.cpus < 24 {
+        notes.push(format!(
+            "process ladder 1..{} (the post used 1 and 24 processes on a larger machine)",
+            ctx.cpus
+        ));
+    }
+    SuitePlan {
+        current: items(),
+        run: if ctx.quick {
+            RunShape {
+                samples: 5,
+                sample_ms: 100,
+                warmup: 1,
+            }
+        } else {
+            RunShape {
+                samples: 10,
+                sample_ms: 300,
+                warmup: 1,
+            }
+        },
+        treatments: vec!["cred".into()],
+        ab_items: items(),
+        ab: if ctx.quick {
+            AbShape {
+                min_pairs: 10,
+                sample_ms: 30,
+                samples_per_half: 1,
+                warmup: 1,
+            }
+        } else {
+            AbShape {
+                min_pairs: 12,
+                sample_ms: 60,
+                samples_per_half: 2,
+                warmup: 1,
+            }
+        },
+        baseline_name: "no override".into(),
+        pct_style: PctStyle::Change,
+        collect_avc: false,
+        notes,
+    }
+}

@@ -1,0 +1,86 @@
+//! `audit-2017`: reference experiment 002 (Mel Gorman, 2017). With audit
+//! enabled and no rules, every syscall paid for a precise timestamp
+//! (`ktime_get_real_ts64`, `read_tsc` 0% -> 5.95% of the profile): an
+//! 11-12% hit on sysbench-threads (threads lock and unlock a private mutex
+//! and yield) at 1 to 16 threads, shown as mmtests' "Amean" per thread
+//! count with the % change against the baseline kernel.
+//!
+//! Here: `mutex_yield` in threads at the post's thread counts (capped at
+//! the CPUs there are, and saying so), with audit off, audit enabled with
+//! no rules, and audit with one rule the workload never matches, as A/B
+//! pairs on the live kernel; the current configuration is also measured
+//! alone, for comparisons across kernels (the post's 4.9 vs 4.12 columns).
+
+use super::{
+    AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan, capped_ladder,
+};
+
+pub static SUITE: SuiteDef = SuiteDef {
+    name: "audit-2017",
+    version: 1,
+    seed: "002_6431be45342f743b.txt",
+    title: "audit with no rules slowing every syscall (Gorman, 2017)",
+    summary: "mutex_yield (sysbench-threads) at 1..16 threads: audit off / enabled / unrelated rule, mmtests Amean table",
+    layout: Layout::TaskRows,
+    plan,
+    other_side: "The post compared kernels (4.9, 4.12, 4.12 with the coarse-clock patch). Boot each \
+kernel, run `secperf suite audit-2017 --label KERNEL` on each, then `secperf suite audit-2017 \
+--report KERNEL2 --baseline KERNEL1` puts both in one Amean table (or `secperf compare KERNEL1 \
+KERNEL2`).",
+};
+
+/// sysbench-threads' thread counts in the post.
+const POST_THREADS: &[usize] = &[1, 3, 5, 7, 12, 16];
+
+fn plan(ctx: &PlanCtx) -> SuitePlan {
+    let (ladder, note) = capped_ladder(POST_THREADS, ctx.cpus, "thread ladder");
+    let item = || {
+        Item::new("mutex_yield", ladder.clone(), Metric::NsPerOp)
+            .threads()
+            .per("threads")
+            .titled("mutex_yield")
+    };
+    let mut notes = vec![
+        "values: Amean of ns per lock/unlock/yield round of one thread (lower is better); \
+         % as mmtests prints it: negative = slower than the first column"
+            .to_string(),
+    ];
+    notes.extend(note);
+    SuitePlan {
+        current: vec![item()],
+        run: if ctx.quick {
+            RunShape {
+                samples: 5,
+                sample_ms: 100,
+                warmup: 1,
+            }
+        } else {
+            RunShape {
+                samples: 10,
+                sample_ms: 300,
+                warmup: 1,
+            }
+        },
+        treatments: vec!["audit:enabled".into(), "audit:unrelated-rule".into()],
+        ab_items: vec![item()],
+        ab: if ctx.quick {
+            AbShape {
+                min_pairs: 10,
+                sample_ms: 30,
+                samples_per_half: 1,
+                warmup: 1,
+            }
+        } else {
+            AbShape {
+                min_pairs: 12,
+                sample_ms: 60,
+                samples_per_half: 2,
+                warmup: 1,
+            }
+        },
+        baseline_name: "audit off".into(),
+        pct_style: PctStyle::Gain,
+        collect_avc: false,
+        notes,
+    }
+}

@@ -1,0 +1,168 @@
+//! SELinux access vector cache statistics, the counters the 2004 AVC
+//! patches (reference experiment 001) exported through selinuxfs so that
+//! "AVC performance can be monitored at a low level". The file
+//! `/sys/fs/selinux/avc/cache_stats` has a header line and one line of six
+//! counters per CPU; a snapshot sums them, and the difference of two
+//! snapshots is what one workload did to the cache (a hit rate well below
+//! 100% means permission checks fell back to the policy database).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+pub const CACHE_STATS: &str = "/sys/fs/selinux/avc/cache_stats";
+
+/// The six counters, summed over CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AvcStats {
+    pub lookups: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub allocations: u64,
+    pub reclaims: u64,
+    pub frees: u64,
+}
+
+const FIELDS: [&str; 6] = [
+    "lookups",
+    "hits",
+    "misses",
+    "allocations",
+    "reclaims",
+    "frees",
+];
+
+impl AvcStats {
+    /// Parses the file's text.
+    pub fn parse(text: &str) -> Result<AvcStats> {
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+        if header != FIELDS {
+            bail!(
+                "unexpected header '{}' (expected '{}')",
+                header.join(" "),
+                FIELDS.join(" ")
+            );
+        }
+        let mut sum = [0u64; 6];
+        for (i, line) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let values: Vec<&str> = line.split_whitespace().collect();
+            if values.len() != 6 {
+                bail!("CPU line {}: expected 6 counters, got '{line}'", i + 1);
+            }
+            for (s, v) in sum.iter_mut().zip(values) {
+                *s += v
+                    .parse::<u64>()
+                    .with_context(|| format!("CPU line {}: '{v}' is not a counter", i + 1))?;
+            }
+        }
+        let [lookups, hits, misses, allocations, reclaims, frees] = sum;
+        Ok(AvcStats {
+            lookups,
+            hits,
+            misses,
+            allocations,
+            reclaims,
+            frees,
+        })
+    }
+
+    /// Reads `cache_stats` under `root` ("/" on a live system); None when
+    /// SELinux is not active (no selinuxfs).
+    pub fn read(root: &Path) -> Result<Option<AvcStats>> {
+        let path = crate::probe::files::under(root, CACHE_STATS);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => AvcStats::parse(&text)
+                .map(Some)
+                .with_context(|| format!("parsing {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// What happened between `self` (before) and `after`; counters that
+    /// went backwards (a reset) count from zero.
+    pub fn delta(&self, after: &AvcStats) -> AvcStats {
+        let d = |a: u64, b: u64| b.checked_sub(a).unwrap_or(b);
+        AvcStats {
+            lookups: d(self.lookups, after.lookups),
+            hits: d(self.hits, after.hits),
+            misses: d(self.misses, after.misses),
+            allocations: d(self.allocations, after.allocations),
+            reclaims: d(self.reclaims, after.reclaims),
+            frees: d(self.frees, after.frees),
+        }
+    }
+
+    /// Hits per lookup, percent (None without lookups).
+    pub fn hit_pct(&self) -> Option<f64> {
+        (self.lookups > 0).then(|| self.hits as f64 * 100.0 / self.lookups as f64)
+    }
+}
+
+/// One workload's effect on the cache, as stored with a suite run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AvcDelta {
+    pub workload: String,
+    pub tasks: u32,
+    pub stats: AvcStats,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_sums_per_cpu_lines_from_a_fixture() {
+        let root = crate::probe::fixtures::fixture("selinux-enforcing");
+        let s = AvcStats::read(&root).unwrap().unwrap();
+        assert_eq!(
+            s,
+            AvcStats {
+                lookups: 1932,
+                hits: 1900,
+                misses: 32,
+                allocations: 32,
+                reclaims: 0,
+                frees: 14
+            }
+        );
+        assert!((s.hit_pct().unwrap() - 98.343_685).abs() < 1e-3);
+    }
+
+    #[test]
+    fn rejects_malformed_text() {
+        for bad in [
+            "",
+            "lookups hits\n1 2\n",
+            "lookups hits misses allocations reclaims frees\n1 2 3\n",
+            "lookups hits misses allocations reclaims frees\n1 2 3 4 5 x\n",
+        ] {
+            assert!(AvcStats::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn absent_selinuxfs_reads_as_none() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(AvcStats::read(root.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn delta_counts_from_zero_after_a_reset() {
+        let a = AvcStats {
+            lookups: 100,
+            hits: 90,
+            ..Default::default()
+        };
+        let b = AvcStats {
+            lookups: 150,
+            hits: 5,
+            ..Default::default()
+        };
+        let d = a.delta(&b);
+        assert_eq!((d.lookups, d.hits), (50, 5));
+        assert_eq!(AvcStats::default().hit_pct(), None);
+    }
+}

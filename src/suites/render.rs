@@ -1,0 +1,790 @@
+//! A suite's report: the post's tables filled from a stored run.
+//!
+//! Two sections. "This boot, A/B": the mechanisms switched on the live
+//! kernel, each cell the mean of its arm over the pairs, its % from the
+//! paired estimate with the run's Holm-corrected verdict. "Runs": the
+//! current configuration as measured alone, and, with `--baseline`, a
+//! stored run of the same suite beside it, compared unpaired (Mann-Whitney,
+//! bootstrap interval of the ratio of medians, Holm across the cells), as
+//! `secperf compare` does. Values are means over samples (the posts
+//! averaged runs); percentages and verdicts are the robust statistics.
+
+use std::fmt::Write as _;
+
+use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
+use serde::Serialize;
+
+use super::avc::AvcDelta;
+use super::{Item, Layout, Metric, PctStyle, SuiteDef, SuitePlan};
+use crate::mechanisms::Treatment;
+use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
+use crate::stats::holm::holm;
+use crate::stats::paired::{DecisionOpts, Verdict, decide};
+use crate::stats::tost::tost_unpaired_log;
+use crate::stats::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
+
+/// One cell: a value and, against the table's first column, a change.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellData {
+    pub value: f64,
+    /// Percent in the suite's [`PctStyle`], with its 95% interval.
+    pub pct: Option<(f64, f64, f64)>,
+    pub verdict: Option<Verdict>,
+}
+
+/// One configuration (a column, or a row in [`Layout::ConfigRows`]):
+/// cells by (item index, task count).
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub name: String,
+    pub cells: Vec<((usize, u32), CellData)>,
+}
+
+impl Config {
+    fn cell(&self, item: usize, tasks: u32) -> Option<&CellData> {
+        self.cells
+            .iter()
+            .find(|(k, _)| *k == (item, tasks))
+            .map(|(_, c)| c)
+    }
+}
+
+/// A section: the items it covers and its configurations.
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    pub title: String,
+    #[serde(skip)]
+    pub items: Vec<Item>,
+    pub configs: Vec<Config>,
+}
+
+/// Whether a stored result is this item at `tasks`.
+fn result_matches(r: &WorkloadResult, item: &Item, tasks: usize) -> bool {
+    r.workload == item.workload
+        && r.tasks as usize == tasks
+        && r.mode == item.mode
+        && r.params == item.full_params()
+}
+
+fn comparison_matches(c: &Comparison, item: &Item, tasks: usize, t: &Treatment) -> bool {
+    c.workload == item.workload
+        && c.tasks as usize == tasks
+        && c.mode == item.mode
+        && c.workload_params == item.full_params()
+        && c.mechanism == t.mechanism.name()
+        && c.variant == t.variant
+        && c.params == t.params
+}
+
+/// The percent of a change of ns/op (estimate, low, high) in the metric
+/// and style of the table.
+fn styled_pct(metric: Metric, style: PctStyle, (e, lo, hi): (f64, f64, f64)) -> (f64, f64, f64) {
+    let (e, a, b) = (
+        metric.pct_from_time_pct(e),
+        metric.pct_from_time_pct(lo),
+        metric.pct_from_time_pct(hi),
+    );
+    let (lo, hi) = (a.min(b), a.max(b));
+    match style {
+        PctStyle::Change => (e, lo, hi),
+        // mmtests: positive = better.
+        PctStyle::Gain if metric.is_time() => (-e, -hi, -lo),
+        PctStyle::Gain => (e, lo, hi),
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The per-sample values of a result in an item's metric.
+fn result_values(r: &WorkloadResult, metric: Metric) -> Vec<f64> {
+    let per_op = r.unit_rate.as_ref().map(|u| u.per_op);
+    r.sample_data
+        .iter()
+        .filter_map(|s| metric.from_ns(s.ns_per_op, r.tasks, per_op))
+        .collect()
+}
+
+/// The units per operation of an item at `tasks`, from any result of the
+/// run (A/B comparisons do not store them).
+fn units_per_op(run: &StoredRun, item: &Item) -> Option<u64> {
+    run.results
+        .iter()
+        .filter(|r| r.workload == item.workload && r.params == item.full_params())
+        .find_map(|r| r.unit_rate.as_ref().map(|u| u.per_op))
+}
+
+/// The A/B section, or None when no comparison of the plan was measured.
+pub fn ab_section(plan: &SuitePlan, run: &StoredRun) -> Option<Section> {
+    let treatments: Vec<Treatment> = plan
+        .treatments
+        .iter()
+        .filter_map(|t| Treatment::parse(t).ok())
+        .collect();
+    // The baseline arms, pooled over the treatments measured at each cell.
+    let mut pooled: std::collections::BTreeMap<(usize, u32), Vec<f64>> = Default::default();
+    let mut configs: Vec<Config> = Vec::new();
+    for t in &treatments {
+        let mut config = Config {
+            name: treatment_name(t),
+            cells: Vec::new(),
+        };
+        for (i, item) in plan.ab_items.iter().enumerate() {
+            let per_op = units_per_op(run, item);
+            for &n in &item.tasks {
+                let Some(c) = run
+                    .comparisons
+                    .iter()
+                    .find(|c| comparison_matches(c, item, n, t))
+                else {
+                    continue;
+                };
+                let values = |f: fn(&crate::model::PairData) -> f64| -> Vec<f64> {
+                    c.pair_data
+                        .iter()
+                        .filter_map(|p| item.metric.from_ns(f(p), c.tasks, per_op))
+                        .collect()
+                };
+                let treated = values(|p| p.treatment_ns_per_op);
+                if treated.is_empty() {
+                    continue;
+                }
+                let o = &c.overhead_pct;
+                config.cells.push((
+                    (i, n as u32),
+                    CellData {
+                        value: mean(&treated),
+                        pct: Some(styled_pct(
+                            item.metric,
+                            plan.pct_style,
+                            (o.estimate, o.ci_low, o.ci_high),
+                        )),
+                        verdict: Some(o.verdict),
+                    },
+                ));
+                pooled
+                    .entry((i, n as u32))
+                    .or_default()
+                    .extend(values(|p| p.baseline_ns_per_op));
+            }
+        }
+        if !config.cells.is_empty() {
+            configs.push(config);
+        }
+    }
+    if configs.is_empty() {
+        return None;
+    }
+    let baseline = Config {
+        name: plan.baseline_name.clone(),
+        cells: pooled
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    k,
+                    CellData {
+                        value: mean(&v),
+                        pct: None,
+                        verdict: None,
+                    },
+                )
+            })
+            .collect(),
+    };
+    configs.insert(0, baseline);
+    Some(Section {
+        title: "This boot, A/B pairs on the live kernel".into(),
+        items: plan.ab_items.clone(),
+        configs,
+    })
+}
+
+/// A treatment as a column title: "audit:enabled", "landlock".
+fn treatment_name(t: &Treatment) -> String {
+    if t.mechanism.name() == "none" {
+        return "A/A control".into();
+    }
+    t.to_string()
+}
+
+/// The runs section: the baseline run (if any) and this run, unpaired.
+pub fn runs_section(
+    plan: &SuitePlan,
+    run: &StoredRun,
+    baseline: Option<&StoredRun>,
+    decision: &DecisionOpts,
+) -> Section {
+    let name = |r: &StoredRun| crate::compare::run_name(r);
+    let mut this = Config {
+        name: name(run),
+        cells: Vec::new(),
+    };
+    let mut base = baseline.map(|b| Config {
+        name: name(b),
+        cells: Vec::new(),
+    });
+    // Cells compared with the baseline: (cell index, baseline ns/op,
+    // this run's ns/op, the change of ns/op).
+    let mut pending: Vec<(usize, Vec<f64>, Vec<f64>, UnpairedChange)> = Vec::new();
+    for (i, item) in plan.current.iter().enumerate() {
+        for &n in &item.tasks {
+            let Some(r) = run.results.iter().find(|r| result_matches(r, item, n)) else {
+                continue;
+            };
+            let values = result_values(r, item.metric);
+            if values.is_empty() {
+                continue;
+            }
+            let mut cell = CellData {
+                value: mean(&values),
+                pct: None,
+                verdict: None,
+            };
+            let other = baseline
+                .and_then(|b| b.results.iter().find(|r| result_matches(r, item, n)))
+                .zip(base.as_mut());
+            if let Some((br, bc)) = other {
+                let bvalues = result_values(br, item.metric);
+                if !bvalues.is_empty() {
+                    bc.cells.push((
+                        (i, n as u32),
+                        CellData {
+                            value: mean(&bvalues),
+                            pct: None,
+                            verdict: None,
+                        },
+                    ));
+                }
+                let a: Vec<f64> = br.sample_data.iter().map(|s| s.ns_per_op).collect();
+                let b: Vec<f64> = r.sample_data.iter().map(|s| s.ns_per_op).collect();
+                if let Ok(u) = compare_unpaired(&a, &b, &UnpairedOpts::default()) {
+                    cell.pct = Some(styled_pct(
+                        item.metric,
+                        plan.pct_style,
+                        (u.estimate, u.ci_low, u.ci_high),
+                    ));
+                    pending.push((this.cells.len(), a, b, u));
+                }
+            }
+            this.cells.push(((i, n as u32), cell));
+        }
+    }
+    // Holm across the cells compared, then the verdicts on ns/op.
+    let raw_p: Vec<f64> = pending.iter().map(|(.., u)| u.p_value).collect();
+    for ((idx, a, b, u), p) in pending.iter().zip(holm(&raw_p)) {
+        let tost = tost_unpaired_log(a, b, decision.equivalence_pct);
+        let v = decide(
+            p,
+            u.ci_low,
+            u.ci_high,
+            Some(tost).filter(|t| t.is_finite()),
+            decision,
+        );
+        this.cells[*idx].1.verdict = Some(v);
+    }
+    let mut configs: Vec<Config> = base.into_iter().collect();
+    configs.push(this);
+    Section {
+        title: if baseline.is_some() {
+            "Runs: the baseline run and this one (unpaired)".into()
+        } else {
+            "This run, current configuration".into()
+        },
+        items: plan.current.clone(),
+        configs,
+    }
+}
+
+/// The mark of a verdict: `*` a change, `~` shown negligible.
+fn mark(v: Option<Verdict>) -> &'static str {
+    match v {
+        Some(Verdict::Slower | Verdict::Faster) => "*",
+        Some(Verdict::Negligible) => "~",
+        _ => "",
+    }
+}
+
+/// A value with 4 significant digits and no exponent.
+pub fn fmt_value(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    match v.abs() {
+        a if a >= 1000.0 => format!("{v:.0}"),
+        a if a >= 100.0 => format!("{v:.1}"),
+        a if a >= 10.0 => format!("{v:.2}"),
+        _ => format!("{v:.3}"),
+    }
+}
+
+fn fmt_cell(c: &CellData, with_ci: bool) -> String {
+    let mut s = fmt_value(c.value);
+    if let Some((e, lo, hi)) = c.pct {
+        if with_ci {
+            let _ = write!(s, " ({e:+.2}% [{lo:+.1}, {hi:+.1}])");
+        } else {
+            let _ = write!(s, " ({e:+.2}%)");
+        }
+    }
+    s.push_str(mark(c.verdict));
+    s
+}
+
+/// ASCII rules above, under the header and below, as the posts' tables.
+const POST_STYLE: TableStyle = TableStyle::new()
+    .top_border(LineStyle::none().fill('-').junction('-'))
+    .header_separator(LineStyle::none().fill('-').junction('-'))
+    .bottom_border(LineStyle::none().fill('-').junction('-'));
+
+fn ascii_table(header: Vec<String>, rows: Vec<Vec<String>>) -> String {
+    let mut t = Table::new();
+    // Rules above, under the header and below, as the posts' tables.
+    t.load_style(POST_STYLE);
+    t.set_header(header);
+    let cols = rows.first().map_or(0, |r| r.len());
+    for r in rows {
+        t.add_row(r);
+    }
+    for c in 1..cols {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
+/// The section's tables in the suite's layouts.
+pub fn render_section(s: &Section, default_layout: Layout) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", s.title);
+    let layout_of = |item: &Item| item.layout.unwrap_or(default_layout);
+    let mut i = 0;
+    while i < s.items.len() {
+        let layout = layout_of(&s.items[i]);
+        // ItemRows gathers consecutive items into one table.
+        let mut j = i + 1;
+        if layout == Layout::ItemRows {
+            while j < s.items.len() && layout_of(&s.items[j]) == Layout::ItemRows {
+                j += 1;
+            }
+        }
+        let table = match layout {
+            Layout::ConfigRows => config_rows(s, i),
+            Layout::TaskRows => task_rows(s, i),
+            Layout::ItemRows => item_rows(s, i..j),
+        };
+        if let Some(t) = table {
+            out.push('\n');
+            out.push_str(&t);
+            out.push('\n');
+        }
+        i = j;
+    }
+    out
+}
+
+/// Configurations that have any cell of `items`.
+fn present(s: &Section, items: std::ops::Range<usize>) -> Vec<&Config> {
+    s.configs
+        .iter()
+        .filter(|c| c.cells.iter().any(|((i, _), _)| items.contains(i)))
+        .collect()
+}
+
+fn config_rows(s: &Section, i: usize) -> Option<String> {
+    let item = &s.items[i];
+    let configs = present(s, i..i + 1);
+    if configs.is_empty() {
+        return None;
+    }
+    let single = item.tasks.len() == 1;
+    let mut header = vec![format!("{} [{}]", item.name(), item.metric.unit())];
+    if single {
+        header.push("mean (% change [95% CI])".into());
+    } else {
+        header.extend(item.tasks.iter().map(|n| format!("{n} {}", item.per)));
+    }
+    let rows = configs
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.name.clone()];
+            row.extend(item.tasks.iter().map(|&n| {
+                c.cell(i, n as u32)
+                    .map_or("-".into(), |cell| fmt_cell(cell, single))
+            }));
+            row
+        })
+        .collect();
+    Some(ascii_table(header, rows))
+}
+
+fn task_rows(s: &Section, i: usize) -> Option<String> {
+    let item = &s.items[i];
+    let configs = present(s, i..i + 1);
+    if configs.is_empty() {
+        return None;
+    }
+    let with_ci = configs.len() <= 2;
+    let mut header = vec![format!("{} [{}]", item.name(), item.metric.unit())];
+    header.extend(configs.iter().map(|c| c.name.clone()));
+    let rows = item
+        .tasks
+        .iter()
+        .map(|&n| {
+            let mut row = vec![format!("Amean {n:>3} {}", item.per)];
+            row.extend(configs.iter().map(|c| {
+                c.cell(i, n as u32)
+                    .map_or("-".into(), |cell| fmt_cell(cell, with_ci))
+            }));
+            row
+        })
+        .collect();
+    Some(ascii_table(header, rows))
+}
+
+fn item_rows(s: &Section, items: std::ops::Range<usize>) -> Option<String> {
+    let configs = present(s, items.clone());
+    if configs.is_empty() {
+        return None;
+    }
+    let with_ci = configs.len() <= 2;
+    let mut header = vec!["test".to_string(), s.items[items.start].per.to_string()];
+    header.extend(configs.iter().map(|c| c.name.clone()));
+    let mut rows = Vec::new();
+    for i in items {
+        let item = &s.items[i];
+        for &n in &item.tasks {
+            let mut row = vec![
+                format!("{} [{}]", item.name(), item.metric.unit()),
+                n.to_string(),
+            ];
+            row.extend(configs.iter().map(|c| {
+                c.cell(i, n as u32)
+                    .map_or("-".into(), |cell| fmt_cell(cell, with_ci))
+            }));
+            rows.push(row);
+        }
+    }
+    Some(ascii_table(header, rows))
+}
+
+/// AVC counters per workload, or why there are none.
+pub fn render_avc(avc: &[AvcDelta], collected: bool) -> String {
+    if !collected {
+        return format!(
+            "SELinux AVC statistics: not collected: SELinux is not active here ({} absent)\n",
+            super::avc::CACHE_STATS
+        );
+    }
+    let rows = avc
+        .iter()
+        .map(|d| {
+            let s = &d.stats;
+            vec![
+                d.workload.clone(),
+                d.tasks.to_string(),
+                s.lookups.to_string(),
+                s.hits.to_string(),
+                s.misses.to_string(),
+                s.allocations.to_string(),
+                s.reclaims.to_string(),
+                s.frees.to_string(),
+                s.hit_pct().map_or("-".into(), |h| format!("{h:.2}%")),
+            ]
+        })
+        .collect();
+    format!(
+        "SELinux AVC statistics during each measurement ({}):\n{}\n",
+        super::avc::CACHE_STATS,
+        ascii_table(
+            [
+                "workload",
+                "tasks",
+                "lookups",
+                "hits",
+                "misses",
+                "allocations",
+                "reclaims",
+                "frees",
+                "hit rate",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows
+        )
+    )
+}
+
+/// Everything a suite run prints, in order.
+pub struct ReportParts<'a> {
+    pub suite: &'static SuiteDef,
+    pub plan: &'a SuitePlan,
+    pub run: &'a StoredRun,
+    pub baseline: Option<&'a StoredRun>,
+    pub skipped: &'a [Skipped],
+    pub avc: Option<&'a [AvcDelta]>,
+    pub decision: DecisionOpts,
+}
+
+pub fn render(p: &ReportParts) -> String {
+    let mut out = String::new();
+    let s = p.suite;
+    let _ = writeln!(out, "{} v{}: {}", s.name, s.version, s.title);
+    let _ = writeln!(
+        out,
+        "(reproduces shared/seeds/{}; {})",
+        s.seed,
+        machine_line(&p.run.meta.system)
+    );
+    out.push('\n');
+    let ab = ab_section(p.plan, p.run);
+    if let Some(ab) = &ab {
+        out.push_str(&render_section(ab, s.layout));
+        out.push('\n');
+    }
+    let runs = runs_section(p.plan, p.run, p.baseline, &p.decision);
+    out.push_str(&render_section(&runs, s.layout));
+    out.push('\n');
+    if let Some(b) = p.baseline {
+        for d in crate::compare::probe_differences(&b.meta.system, &p.run.meta.system) {
+            let _ = writeln!(out, "differs between the runs: {d}");
+        }
+    }
+    if p.plan.collect_avc {
+        out.push_str(&render_avc(p.avc.unwrap_or(&[]), p.avc.is_some()));
+        out.push('\n');
+    }
+    para(
+        &mut out,
+        &format!(
+            "* change: Holm-corrected p < {} and the 95% interval outside +-{}%; ~ negligible: \
+             shown within +-{}%; no mark: no difference detected",
+            p.decision.alpha, p.decision.noise_pct, p.decision.equivalence_pct
+        ),
+    );
+    if ab.is_some() {
+        para(
+            &mut out,
+            "A/B: values are the means of each arm over its pairs; the % is the median of the \
+             per-pair ratios with its 95% interval, so it need not equal the ratio of the means",
+        );
+    }
+    for n in &p.plan.notes {
+        para(&mut out, &format!("note: {n}"));
+    }
+    for sk in p.skipped {
+        para(
+            &mut out,
+            &format!("skipped: {}: {}", sk.mechanism, sk.reason),
+        );
+    }
+    para(&mut out, &format!("other side: {}", s.other_side));
+    out
+}
+
+/// Appends `text` wrapped at 100 columns, continuation lines indented.
+fn para(out: &mut String, text: &str) {
+    let opts = textwrap::Options::new(100).subsequent_indent("    ");
+    out.push_str(&textwrap::fill(text, opts));
+    out.push('\n');
+}
+
+/// "linux 6.18.0, LSMs lockdown,capability,landlock,bpf, 2 CPUs".
+fn machine_line(system: &serde_json::Value) -> String {
+    let get = |ptr: &str| system.pointer(ptr).cloned();
+    let kernel = get("/kernel/release")
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| "kernel ?".into());
+    let lsms = get("/lsm/modules")
+        .and_then(|v| {
+            v.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+        })
+        .unwrap_or_else(|| "?".into());
+    let cpus = get("/cpu/online_count")
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into());
+    format!("linux {kernel}, LSMs {lsms}, {cpus} CPUs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::{result, run};
+    use crate::model::{Mode, PairData, Params};
+    use crate::stats::paired::OverheadPct;
+
+    fn plan() -> SuitePlan {
+        (super::super::access_2023::SUITE.plan)(&super::super::PlanCtx {
+            quick: true,
+            cpus: 1,
+        })
+    }
+
+    /// A cred:fsuid comparison on `workload` x1: baseline 1000 ns/op,
+    /// treatment `treated` ns/op in every pair.
+    fn comparison(workload: &str, treated: f64, verdict: Verdict) -> Comparison {
+        let t = Treatment::parse("cred").unwrap();
+        Comparison {
+            workload: workload.into(),
+            workload_params: Params::new(),
+            mechanism: "cred".into(),
+            variant: t.variant.into(),
+            params: t.params.clone(),
+            mode: Mode::Process,
+            tasks: 1,
+            pairs: 10,
+            sample_ms: 30,
+            samples_per_half: 1,
+            baseline_ns_per_op: 1000.0,
+            treatment_ns_per_op: treated,
+            overhead_pct: OverheadPct {
+                estimate: (treated / 1000.0 - 1.0) * 100.0,
+                ci_low: (treated / 1000.0 - 1.0) * 100.0 - 2.0,
+                ci_high: (treated / 1000.0 - 1.0) * 100.0 + 2.0,
+                p_value: 0.002,
+                verdict,
+            },
+            hodges_lehmann_pct: f64::NAN,
+            pair_data: (0..10)
+                .map(|i| PairData {
+                    index: i,
+                    order: "AB".into(),
+                    baseline_ns_per_op: 1000.0,
+                    treatment_ns_per_op: treated,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn ab_cells_are_rates_with_the_change_of_the_rate() {
+        let mut r = run(1, "access-2023", "6.18", vec![]);
+        r.comparisons = vec![
+            comparison("access1", 2000.0, Verdict::Slower),
+            comparison("access2", 1000.0, Verdict::Negligible),
+        ];
+        let s = ab_section(&plan(), &r).unwrap();
+        let names: Vec<&str> = s.configs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["no override", "cred:fsuid"]);
+        // 1000 ns/op = 1M ops/s; 2000 ns/op = 500k ops/s, i.e. -50%.
+        let base = s.configs[0].cell(0, 1).unwrap();
+        assert!((base.value - 1e6).abs() < 1e-6);
+        let treated = s.configs[1].cell(0, 1).unwrap();
+        assert!((treated.value - 5e5).abs() < 1e-6);
+        let (e, lo, hi) = treated.pct.unwrap();
+        assert!((e + 50.0).abs() < 1e-9, "{e}");
+        assert!(lo < e && e < hi, "{lo} {e} {hi}");
+        let text = render_section(&s, Layout::ItemRows);
+        assert!(text.contains("access1 [ops/s]"), "{text}");
+        assert!(text.contains("500000 (-50.00% ["), "{text}");
+        assert!(text.contains(")*"), "{text}");
+        assert!(text.contains("1000000 (+0.00% [-2.0, +2.0])~"), "{text}");
+    }
+
+    #[test]
+    fn no_comparison_no_ab_section() {
+        assert!(ab_section(&plan(), &run(1, "x", "6.18", vec![])).is_none());
+    }
+
+    #[test]
+    fn mmtests_gain_flips_the_sign_of_times_only() {
+        let t = (10.0, 5.0, 20.0);
+        assert_eq!(
+            styled_pct(Metric::NsPerOp, PctStyle::Gain, t),
+            (-10.0, -20.0, -5.0)
+        );
+        assert_eq!(styled_pct(Metric::NsPerOp, PctStyle::Change, t), t);
+        // A rate: +100% time is -50% ops/s, in either style.
+        let (e, lo, hi) = styled_pct(Metric::OpsPerSec, PctStyle::Gain, (100.0, 0.0, 300.0));
+        assert!((e + 50.0).abs() < 1e-9 && (lo + 75.0).abs() < 1e-9 && hi.abs() < 1e-9);
+    }
+
+    #[test]
+    fn runs_against_a_baseline_get_unpaired_verdicts() {
+        let noisy = |c: f64| -> Vec<f64> {
+            (0..10)
+                .map(|i| c * (1.0 + 0.002 * ((i * 7 % 11) as f64 - 5.0)))
+                .collect()
+        };
+        let mut before = run(1, "before", "6.1", vec![result("access1", &noisy(1000.0))]);
+        let mut after = run(2, "after", "6.2", vec![result("access1", &noisy(400.0))]);
+        for r in [&mut before, &mut after] {
+            r.results.push(result("access2", &noisy(1000.0)));
+        }
+        let s = runs_section(&plan(), &after, Some(&before), &DecisionOpts::default());
+        assert_eq!(s.configs.len(), 2);
+        assert_eq!(s.configs[1].name, "after (run 2)");
+        // 2.5x the rate: +150% ops/s, significant; access2 unchanged.
+        let c = s.configs[1].cell(0, 1).unwrap();
+        let (e, ..) = c.pct.unwrap();
+        assert!((e - 150.0).abs() < 1.0, "{e}");
+        assert_eq!(c.verdict, Some(Verdict::Faster));
+        let same = s.configs[1].cell(1, 1).unwrap();
+        assert_ne!(same.verdict, Some(Verdict::Faster));
+        assert_ne!(same.verdict, Some(Verdict::Slower));
+        // Without a baseline: one column, no %.
+        let alone = runs_section(&plan(), &after, None, &DecisionOpts::default());
+        assert_eq!(alone.configs.len(), 1);
+        assert!(alone.configs[0].cells.iter().all(|(_, c)| c.pct.is_none()));
+    }
+
+    #[test]
+    fn report_names_skips_notes_and_the_other_side() {
+        let r = run(
+            3,
+            "access-2023",
+            "6.18",
+            vec![result("access1", &[1000.0, 1010.0])],
+        );
+        let skipped = vec![Skipped {
+            mechanism: "cred:fsuid".into(),
+            reason: "needs root".into(),
+        }];
+        let text = render(&ReportParts {
+            suite: &super::super::access_2023::SUITE,
+            plan: &plan(),
+            run: &r,
+            baseline: None,
+            skipped: &skipped,
+            avc: None,
+            decision: DecisionOpts::default(),
+        });
+        assert!(text.starts_with("access-2023 v1: "), "{text}");
+        assert!(text.contains("linux 6.18"), "{text}");
+        assert!(text.contains("skipped: cred:fsuid: needs root"), "{text}");
+        assert!(text.contains("other side: "), "{text}");
+        assert!(!text.contains("A/B:"), "{text}");
+        assert!(text.lines().all(|l| l.len() <= 120), "{text}");
+    }
+
+    #[test]
+    fn avc_table_or_the_reason_there_is_none() {
+        assert!(render_avc(&[], false).contains("not active"));
+        let d = AvcDelta {
+            workload: "write".into(),
+            tasks: 2,
+            stats: crate::suites::avc::AvcStats {
+                lookups: 200,
+                hits: 150,
+                misses: 50,
+                ..Default::default()
+            },
+        };
+        let t = render_avc(&[d], true);
+        assert!(t.contains("75.00%"), "{t}");
+    }
+
+    #[test]
+    fn values_keep_four_significant_digits() {
+        assert_eq!(fmt_value(1234567.8), "1234568");
+        assert_eq!(fmt_value(123.45), "123.5");
+        assert_eq!(fmt_value(1.23456), "1.235");
+        assert_eq!(fmt_value(f64::NAN), "-");
+    }
+}

@@ -1,0 +1,165 @@
+//! End-to-end tests of `secperf suite`: the catalog, input errors (exit 2
+//! with the valid choices), a real quick pass stored and printed in the
+//! post's shape, and the reboot-side workflow (`--report` with
+//! `--baseline`) on stored runs.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn secperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("secperf").unwrap();
+    c.arg("--db").arg(db);
+    c
+}
+
+fn stdout_of(c: &mut Command) -> String {
+    String::from_utf8(c.assert().success().get_output().stdout.clone()).unwrap()
+}
+
+const SUITES: [&str; 5] = [
+    "creds-2008",
+    "avc-2004",
+    "audit-2017",
+    "access-2023",
+    "lsm-hooks-2020",
+];
+
+#[test]
+fn list_shows_the_five_suites_with_their_posts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(secperf(&dir.path().join("r.db")).args(["suite", "list"]));
+    for s in SUITES {
+        assert!(out.contains(s), "{s} missing from:\n{out}");
+    }
+    assert!(
+        out.contains("shared/seeds/000_c39e10411f9f58ea.txt"),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&stdout_of(
+        secperf(&dir.path().join("r.db")).args(["--json", "suite", "list"]),
+    ))
+    .unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, SUITES);
+}
+
+#[test]
+fn unknown_suite_is_a_usage_error_naming_the_valid_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    secperf(&dir.path().join("r.db"))
+        .args(["suite", "creds-2009"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown suite 'creds-2009'"))
+        .stderr(predicate::str::contains("lsm-hooks-2020"));
+}
+
+#[test]
+fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // The quickest suite (about 2 s): eventfd, an A/A control, and the
+    // BPF LSM / SELinux / AppArmor, each measured or skipped with a reason.
+    let out =
+        stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-a"]));
+    assert!(out.starts_with("lsm-hooks-2020 v1:"), "{out}");
+    assert!(out.contains("eventfd write+read [ns per op]"), "{out}");
+    assert!(out.contains("A/A control"), "{out}");
+    assert!(out.contains("other side:"), "{out}");
+    assert!(out.contains("Stored as run 1 label 'side-a'"), "{out}");
+    // bpf-lsm is either measured (a column) or skipped with the reason.
+    assert!(
+        out.contains("skipped: bpf-lsm:noop: ") || out.contains(" bpf-lsm:noop "),
+        "{out}"
+    );
+
+    // The other side, then both in one table from the store.
+    stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-b"]));
+    let report = stdout_of(secperf(&db).args([
+        "suite",
+        "lsm-hooks-2020",
+        "--report",
+        "side-b",
+        "--baseline",
+        "side-a",
+    ]));
+    assert!(
+        report.contains("Runs: the baseline run and this one"),
+        "{report}"
+    );
+    assert!(report.contains("side-a (run 1)"), "{report}");
+    assert!(report.contains("side-b (run 2)"), "{report}");
+    // The later run's cell carries a % change against the baseline's.
+    let row = report
+        .lines()
+        .skip_while(|l| !l.contains("Runs:"))
+        .find(|l| l.contains("eventfd write+read"))
+        .unwrap();
+    assert!(row.contains('%'), "{row}");
+
+    let v: Value = serde_json::from_str(&stdout_of(secperf(&db).args([
+        "--json",
+        "suite",
+        "lsm-hooks-2020",
+        "--report",
+        "side-b",
+        "--baseline",
+        "side-a",
+    ])))
+    .unwrap();
+    assert_eq!(v["suite"], "lsm-hooks-2020");
+    assert_eq!(v["baseline_run_id"], 1);
+    assert_eq!(v["runs"]["configs"].as_array().unwrap().len(), 2);
+    assert!(v["report"].as_str().unwrap().contains("other side:"));
+
+    // The stored runs are ordinary runs `compare` reads.
+    let cmp = stdout_of(secperf(&db).args(["compare", "side-a", "side-b"]));
+    assert!(cmp.contains("eventfd"), "{cmp}");
+}
+
+#[test]
+fn baseline_must_be_a_run_of_the_same_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    stdout_of(secperf(&db).args([
+        "run",
+        "-w",
+        "getppid",
+        "--tasks",
+        "1",
+        "--samples",
+        "2",
+        "--sample-ms",
+        "20",
+        "--label",
+        "plain",
+    ]));
+    secperf(&db)
+        .args(["suite", "creds-2008", "--baseline", "plain"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is a `run` run, not a run of suite creds-2008",
+        ));
+    secperf(&db)
+        .args(["suite", "creds-2008", "--report", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no run matches 'nope'"));
+    stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick"]));
+    secperf(&db)
+        .args(["suite", "creds-2008", "--report", "lsm-hooks-2020"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is suite lsm-hooks-2020, not creds-2008",
+        ));
+}
