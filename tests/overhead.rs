@@ -69,6 +69,9 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     }
     assert!(["slower", "faster", "no-change"].contains(&o["verdict"].as_str().unwrap()));
     assert_eq!(c["pair_data"].as_array().unwrap().len(), 10);
+    // -w given: no negative control is added, and none was measured.
+    assert_eq!(v["design"]["controls"], serde_json::json!([]));
+    assert!(v["negative_control"].is_null(), "{}", v["negative_control"]);
 
     let id = v["run_id"].as_i64().unwrap().to_string();
     let shown = secperf(&db)
@@ -81,6 +84,94 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     let shown = json_of(&shown);
     assert_eq!(shown["comparisons"][0]["overhead_pct"], *o);
     assert_eq!(shown["kind"], "overhead");
+}
+
+fn available(db: &Path, name: &str) -> bool {
+    let out = secperf(db)
+        .args(["--json", "list"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_of(&out)["mechanisms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == name && m["availability"]["status"] == "available")
+}
+
+#[test]
+fn without_w_each_mechanism_gets_the_stream_negative_control() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    if !available(&db, "seccomp") {
+        eprintln!("skipped: seccomp is unavailable here");
+        return;
+    }
+    // seccomp's survey workloads (getppid, eventfd) plus the control.
+    let out = secperf(&db)
+        .args(["--json", "overhead", "-m", "seccomp"])
+        .args(TINY)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    assert_eq!(
+        v["design"]["controls"],
+        serde_json::json!(["seccomp:allow on stream x1"])
+    );
+    let comparisons = v["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), 3, "{:?}", v["design"]["comparisons"]);
+    let stream = comparisons.iter().find(|c| c["workload"] == "stream");
+    let stream = stream.expect("the stream control was measured");
+    assert_eq!(stream["params"], comparisons[0]["params"]);
+    assert_eq!(stream["workload_params"]["elements"], "2000000");
+    let nc = &v["negative_control"];
+    assert_eq!(nc["workload"], "stream");
+    assert_eq!(nc["comparisons"], serde_json::json!(["seccomp:allow"]));
+    let changed =
+        ["slower", "faster"].contains(&stream["overhead_pct"]["verdict"].as_str().unwrap());
+    assert_eq!(nc["passed"], !changed, "{nc}");
+    assert_eq!(
+        nc["failed"].as_array().unwrap().is_empty(),
+        !changed,
+        "{nc}"
+    );
+}
+
+#[test]
+fn the_table_reads_stream_as_the_negative_control() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    if !available(&db, "seccomp") {
+        eprintln!("skipped: seccomp is unavailable here");
+        return;
+    }
+    // Asked for with -w: measured as asked (no control added), and read as
+    // the control under the table.
+    let out = secperf(&db)
+        .args(["overhead", "-m", "seccomp", "-w", "getppid,stream"])
+        .args(TINY)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains(
+            "Negative control (stream: no syscall in the loop, so no mechanism should change it):\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  passed: no mechanism changed stream (seccomp:allow ")
+            || text.contains("  FAILED: stream changed under seccomp:allow ("),
+        "{text}"
+    );
 }
 
 #[test]

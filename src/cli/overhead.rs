@@ -4,6 +4,10 @@
 //! With no `-m`, every mechanism is surveyed on the workloads its hooks
 //! touch; unavailable ones are listed with the reason. Asking explicitly
 //! for an unavailable mechanism is a usage error (exit 2) with the reason.
+//!
+//! Unless `-w` is given (or `--no-control`), each mechanism also gets one
+//! negative control: its first treatment on `stream`, where none of its
+//! hooks run, so that a change there flags figures not to be trusted.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +20,7 @@ use super::progress::Progress;
 use super::run::install_interrupt_handlers;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Comparison, Mode, Skipped};
-use crate::overhead::{Case, Design};
+use crate::overhead::{CONTROL_WORKLOAD, Case, Design};
 use crate::safety::StateLock;
 use crate::stats::bootstrap::Rng;
 use crate::stats::paired::DecisionOpts;
@@ -45,6 +49,12 @@ pub struct OverheadArgs {
     /// Fast pass: shorter slices and halves (under 45 s here).
     #[arg(long)]
     pub quick: bool,
+
+    /// Leave out the negative control: without -w, each mechanism's first
+    /// treatment is also measured on `stream` (no syscall in its loop, so
+    /// no mechanism should change it).
+    #[arg(long)]
+    pub no_control: bool,
 
     /// Seed for the AB/BA coin and the bootstrap (default: from the clock;
     /// stored with the run, so a run can be replayed in the same order).
@@ -92,7 +102,7 @@ fn pairs_for_precision_from_calibration(
 ) -> Result<u32> {
     let mut pairs = plan.pairs;
     let mut seen = std::collections::BTreeSet::new();
-    for case in &plan.cases {
+    for (case, _) in plan.cases.iter().zip(&plan.control).filter(|(_, c)| !**c) {
         if !seen.insert(case.workload.name) {
             continue;
         }
@@ -131,7 +141,13 @@ pub fn min_pairs_for(comparisons: usize, alpha: f64) -> u32 {
 pub struct OverheadPlan {
     #[serde(skip)]
     pub cases: Vec<Case>,
+    /// One per case: whether it is a negative control the plan added.
+    #[serde(skip)]
+    pub control: Vec<bool>,
     pub comparisons: Vec<String>,
+    /// The comparisons (as named in `comparisons`) that are negative
+    /// controls: a treatment on `stream`, which it should not change.
+    pub controls: Vec<String>,
     pub skipped: Vec<Skipped>,
     pub pairs: u32,
     pub sample_ms: u64,
@@ -160,6 +176,47 @@ fn survey_treatment(name: &str, v: &str) -> Result<Treatment> {
         return Treatment::parse(name);
     }
     Treatment::parse(&format!("{name}:{v}")).or_else(|_| Treatment::parse(&format!("{name},{v}")))
+}
+
+/// How a case is named in the plan and its JSON.
+fn case_label(c: &Case) -> String {
+    format!("{} on {} x{}", c.treatment, c.workload.name, c.tasks)
+}
+
+/// Adds the negative control to `cases`: for each mechanism (but `none`,
+/// which has no hook to rule out), its first treatment on `stream` with
+/// default parameters at `tasks`, right after that mechanism's last case
+/// (so the controls are spread over the run's time). In the survey the
+/// first treatment is `survey_variants()[0]`. Returns (case, is control).
+fn with_negative_controls(cases: Vec<Case>, tasks: usize) -> Result<Vec<(Case, bool)>> {
+    let stream = crate::workloads::find(CONTROL_WORKLOAD)
+        .context("internal error: the negative-control workload is not in the catalog")?;
+    let params = resolve_params(&[stream], &[])?
+        .remove(stream.name)
+        .unwrap_or_default();
+    let mech = |c: &Case| c.treatment.mechanism.name();
+    let mut out = Vec::with_capacity(cases.len() + 8);
+    for (i, case) in cases.iter().enumerate() {
+        out.push((case.clone(), false));
+        let m = mech(case);
+        let last_of_mechanism = !cases[i + 1..].iter().any(|c| mech(c) == m);
+        let first = cases.iter().find(|c| mech(c) == m).unwrap_or(case);
+        let measured = cases
+            .iter()
+            .any(|c| mech(c) == m && c.workload.name == stream.name);
+        if last_of_mechanism && m != "none" && !measured {
+            out.push((
+                Case {
+                    workload: stream,
+                    workload_params: params.clone(),
+                    treatment: first.treatment.clone(),
+                    tasks,
+                },
+                true,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 impl OverheadPlan {
@@ -234,6 +291,17 @@ impl OverheadPlan {
                 }
             }
         }
+        // The negative control, in the same Holm family as the rest: with
+        // -w the user chose the workloads (stream included, or not).
+        let (cases, control): (Vec<Case>, Vec<bool>) =
+            if explicit_workloads.is_none() && !a.no_control {
+                with_negative_controls(cases, placement.tasks[0])?
+                    .into_iter()
+                    .unzip()
+            } else {
+                let n = cases.len();
+                (cases, vec![false; n])
+            };
         if cases.is_empty() {
             usage_bail!(
                 "nothing to measure: no available mechanism (see the reasons with `secperf list`)"
@@ -258,11 +326,15 @@ impl OverheadPlan {
                 .unwrap_or(1)
         });
         Ok(OverheadPlan {
-            comparisons: cases
+            comparisons: cases.iter().map(case_label).collect(),
+            controls: cases
                 .iter()
-                .map(|c| format!("{} on {} x{}", c.treatment, c.workload.name, c.tasks))
+                .zip(&control)
+                .filter(|(_, c)| **c)
+                .map(|(case, _)| case_label(case))
                 .collect(),
             cases,
+            control,
             skipped,
             pairs,
             sample_ms: half.sample_ms,
@@ -305,6 +377,9 @@ struct OverheadOutput<'a> {
     system: &'a serde_json::Value,
     design: &'a OverheadPlan,
     comparisons: &'a [Comparison],
+    /// What the `stream` comparisons say about trusting the rest; null
+    /// when none was measured.
+    negative_control: Option<crate::report::table::NegativeControl>,
     skipped: &'a [Skipped],
 }
 
@@ -342,9 +417,10 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let mut rng = Rng::new(plan.seed);
     let mut comparisons = Vec::new();
     let mut ids = Vec::new();
-    for case in &plan.cases {
+    for (case, &control) in plan.cases.iter().zip(&plan.control) {
+        let role = if control { " (negative control)" } else { "" };
         progress.start(&format!(
-            "{} on {} tasks={}",
+            "{} on {} tasks={}{role}",
             case.treatment, case.workload.name, case.tasks
         ));
         let c = crate::overhead::compare(case, &design, lock.as_ref(), &mut rng, &mut |t| progress.tick(t))
@@ -384,19 +460,27 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             system: &system,
             design: &plan,
             comparisons: &comparisons,
+            negative_control: crate::report::table::negative_control_of(&comparisons),
             skipped: &plan.skipped,
         });
     }
     if let Some(format) = args.format {
-        let report = crate::report::build::from_comparisons(
+        let mut report = crate::report::build::from_comparisons(
             &comparisons,
             &system,
             &crate::sys::hostname(),
             &super::common::meta_command(),
         );
+        report
+            .summary
+            .extend(crate::report::table::negative_control_summary(&comparisons));
         return super::compare::write_report(&report, format, args.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
+    let control = crate::report::table::negative_control(&comparisons);
+    if !control.is_empty() {
+        super::emit_fmt!("{}", control.trim_end());
+    }
     let outliers = crate::report::table::outlier_pairs(&comparisons);
     if !outliers.is_empty() {
         super::emit_fmt!("{}", outliers.trim_end());
@@ -416,7 +500,117 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
 
 #[cfg(test)]
 mod tests {
-    use super::min_pairs_for;
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: OverheadArgs,
+    }
+
+    fn plan(args: &[&str]) -> OverheadPlan {
+        let cli = Cli::parse_from(std::iter::once("overhead").chain(args.iter().copied()));
+        OverheadPlan::from_args(&cli.args).unwrap()
+    }
+
+    fn available(name: &str) -> bool {
+        mechanisms::find(name).unwrap().probe() == Availability::Available
+    }
+
+    /// (treatment, workload, tasks) of the control cases.
+    fn controls(p: &OverheadPlan) -> Vec<(String, &'static str, usize)> {
+        p.cases
+            .iter()
+            .zip(&p.control)
+            .filter(|(_, c)| **c)
+            .map(|(c, _)| (c.treatment.to_string(), c.workload.name, c.tasks))
+            .collect()
+    }
+
+    #[test]
+    fn survey_adds_one_stream_control_per_mechanism_after_its_cases() {
+        let p = plan(&["--no-pin", "--tasks", "2,1", "--seed", "1"]);
+        assert_eq!(p.cases.len(), p.control.len());
+        let mut expected = Vec::new();
+        for m in mechanisms::MECHANISMS {
+            if m.name() == "none" || !available(m.name()) {
+                continue;
+            }
+            let t = survey_treatment(m.name(), m.survey_variants()[0]).unwrap();
+            expected.push((t.to_string(), "stream", 2));
+        }
+        assert_eq!(controls(&p), expected);
+        assert_eq!(p.controls.len(), expected.len());
+        for (label, (t, _, _)) in p.controls.iter().zip(&expected) {
+            assert_eq!(label, &format!("{t} on stream x2"));
+            assert!(
+                p.comparisons.contains(label),
+                "{label} not in {:?}",
+                p.comparisons
+            );
+        }
+        // Each control comes right after its mechanism's last case, on
+        // default parameters.
+        for (i, case) in p.cases.iter().enumerate().filter(|(i, _)| p.control[*i]) {
+            let m = case.treatment.mechanism.name();
+            assert_eq!(p.cases[i - 1].treatment.mechanism.name(), m);
+            let mut later = p.cases.iter().zip(&p.control).skip(i + 1);
+            assert!(!later.any(|(c, control)| c.treatment.mechanism.name() == m && !control));
+            assert_eq!(case.workload_params["elements"], "2000000");
+        }
+        assert!(
+            !p.cases
+                .iter()
+                .any(|c| c.treatment.mechanism.name() == "none" && c.workload.name == "stream")
+        );
+    }
+
+    #[test]
+    fn explicit_mechanisms_get_one_control_each_unless_workloads_are_given() {
+        if !available("seccomp") {
+            eprintln!("skipped: seccomp unavailable here");
+            return;
+        }
+        let p = plan(&[
+            "-m",
+            "seccomp:args",
+            "-m",
+            "seccomp",
+            "-m",
+            "none",
+            "--no-pin",
+        ]);
+        assert_eq!(
+            controls(&p),
+            [("seccomp:args".to_string(), "stream", 1)],
+            "{:?}",
+            p.comparisons
+        );
+        assert_eq!(p.controls, ["seccomp:args on stream x1"]);
+        // The control is in the Holm family: counted like any comparison.
+        assert_eq!(p.comparisons.len(), p.cases.len());
+
+        for args in [
+            &["-m", "seccomp", "-w", "getppid"][..],
+            &["-m", "seccomp", "--no-control"][..],
+        ] {
+            let p = plan(args);
+            assert!(p.controls.is_empty(), "{args:?}: {:?}", p.controls);
+            assert!(!p.control.iter().any(|c| *c));
+            assert!(!p.cases.iter().any(|c| c.workload.name == "stream"));
+        }
+        // -w stream: measured because asked for, not added as a control.
+        let p = plan(&["-m", "seccomp", "-w", "getppid,stream"]);
+        assert!(p.controls.is_empty());
+        assert_eq!(
+            p.cases
+                .iter()
+                .filter(|c| c.workload.name == "stream")
+                .count(),
+            1
+        );
+    }
 
     #[test]
     fn pairs_needed_for_holm() {

@@ -174,5 +174,9 @@ fn print_run(run: &StoredRun) {
     }
     if !run.comparisons.is_empty() {
         super::emit_fmt!("{}", crate::report::table::comparisons(&run.comparisons));
+        let control = crate::report::table::negative_control(&run.comparisons);
+        if !control.is_empty() {
+            super::emit_fmt!("{}", control.trim_end());
+        }
     }
 }

@@ -25,6 +25,12 @@ use crate::stats::paired::{DecisionOpts, PairedOpts, compare_paired, decide};
 use crate::stats::tost::tost_log_ratios;
 use crate::workloads::WorkloadDef;
 
+/// The negative control of `overhead`: the STREAM triad runs no system
+/// call and no security hook in its loop, so no mechanism should change
+/// it; a change there means something else moved the figures (noise,
+/// frequency scaling, another load).
+pub const CONTROL_WORKLOAD: &str = "stream";
+
 /// One comparison to make: a treatment on a workload at a task count.
 #[derive(Debug, Clone)]
 pub struct Case {

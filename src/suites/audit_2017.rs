@@ -46,6 +46,12 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
             .to_string(),
     ];
     notes.extend(note);
+    notes.push(
+        "the post also compared perf profiles symbol by symbol (read_tsc 0% -> 5.95%): \
+         `perf record -e cpu-clock -g -- secperf run -w mutex_yield --mode thread` on each \
+         configuration, then `perf report --sort symbol`"
+            .into(),
+    );
     SuitePlan {
         current: vec![item()],
         run: if ctx.quick {
