@@ -69,6 +69,17 @@ pub enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Reproduce a reference experiment (shared/seeds/) with one command and
     /// print it in the shape of the post's table; `secperf suite list` shows them.
+    ///
+    /// A suite measures the current configuration (stored as results) and
+    /// switches what the post compared that a live kernel can switch (audit,
+    /// credential override, Landlock, the BPF LSM, SELinux mode) as
+    /// randomised A/B pairs (stored as comparisons). Units are in each table
+    /// header: ops/s and K ops/s of all tasks together, MB/s = 10^6 bytes/s,
+    /// KB/s = 1024 bytes/s (as ApacheBench), ns or ms per operation of one
+    /// task; percentages are against the table's first column, with 95%
+    /// intervals. Configurations that need a reboot or another kernel: run
+    /// the suite with a --label on each side, then print both with
+    /// `--report SIDE-B --baseline SIDE-A`.
     Suite(suite::SuiteArgs),
     /// Stored results: list, show, export, delete.
     Results {

@@ -187,13 +187,15 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .sum();
     let ab_slices =
         cases.len() as u64 * 2 * pairs as u64 * (plan.ab.warmup + plan.ab.samples_per_half) as u64;
+    let ab_text = match cases.len() {
+        0 => "no A/B comparison".to_string(),
+        n => format!("{n} A/B comparisons x {pairs} pairs"),
+    };
     eprintln!(
-        "secperf: suite {} v{}: {} measurements and {} A/B comparisons x {pairs} pairs, \
-         about {:.0} s of measurement",
+        "secperf: suite {} v{}: {} measurements and {ab_text}, about {:.0} s of measurement",
         def.name,
         def.version,
         plan.current.iter().map(|i| i.tasks.len()).sum::<usize>(),
-        cases.len(),
         (run_slices * plan.run.sample_ms + ab_slices * plan.ab.sample_ms) as f64 / 1000.0 * 1.2
     );
     let record = SuiteRecord {

@@ -56,6 +56,8 @@ pub struct Section {
     #[serde(skip)]
     pub items: Vec<Item>,
     pub configs: Vec<Config>,
+    /// Said under the section's tables.
+    pub warnings: Vec<String>,
 }
 
 /// Whether a stored result is this item at `tasks`.
@@ -197,6 +199,7 @@ pub fn ab_section(plan: &SuitePlan, run: &StoredRun) -> Option<Section> {
         title: "This boot, A/B pairs on the live kernel".into(),
         items: plan.ab_items.clone(),
         configs,
+        warnings: Vec::new(),
     })
 }
 
@@ -283,9 +286,26 @@ pub fn runs_section(
         );
         this.cells[*idx].1.verdict = Some(v);
     }
+    let mut warnings = Vec::new();
+    // The smallest two-sided Mann-Whitney p-value of n1 vs n2 values is
+    // 2 / C(n1 + n2, n1); after Holm over the cells it must beat alpha.
+    if let Some(smallest) = pending
+        .iter()
+        .map(|(_, a, b, _)| 2.0 / binomial(a.len() + b.len(), a.len()))
+        .reduce(f64::min)
+        && smallest * pending.len() as f64 >= decision.alpha
+    {
+        warnings.push(format!(
+            "with this few samples per run no cell can be significant after Holm correction \
+             over {} cells (the smallest possible p is {smallest:.4}); run both sides without \
+             --quick",
+            pending.len()
+        ));
+    }
     let mut configs: Vec<Config> = base.into_iter().collect();
     configs.push(this);
     Section {
+        warnings,
         title: if baseline.is_some() {
             "Runs: the baseline run and this one (unpaired)".into()
         } else {
@@ -294,6 +314,11 @@ pub fn runs_section(
         items: plan.current.clone(),
         configs,
     }
+}
+
+/// C(n, k) as a float (n is at most a few hundred samples).
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k.min(n - k)).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
 }
 
 /// The mark of a verdict: `*` a change, `~` shown negligible.
@@ -354,6 +379,14 @@ fn ascii_table(header: Vec<String>, rows: Vec<Vec<String>>) -> String {
     t.to_string()
 }
 
+/// "1 CPU", "2 CPUs".
+fn counted(n: usize, per: &str) -> String {
+    match per.strip_suffix('s') {
+        Some(one) if n == 1 => format!("{n} {one}"),
+        _ => format!("{n} {per}"),
+    }
+}
+
 /// The section's tables in the suite's layouts.
 pub fn render_section(s: &Section, default_layout: Layout) -> String {
     let mut out = String::new();
@@ -381,6 +414,9 @@ pub fn render_section(s: &Section, default_layout: Layout) -> String {
         }
         i = j;
     }
+    for w in &s.warnings {
+        para(&mut out, &format!("warning: {w}"));
+    }
     out
 }
 
@@ -403,7 +439,7 @@ fn config_rows(s: &Section, i: usize) -> Option<String> {
     if single {
         header.push("mean (% change [95% CI])".into());
     } else {
-        header.extend(item.tasks.iter().map(|n| format!("{n} {}", item.per)));
+        header.extend(item.tasks.iter().map(|&n| counted(n, item.per)));
     }
     let rows = configs
         .iter()
@@ -432,7 +468,10 @@ fn task_rows(s: &Section, i: usize) -> Option<String> {
         .tasks
         .iter()
         .map(|&n| {
-            let mut row = vec![format!("Amean {n:>3} {}", item.per)];
+            let mut row = vec![format!(
+                "Amean {n:>3} {}",
+                counted(n, item.per).split_once(' ').map_or("", |x| x.1)
+            )];
             row.extend(configs.iter().map(|c| {
                 c.cell(i, n as u32)
                     .map_or("-".into(), |cell| fmt_cell(cell, with_ci))
@@ -778,6 +817,34 @@ mod tests {
         };
         let t = render_avc(&[d], true);
         assert!(t.contains("75.00%"), "{t}");
+    }
+
+    #[test]
+    fn binomials_and_the_few_samples_warning() {
+        assert_eq!(binomial(10, 5), 252.0);
+        assert_eq!(binomial(20, 10), 184_756.0);
+        let mut a = run(
+            1,
+            "a",
+            "6.18",
+            vec![result("access1", &[1000.0, 1001.0, 999.0])],
+        );
+        let b = run(
+            2,
+            "b",
+            "6.18",
+            vec![result("access1", &[500.0, 501.0, 499.0])],
+        );
+        let s = runs_section(&plan(), &b, Some(&a), &DecisionOpts::default());
+        assert!(
+            s.warnings[0].contains("no cell can be significant"),
+            "{:?}",
+            s.warnings
+        );
+        a.results[0] = result("access1", &[1000.0; 10]);
+        let b = run(2, "b", "6.18", vec![result("access1", &[500.0; 10])]);
+        let s = runs_section(&plan(), &b, Some(&a), &DecisionOpts::default());
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
     }
 
     #[test]
