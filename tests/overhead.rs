@@ -29,6 +29,18 @@ const TINY: &[&str] = &[
     "--no-pin",
 ];
 
+/// Runs secperf with `args` and the [`TINY`] design; its stdout.
+fn tiny_run(db: &Path, args: &[&str]) -> Vec<u8> {
+    secperf(db)
+        .args(args)
+        .args(TINY)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
 fn json_of(out: &[u8]) -> Value {
     serde_json::from_slice(out).unwrap_or_else(|e| {
         panic!(
@@ -42,14 +54,7 @@ fn json_of(out: &[u8]) -> Value {
 fn a_a_control_reports_the_documented_fields_and_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = secperf(&db)
-        .args(["--json", "overhead", "-m", "none", "-w", "getppid"])
-        .args(TINY)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = tiny_run(&db, &["--json", "overhead", "-m", "none", "-w", "getppid"]);
     let v = json_of(&out);
     assert!(v["run_id"].is_i64());
     assert!(v["system"]["kernel"].is_object());
@@ -110,14 +115,7 @@ fn without_w_each_mechanism_gets_the_stream_negative_control() {
         return;
     }
     // seccomp's survey workloads (getppid, eventfd) plus the control.
-    let out = secperf(&db)
-        .args(["--json", "overhead", "-m", "seccomp"])
-        .args(TINY)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = tiny_run(&db, &["--json", "overhead", "-m", "seccomp"]);
     let v = json_of(&out);
     assert_eq!(
         v["design"]["controls"],
@@ -152,14 +150,7 @@ fn the_table_reads_stream_as_the_negative_control() {
     }
     // Asked for with -w: measured as asked (no control added), and read as
     // the control under the table.
-    let out = secperf(&db)
-        .args(["overhead", "-m", "seccomp", "-w", "getppid,stream"])
-        .args(TINY)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = tiny_run(&db, &["overhead", "-m", "seccomp", "-w", "getppid,stream"]);
     let text = String::from_utf8(out).unwrap();
     assert!(
         text.contains(

@@ -83,14 +83,15 @@ fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
 
     // The other side, then both in one table from the store.
     stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-b"]));
-    let report = stdout_of(secperf(&db).args([
+    let both = [
         "suite",
         "lsm-hooks-2020",
         "--report",
         "side-b",
         "--baseline",
         "side-a",
-    ]));
+    ];
+    let report = stdout_of(secperf(&db).args(both));
     assert!(
         report.contains("Runs: the baseline run and this one"),
         "{report}"
@@ -105,16 +106,7 @@ fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
         .unwrap();
     assert!(row.contains('%'), "{row}");
 
-    let v: Value = serde_json::from_str(&stdout_of(secperf(&db).args([
-        "--json",
-        "suite",
-        "lsm-hooks-2020",
-        "--report",
-        "side-b",
-        "--baseline",
-        "side-a",
-    ])))
-    .unwrap();
+    let v: Value = serde_json::from_str(&stdout_of(secperf(&db).arg("--json").args(both))).unwrap();
     assert_eq!(v["suite"], "lsm-hooks-2020");
     assert_eq!(v["baseline_run_id"], 1);
     assert_eq!(v["runs"]["configs"].as_array().unwrap().len(), 2);

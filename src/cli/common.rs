@@ -296,6 +296,41 @@ pub fn run_meta(
     })
 }
 
+/// Measures A/B comparisons in order (each with its own design), stores
+/// each as it finishes, then applies the report's final verdicts (Holm,
+/// noise band, equivalence) to all of them and stores those. `role` adds
+/// to a comparison's progress line (" (negative control)").
+#[allow(clippy::too_many_arguments)]
+pub fn measure_comparisons<'a>(
+    store: &mut crate::store::Store,
+    run_id: i64,
+    cases: impl IntoIterator<Item = (&'a crate::overhead::Case, crate::overhead::Design, &'a str)>,
+    lock: Option<&crate::safety::StateLock>,
+    seed: u64,
+    progress: &super::progress::Progress,
+    decision: &crate::stats::paired::DecisionOpts,
+) -> Result<Vec<crate::model::Comparison>> {
+    let mut rng = crate::stats::bootstrap::Rng::new(seed);
+    let mut comparisons = Vec::new();
+    let mut ids = Vec::new();
+    for (case, design, role) in cases {
+        let what = format!(
+            "{} on {} tasks={}{role}",
+            case.treatment, case.workload.name, case.tasks
+        );
+        progress.start(&what);
+        let c = crate::overhead::compare(case, &design, lock, &mut rng, &mut |t| progress.tick(t))?;
+        ids.push(store.add_comparison(run_id, &c)?);
+        progress.line(&format!("{what}: {}", c.overhead_pct.describe()));
+        comparisons.push(c);
+    }
+    crate::overhead::decide_all(&mut comparisons, decision);
+    for (c, id) in comparisons.iter().zip(&ids) {
+        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
+    }
+    Ok(comparisons)
+}
+
 /// Where fixtures kept across runs live: $XDG_CACHE_HOME/secperf.
 pub fn cache_dir() -> PathBuf {
     dirs::cache_dir()

@@ -22,7 +22,6 @@ use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Comparison, Mode, Skipped};
 use crate::overhead::{CONTROL_WORKLOAD, Case, Design};
 use crate::safety::StateLock;
-use crate::stats::bootstrap::Rng;
 use crate::stats::paired::DecisionOpts;
 use crate::store::Store;
 use crate::usage_bail;
@@ -414,42 +413,35 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let system = meta.system.clone();
     let run_id = store.begin_run(&meta)?;
     let progress = Progress::new(slices);
-    let mut rng = Rng::new(plan.seed);
-    let mut comparisons = Vec::new();
-    let mut ids = Vec::new();
-    for (case, &control) in plan.cases.iter().zip(&plan.control) {
-        let role = if control { " (negative control)" } else { "" };
-        progress.start(&format!(
-            "{} on {} tasks={}{role}",
-            case.treatment, case.workload.name, case.tasks
-        ));
-        let c = crate::overhead::compare(case, &design, lock.as_ref(), &mut rng, &mut |t| progress.tick(t))
-            .with_context(|| {
-                format!("run {run_id}: comparisons measured so far are stored (`secperf results show {run_id}`)")
-            });
-        let c = match c {
-            Ok(c) => c,
-            Err(e) => {
-                progress.finish();
-                return Err(e);
-            }
-        };
-        ids.push(store.add_comparison(run_id, &c)?);
-        progress.line(&format!(
-            "{} on {} tasks={}: {}",
-            case.treatment,
-            case.workload.name,
-            case.tasks,
-            c.overhead_pct.describe()
-        ));
-        comparisons.push(c);
-    }
-    // Holm across the comparisons of this report, noise band and
-    // equivalence: the verdicts printed and stored.
-    crate::overhead::decide_all(&mut comparisons, &plan.decision);
-    for (c, id) in comparisons.iter().zip(&ids) {
-        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
-    }
+    let cases = plan
+        .cases
+        .iter()
+        .zip(&plan.control)
+        .map(|(case, &control)| {
+            let role = if control { " (negative control)" } else { "" };
+            (case, design.clone(), role)
+        });
+    let measured = super::common::measure_comparisons(
+        &mut store,
+        run_id,
+        cases,
+        lock.as_ref(),
+        plan.seed,
+        &progress,
+        &plan.decision,
+    )
+    .with_context(|| {
+        format!(
+            "run {run_id}: comparisons measured so far are stored (`secperf results show {run_id}`)"
+        )
+    });
+    let comparisons = match measured {
+        Ok(c) => c,
+        Err(e) => {
+            progress.finish();
+            return Err(e);
+        }
+    };
     store.finish_run(run_id)?;
     progress.finish();
     if json {

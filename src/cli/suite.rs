@@ -22,7 +22,6 @@ use crate::model::{Skipped, StoredRun};
 use crate::overhead::{Case, Design};
 use crate::runner::{self, MeasureOpts};
 use crate::safety::StateLock;
-use crate::stats::bootstrap::Rng;
 use crate::stats::paired::DecisionOpts;
 use crate::store::Store;
 use crate::suites::avc::{AvcDelta, AvcStats};
@@ -301,35 +300,24 @@ fn measure(
             ));
         }
     }
-    let mut rng = Rng::new(design.seed);
-    let mut comparisons = Vec::new();
-    let mut ids = Vec::new();
-    for case in cases {
+    let cases = cases.iter().map(|case| {
         let mut design = design.clone();
         design.mode = plan
             .ab_items
             .iter()
             .find(|i| i.workload == case.workload.name && i.full_params() == case.workload_params)
             .map_or(design.mode, |i| i.mode);
-        progress.start(&format!(
-            "{} on {} tasks={}",
-            case.treatment, case.workload.name, case.tasks
-        ));
-        let c = crate::overhead::compare(case, &design, lock, &mut rng, &mut |t| progress.tick(t))?;
-        ids.push(store.add_comparison(run_id, &c)?);
-        progress.line(&format!(
-            "{} on {} tasks={}: {}",
-            case.treatment,
-            case.workload.name,
-            case.tasks,
-            c.overhead_pct.describe()
-        ));
-        comparisons.push(c);
-    }
-    crate::overhead::decide_all(&mut comparisons, decision);
-    for (c, id) in comparisons.iter().zip(&ids) {
-        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
-    }
+        (case, design, "")
+    });
+    super::common::measure_comparisons(
+        store,
+        run_id,
+        cases,
+        lock,
+        design.seed,
+        progress,
+        decision,
+    )?;
     Ok(())
 }
 

@@ -52,36 +52,10 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
     }
     SuitePlan {
         current: items(),
-        run: if ctx.quick {
-            RunShape {
-                samples: 5,
-                sample_ms: 100,
-                warmup: 1,
-            }
-        } else {
-            RunShape {
-                samples: 10,
-                sample_ms: 300,
-                warmup: 1,
-            }
-        },
+        run: RunShape::standard(ctx.quick),
         treatments: vec!["cred".into()],
         ab_items: items(),
-        ab: if ctx.quick {
-            AbShape {
-                min_pairs: 10,
-                sample_ms: 30,
-                samples_per_half: 1,
-                warmup: 1,
-            }
-        } else {
-            AbShape {
-                min_pairs: 12,
-                sample_ms: 60,
-                samples_per_half: 2,
-                warmup: 1,
-            }
-        },
+        ab: AbShape::standard(ctx.quick),
         baseline_name: "no override".into(),
         pct_style: PctStyle::Change,
         collect_avc: false,

@@ -54,36 +54,10 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
     );
     SuitePlan {
         current: vec![item()],
-        run: if ctx.quick {
-            RunShape {
-                samples: 5,
-                sample_ms: 100,
-                warmup: 1,
-            }
-        } else {
-            RunShape {
-                samples: 10,
-                sample_ms: 300,
-                warmup: 1,
-            }
-        },
+        run: RunShape::standard(ctx.quick),
         treatments: vec!["audit:enabled".into(), "audit:unrelated-rule".into()],
         ab_items: vec![item()],
-        ab: if ctx.quick {
-            AbShape {
-                min_pairs: 10,
-                sample_ms: 30,
-                samples_per_half: 1,
-                warmup: 1,
-            }
-        } else {
-            AbShape {
-                min_pairs: 12,
-                sample_ms: 60,
-                samples_per_half: 2,
-                warmup: 1,
-            }
-        },
+        ab: AbShape::standard(ctx.quick),
         baseline_name: "audit off".into(),
         pct_style: PctStyle::Gain,
         collect_avc: false,

@@ -81,36 +81,10 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
     );
     SuitePlan {
         current,
-        run: if ctx.quick {
-            RunShape {
-                samples: 5,
-                sample_ms: 100,
-                warmup: 1,
-            }
-        } else {
-            RunShape {
-                samples: 10,
-                sample_ms: 300,
-                warmup: 1,
-            }
-        },
+        run: RunShape::standard(ctx.quick),
         treatments: vec!["selinux:enforcing".into()],
         ab_items: vec![write],
-        ab: if ctx.quick {
-            AbShape {
-                min_pairs: 10,
-                sample_ms: 30,
-                samples_per_half: 1,
-                warmup: 1,
-            }
-        } else {
-            AbShape {
-                min_pairs: 12,
-                sample_ms: 60,
-                samples_per_half: 2,
-                warmup: 1,
-            }
-        },
+        ab: AbShape::standard(ctx.quick),
         baseline_name: "permissive".into(),
         pct_style: PctStyle::Change,
         collect_avc: true,

@@ -43,36 +43,13 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
     }
     SuitePlan {
         current: vec![item()],
-        run: if ctx.quick {
-            RunShape {
-                samples: 5,
-                sample_ms: 100,
-                warmup: 1,
-            }
-        } else {
-            RunShape {
-                samples: 10,
-                sample_ms: 300,
-                warmup: 1,
-            }
-        },
+        run: RunShape::standard(ctx.quick),
         treatments,
         ab_items: vec![item()],
-        ab: if ctx.quick {
-            AbShape {
-                min_pairs: 10,
-                sample_ms: 30,
-                samples_per_half: 1,
-                warmup: 1,
-            }
-        } else {
-            // The post's effect was 4%: enough pairs to see it on a quiet machine.
-            AbShape {
-                min_pairs: 30,
-                sample_ms: 60,
-                samples_per_half: 2,
-                warmup: 1,
-            }
+        // The post's effect was 4%: enough pairs to see it on a quiet machine.
+        ab: AbShape {
+            min_pairs: if ctx.quick { 10 } else { 30 },
+            ..AbShape::standard(ctx.quick)
         },
         baseline_name: "without".into(),
         pct_style: PctStyle::Change,

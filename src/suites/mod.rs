@@ -234,6 +234,26 @@ pub struct RunShape {
     pub warmup: u32,
 }
 
+impl RunShape {
+    /// Syscall-sized workloads: 10 samples of 300 ms, or 5 of 100 ms with
+    /// `--quick`, after one warmup slice.
+    pub fn standard(quick: bool) -> RunShape {
+        if quick {
+            RunShape {
+                samples: 5,
+                sample_ms: 100,
+                warmup: 1,
+            }
+        } else {
+            RunShape {
+                samples: 10,
+                sample_ms: 300,
+                warmup: 1,
+            }
+        }
+    }
+}
+
 /// How each A/B comparison is measured (pairs are sized by the CLI so
 /// that Holm correction over the suite's comparisons can succeed).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -242,6 +262,28 @@ pub struct AbShape {
     pub sample_ms: u64,
     pub samples_per_half: u32,
     pub warmup: u32,
+}
+
+impl AbShape {
+    /// Syscall-sized workloads: at least 12 pairs of halves with 2 samples
+    /// of 60 ms, or 10 pairs of one 30 ms sample with `--quick`.
+    pub fn standard(quick: bool) -> AbShape {
+        if quick {
+            AbShape {
+                min_pairs: 10,
+                sample_ms: 30,
+                samples_per_half: 1,
+                warmup: 1,
+            }
+        } else {
+            AbShape {
+                min_pairs: 12,
+                sample_ms: 60,
+                samples_per_half: 2,
+                warmup: 1,
+            }
+        }
+    }
 }
 
 /// Everything a suite does on this machine.
