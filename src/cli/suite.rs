@@ -51,7 +51,7 @@ pub struct SuiteArgs {
     pub baseline: Option<String>,
 
     /// Print the report of a stored run of this suite instead of measuring.
-    #[arg(long, value_name = "RUN")]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["quick", "label", "seed", "scratch"])]
     pub report: Option<String>,
 
     /// Seed for the AB/BA coin and the bootstrap [default: from the clock].
@@ -122,7 +122,14 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .transpose()?;
     if let Some(spec) = &args.report {
         let run = load_suite_run(&store, spec, def, "--report")?;
-        return print_report(&store, def, &run, baseline.as_ref(), &db_path, json);
+        return print_report(
+            &store,
+            def,
+            &run,
+            baseline.as_ref().map(|b| &b.0),
+            &db_path,
+            json,
+        );
     }
 
     let cpus = crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
@@ -145,16 +152,18 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             }),
         }
     }
+    // Each case with the task mode of its item.
     let mut cases = Vec::new();
     for t in &treatments {
         for item in &plan.ab_items {
             for &n in &item.tasks {
-                cases.push(Case {
+                let case = Case {
                     workload: item.def(),
                     workload_params: item.full_params(),
                     treatment: t.clone(),
                     tasks: n,
-                });
+                };
+                cases.push((case, item.mode));
             }
         }
     }
@@ -172,7 +181,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     install_interrupt_handlers()?;
     let lock = if cases
         .iter()
-        .any(|c| c.treatment.mechanism.scope() == Scope::System)
+        .any(|(c, _)| c.treatment.mechanism.scope() == Scope::System)
     {
         Some(StateLock::acquire(std::time::Duration::from_secs(60))?)
     } else {
@@ -221,13 +230,11 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             samples_per_half: plan.ab.samples_per_half,
             warmup: plan.ab.warmup,
             mode: crate::model::Mode::Process,
-            cpus: cpus.clone(),
-            scratch_root: scratch.clone(),
+            cpus,
+            scratch_root: scratch,
             cache_dir: cache_dir(),
             seed,
         },
-        &cpus,
-        &scratch,
         lock.as_ref(),
         &progress,
         &decision,
@@ -241,7 +248,15 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     drop(lock);
     store.finish_run(run_id)?;
     let run = store.load_run(run_id)?;
-    print_report(&store, def, &run, baseline.as_ref(), &db_path, json)
+    let reported = (run, record);
+    print_report(
+        &store,
+        def,
+        &reported,
+        baseline.as_ref().map(|b| &b.0),
+        &db_path,
+        json,
+    )
 }
 
 /// The current side, then the A/B comparisons; everything stored as it
@@ -251,10 +266,8 @@ fn measure(
     store: &mut Store,
     run_id: i64,
     plan: &SuitePlan,
-    cases: &[Case],
+    cases: &[(Case, crate::model::Mode)],
     design: &Design,
-    cpus: &[usize],
-    scratch: &Path,
     lock: Option<&StateLock>,
     progress: &Progress,
     decision: &DecisionOpts,
@@ -266,11 +279,11 @@ fn measure(
             let opts = MeasureOpts {
                 tasks: n,
                 mode: item.mode,
-                cpus: cpus.to_vec(),
+                cpus: design.cpus.clone(),
                 warmup: plan.run.warmup,
                 samples: plan.run.samples,
                 sample_ms: plan.run.sample_ms,
-                scratch_root: scratch.to_path_buf(),
+                scratch_root: design.scratch_root.clone(),
                 cache_dir: cache_dir(),
                 params: item.full_params(),
             };
@@ -300,13 +313,11 @@ fn measure(
             ));
         }
     }
-    let cases = cases.iter().map(|case| {
-        let mut design = design.clone();
-        design.mode = plan
-            .ab_items
-            .iter()
-            .find(|i| i.workload == case.workload.name && i.full_params() == case.workload_params)
-            .map_or(design.mode, |i| i.mode);
+    let cases = cases.iter().map(|(case, mode)| {
+        let design = Design {
+            mode: *mode,
+            ..design.clone()
+        };
         (case, design, "")
     });
     super::common::measure_comparisons(
@@ -325,13 +336,18 @@ fn measure(
 const AVC_NOTE: &str = "avc";
 
 /// Loads `spec` and checks it is a run of suite `def` at its version.
-fn load_suite_run(store: &Store, spec: &str, def: &SuiteDef, flag: &str) -> Result<StoredRun> {
+fn load_suite_run(
+    store: &Store,
+    spec: &str,
+    def: &SuiteDef,
+    flag: &str,
+) -> Result<(StoredRun, SuiteRecord)> {
     let run = store.load_run(store.resolve_run(spec)?)?;
     let record: Option<SuiteRecord> = (run.meta.kind == "suite")
         .then(|| serde_json::from_value(run.meta.params.clone()).ok())
         .flatten();
     match record {
-        Some(r) if r.suite == def.name && r.version == def.version => Ok(run),
+        Some(r) if r.suite == def.name && r.version == def.version => Ok((run, r)),
         Some(r) if r.suite == def.name => usage_bail!(
             "{flag} {spec}: run {} was made by {} v{}, this secperf has v{}: their measurements \
              differ; use `secperf compare` for a plain comparison",
@@ -358,13 +374,11 @@ fn load_suite_run(store: &Store, spec: &str, def: &SuiteDef, flag: &str) -> Resu
 fn print_report(
     store: &Store,
     def: &'static SuiteDef,
-    run: &StoredRun,
+    (run, record): &(StoredRun, SuiteRecord),
     baseline: Option<&StoredRun>,
     db_path: &Path,
     json: bool,
 ) -> Result<()> {
-    let record: SuiteRecord = serde_json::from_value(run.meta.params.clone())
-        .with_context(|| format!("run {} has no suite record", run.run_id))?;
     let plan = (def.plan)(&PlanCtx {
         quick: record.quick,
         cpus: record.cpus,
@@ -396,7 +410,8 @@ fn print_report(
         avc: avc.as_deref(),
         decision,
     };
-    let text = render(&parts);
+    let (ab, runs) = crate::suites::render::sections(&parts);
+    let text = render(&parts, ab.as_ref(), &runs);
     if json {
         return super::print_json(&SuiteOutput {
             run_id: run.run_id,
@@ -408,8 +423,8 @@ fn print_report(
             system: &run.meta.system,
             skipped: &record.skipped,
             notes: &plan.notes,
-            ab: crate::suites::render::ab_section(&plan, run),
-            runs: crate::suites::render::runs_section(&plan, run, baseline, &decision),
+            ab,
+            runs,
             avc,
             comparisons: &run.comparisons,
             results: &run.results,

@@ -24,7 +24,8 @@ pub struct AvcStats {
     pub frees: u64,
 }
 
-const FIELDS: [&str; 6] = [
+/// The header of `cache_stats`, the counters in file order.
+pub const FIELDS: [&str; 6] = [
     "lookups",
     "hits",
     "misses",

@@ -537,19 +537,12 @@ pub fn render_avc(avc: &[AvcDelta], collected: bool) -> String {
         "SELinux AVC statistics during each measurement ({}):\n{}\n",
         super::avc::CACHE_STATS,
         ascii_table(
-            [
-                "workload",
-                "tasks",
-                "lookups",
-                "hits",
-                "misses",
-                "allocations",
-                "reclaims",
-                "frees",
-                "hit rate",
-            ]
-            .map(String::from)
-            .to_vec(),
+            ["workload", "tasks"]
+                .iter()
+                .chain(&super::avc::FIELDS)
+                .chain(&["hit rate"])
+                .map(|h| h.to_string())
+                .collect(),
             rows
         )
     )
@@ -566,7 +559,17 @@ pub struct ReportParts<'a> {
     pub decision: DecisionOpts,
 }
 
-pub fn render(p: &ReportParts) -> String {
+/// The report's two sections: the A/B one (None when nothing was paired)
+/// and the runs one.
+pub fn sections(p: &ReportParts) -> (Option<Section>, Section) {
+    (
+        ab_section(p.plan, p.run),
+        runs_section(p.plan, p.run, p.baseline, &p.decision),
+    )
+}
+
+/// The report text from [`sections`].
+pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
     let mut out = String::new();
     let s = p.suite;
     let _ = writeln!(out, "{} v{}: {}", s.name, s.version, s.title);
@@ -577,13 +580,11 @@ pub fn render(p: &ReportParts) -> String {
         machine_line(&p.run.meta.system)
     );
     out.push('\n');
-    let ab = ab_section(p.plan, p.run);
-    if let Some(ab) = &ab {
+    if let Some(ab) = ab {
         out.push_str(&render_section(ab, s.layout));
         out.push('\n');
     }
-    let runs = runs_section(p.plan, p.run, p.baseline, &p.decision);
-    out.push_str(&render_section(&runs, s.layout));
+    out.push_str(&render_section(runs, s.layout));
     out.push('\n');
     if let Some(b) = p.baseline {
         for d in crate::compare::probe_differences(&b.meta.system, &p.run.meta.system) {
@@ -785,7 +786,7 @@ mod tests {
             mechanism: "cred:fsuid".into(),
             reason: "needs root".into(),
         }];
-        let text = render(&ReportParts {
+        let parts = ReportParts {
             suite: &super::super::access_2023::SUITE,
             plan: &plan(),
             run: &r,
@@ -793,7 +794,9 @@ mod tests {
             skipped: &skipped,
             avc: None,
             decision: DecisionOpts::default(),
-        });
+        };
+        let (ab, runs) = sections(&parts);
+        let text = render(&parts, ab.as_ref(), &runs);
         assert!(text.starts_with("access-2023 v1: "), "{text}");
         assert!(text.contains("linux 6.18"), "{text}");
         assert!(text.contains("skipped: cred:fsuid: needs root"), "{text}");
