@@ -44,6 +44,20 @@ pub struct TaskArgs {
     pub scratch: Option<PathBuf>,
 }
 
+/// `--format` and `-o` of the commands that measure (`run`, `overhead`).
+#[derive(Debug, Args)]
+pub struct ReportFormatArgs {
+    /// Output format instead of the default table: table, email (72-column
+    /// ASCII for a mailing list), markdown, json (the report grid), csv,
+    /// benchstat. `--json` still prints the full result document.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<crate::report::formats::Format>,
+
+    /// With --format: write to this file (a directory for benchstat).
+    #[arg(short, long, value_name = "PATH", requires = "format")]
+    pub output: Option<PathBuf>,
+}
+
 /// How each A/B pair is measured (`overhead` and `calibrate`).
 #[derive(Debug, Args)]
 pub struct PairArgs {

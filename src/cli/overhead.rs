@@ -80,15 +80,8 @@ pub struct OverheadArgs {
     #[arg(long, default_value_t = 1.0, value_name = "PCT")]
     pub equivalence: f64,
 
-    /// Output format instead of the default table: table, email (72-column
-    /// ASCII for a mailing list), markdown, json (the report grid), csv,
-    /// benchstat. `--json` still prints the full result document.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<crate::report::formats::Format>,
-
-    /// With --format: write to this file (a directory for benchstat).
-    #[arg(short, long, value_name = "PATH", requires = "format")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: super::common::ReportFormatArgs,
 }
 
 /// Pairs for `precision` percent from the latest calibration of each
@@ -456,7 +449,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             skipped: &plan.skipped,
         });
     }
-    if let Some(format) = args.format {
+    if let Some(format) = args.report.format {
         let mut report = crate::report::build::from_comparisons(
             &comparisons,
             &system,
@@ -466,7 +459,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         report
             .summary
             .extend(crate::report::table::negative_control_summary(&comparisons));
-        return super::compare::write_report(&report, format, args.output.as_deref());
+        return super::compare::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
     let control = crate::report::table::negative_control(&comparisons);

@@ -44,15 +44,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub quick: bool,
 
-    /// Output format instead of the default table: table, email (72-column
-    /// ASCII for a mailing list), markdown, json (the report grid), csv,
-    /// benchstat. `--json` still prints the full result document.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<crate::report::formats::Format>,
-
-    /// With --format: write to this file (a directory for benchstat).
-    #[arg(short, long, value_name = "PATH", requires = "format")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: super::common::ReportFormatArgs,
 }
 
 /// Everything `run` will do, validated.
@@ -181,7 +174,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             results: &results,
         });
     }
-    if let Some(format) = args.format {
+    if let Some(format) = args.report.format {
         let name = if plan.label.is_empty() {
             format!("run {run_id}")
         } else {
@@ -194,7 +187,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             &crate::sys::hostname(),
             &meta_command(),
         );
-        return super::compare::write_report(&report, format, args.output.as_deref());
+        return super::compare::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::results(&results));
     let label = if plan.label.is_empty() {
