@@ -13,6 +13,7 @@ pub mod error;
 pub mod mechanisms;
 pub mod model;
 pub mod overhead;
+pub mod params;
 pub mod probe;
 pub mod report;
 pub mod runner;

@@ -3,15 +3,12 @@
 //!
 //! Units are in the field names (`ns_per_op`, `ops_per_sec`, `sample_ms`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// Workload parameters as given on the command line (`depth=4`), after
-/// defaults are filled in. Ordered so they print and hash the same way.
-pub type Params = BTreeMap<String, String>;
+pub use crate::params::Params;
 
 /// How the tasks of a measurement are created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -43,13 +40,7 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// A median with a 95% confidence interval of that median.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub median: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-}
+pub use crate::stats::Summary;
 
 /// One fixed-duration slice of a measurement, after warmup.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,26 +156,6 @@ pub struct Comparison {
     #[serde(default)]
     pub hodges_lehmann_pct: f64,
     pub pair_data: Vec<PairData>,
-}
-
-impl Comparison {
-    /// "seccomp:args filters=4": the mechanism, its variant and the
-    /// parameters that differ from the mechanism's defaults.
-    pub fn treatment_label(&self) -> String {
-        let default_of = |k: &str| {
-            crate::mechanisms::find(&self.mechanism)
-                .and_then(|m| m.params().iter().find(|p| p.name == k).map(|p| p.default))
-        };
-        let mut label = format!("{}:{}", self.mechanism, self.variant);
-        for (k, v) in self
-            .params
-            .iter()
-            .filter(|(k, v)| default_of(k) != Some(v.as_str()))
-        {
-            label.push_str(&format!(" {k}={v}"));
-        }
-        label
-    }
 }
 
 /// A mechanism the survey or the user could not measure, and why.

@@ -4,7 +4,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::mechanisms::{Availability, MECHANISMS, Scope, VariantDef};
-use crate::workloads::{ParamDef, WORKLOADS};
+use crate::params::ParamDef;
+use crate::workloads::WORKLOADS;
 
 #[derive(Serialize)]
 struct WorkloadInfo {

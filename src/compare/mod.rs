@@ -65,7 +65,7 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
         );
     }
     for c in &run.comparisons {
-        let mech = c.treatment_label();
+        let mech = crate::mechanisms::label_of(c);
         push(
             RowKey {
                 workload: c.workload.clone(),

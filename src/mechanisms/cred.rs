@@ -42,10 +42,10 @@
 
 use anyhow::{Context, Result, bail};
 
-use super::worker_util::{param_in_range, status_field, thread_status};
+use super::worker_util::{status_field, thread_status};
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::sys::{SysError, check, check_int};
-use crate::workloads::ParamDef;
+use crate::params::ParamDef;
 
 pub struct Cred;
 pub static CRED: Cred = Cred;
@@ -203,7 +203,7 @@ fn unavailable_reason(s: &CredState) -> Option<String> {
 }
 
 fn apply_fsuid(t: &Treatment, before: &CredState) -> Result<()> {
-    let target = param_in_range(t, "uid", 1, u64::from(u32::MAX - 1))? as u32;
+    let target = t.param_in_range("uid", 1..=u64::from(u32::MAX - 1))? as u32;
     setfsuid(target);
     let now = current_fsuid();
     if now != target {
@@ -286,7 +286,7 @@ impl Mechanism for Cred {
     }
 
     fn validate(&self, t: &Treatment) -> Result<()> {
-        param_in_range(t, "uid", 1, u64::from(u32::MAX - 1)).map(|_| ())
+        t.param_in_range("uid", 1..=u64::from(u32::MAX - 1)).map(|_| ())
     }
 
     fn apply_in_worker(&self, t: &Treatment, _env: &WorkerEnv) -> Result<()> {

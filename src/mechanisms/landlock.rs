@@ -36,10 +36,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::worker_util::{param_in_range, set_no_new_privs};
+use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::sys::{SysError, check, check_int, cstring};
-use crate::workloads::ParamDef;
+use crate::params::ParamDef;
 
 pub struct Landlock;
 pub static LANDLOCK: Landlock = Landlock;
@@ -260,13 +260,13 @@ impl Mechanism for Landlock {
     }
 
     fn validate(&self, t: &Treatment) -> Result<()> {
-        param_in_range(t, "rules", 1, 10_000)?;
-        param_in_range(t, "layers", 1, MAX_LAYERS).map(|_| ())
+        t.param_in_range("rules", 1..=10_000)?;
+        t.param_in_range("layers", 1..=MAX_LAYERS).map(|_| ())
     }
 
     fn apply_in_worker(&self, t: &Treatment, env: &WorkerEnv) -> Result<()> {
-        let rules = param_in_range(t, "rules", 1, 10_000)?;
-        let layers = param_in_range(t, "layers", 1, MAX_LAYERS)?;
+        let rules = t.param_in_range("rules", 1..=10_000)?;
+        let layers = t.param_in_range("layers", 1..=MAX_LAYERS)?;
         let abi =
             abi_version().map_err(|e| anyhow::anyhow!("landlock: {}", unavailable_reason(e)))?;
         let handled = fs_rights(abi);

@@ -8,7 +8,7 @@
 //!   Nothing outside the task changes; the task exits afterwards.
 //! - [`Scope::System`]: a machine-wide switch (audit, BPF LSM, SELinux,
 //!   AppArmor) applied in the parent before the tasks start. The framework
-//!   ([`crate::safety`]) takes the state lock, asks the mechanism for a
+//!   (`safety`) takes the state lock, asks the mechanism for a
 //!   snapshot, writes it to the journal, applies, and restores from the
 //!   snapshot afterwards, also after Ctrl-C, a panic, or (on the next start)
 //!   a SIGKILL.
@@ -32,7 +32,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::model::Params;
-use crate::workloads::{ParamDef, WorkloadDef};
+use crate::params::ParamDef;
+use crate::workloads::WorkloadDef;
 
 /// Where a mechanism acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -205,6 +206,28 @@ impl fmt::Display for Treatment {
     }
 }
 
+/// How a stored comparison's treatment is named in tables, reports and
+/// `compare` rows: the treatment's own spelling (`seccomp:args,filters=4`,
+/// parameters only where not default), or, for a mechanism this secperf
+/// no longer knows, every stored parameter.
+pub fn label_of(c: &crate::model::Comparison) -> String {
+    let known = find(&c.mechanism).and_then(|mechanism| {
+        let variant = mechanism.variants().iter().find(|v| v.name == c.variant)?;
+        Some(Treatment {
+            mechanism,
+            variant: variant.name,
+            params: c.params.clone(),
+        })
+    });
+    match known {
+        Some(t) => t.to_string(),
+        None => std::iter::once(format!("{}:{}", c.mechanism, c.variant))
+            .chain(c.params.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
 impl Treatment {
     /// Parses `NAME[:VARIANT][,KEY=VALUE...]`. Unknown names, variants or
     /// keys are usage errors listing what is valid.
@@ -235,6 +258,7 @@ impl Treatment {
                 ),
             },
         };
+        let owner = format!("mechanism {name}");
         let mut given = Params::new();
         for kv in rest
             .into_iter()
@@ -247,35 +271,11 @@ impl Treatment {
                     "mechanism {name}: '{kv}' is not KEY=VALUE (e.g. {name}:{variant},KEY=VALUE)"
                 );
             };
-            let Some(def) = mechanism.params().iter().find(|p| p.name == k.trim()) else {
-                let valid: Vec<&str> = mechanism.params().iter().map(|p| p.name).collect();
-                crate::usage_bail!(
-                    "mechanism {name} has no parameter '{k}' (valid: {})",
-                    if valid.is_empty() {
-                        "none".to_string()
-                    } else {
-                        valid.join(", ")
-                    }
-                );
-            };
-            if def.default.parse::<u64>().is_ok() && v.trim().parse::<u64>().is_err() {
-                crate::usage_bail!("mechanism {name}: {k}={v} is not a whole number");
-            }
+            let def = crate::params::find(mechanism.params(), &owner, k.trim())?;
             given.insert(def.name.to_string(), v.trim().to_string());
         }
-        let params = mechanism
-            .params()
-            .iter()
-            .map(|p| {
-                (
-                    p.name.to_string(),
-                    given
-                        .get(p.name)
-                        .cloned()
-                        .unwrap_or_else(|| p.default.to_string()),
-                )
-            })
-            .collect();
+        crate::params::check_numbers(mechanism.params(), &owner, &given)?;
+        let params = crate::params::with_defaults(mechanism.params(), &given);
         let t = Treatment {
             mechanism,
             variant,
@@ -287,6 +287,17 @@ impl Treatment {
 
     /// A numeric parameter (validated as a number when parsed).
     pub fn param_u64(&self, key: &str) -> Result<u64> {
-        crate::workloads::param_u64(&self.params, self.mechanism.name(), key)
+        crate::params::u64_of(&self.params, &self.owner(), key)
+    }
+
+    /// A numeric parameter that must lie in `range`; otherwise a usage
+    /// error naming the mechanism, the key and the valid range.
+    pub fn param_in_range(&self, key: &str, range: std::ops::RangeInclusive<u64>) -> Result<u64> {
+        crate::params::in_range(&self.params, &self.owner(), key, range)
+    }
+
+    /// "mechanism seccomp": who owns the parameters, in error messages.
+    fn owner(&self) -> String {
+        format!("mechanism {}", self.mechanism.name())
     }
 }

@@ -27,11 +27,11 @@
 use anyhow::{Context, Result};
 
 use super::worker_util::bpf::{BuildError, Program, SockFilter, SockFprog, Target};
-use super::worker_util::{param_in_range, set_no_new_privs};
+use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::error::UsageError;
 use crate::sys::{SysError, check};
-use crate::workloads::ParamDef;
+use crate::params::ParamDef;
 
 pub struct Seccomp;
 pub static SECCOMP: Seccomp = Seccomp;
@@ -235,8 +235,8 @@ pub fn plan(t: &Treatment) -> Result<(Vec<SockFilter>, u64)> {
     let Some(arch) = AUDIT_ARCH_NATIVE else {
         anyhow::bail!("seccomp filters are only built for x86_64 and aarch64");
     };
-    let filters = param_in_range(t, "filters", 1, 1024)?;
-    let insns = param_in_range(t, "insns", 1, super::worker_util::bpf::BPF_MAXINSNS as u64)?;
+    let filters = t.param_in_range("filters", 1..=1024)?;
+    let insns = t.param_in_range("insns", 1..=super::worker_util::bpf::BPF_MAXINSNS as u64)?;
     let kind = FilterKind::of_variant(t.variant);
     let prog = build_filter(kind, arch, insns as usize).context("building the seccomp filter")?;
     let total = filters as usize * (prog.len() + 4);

@@ -74,7 +74,7 @@ pub fn from_comparisons(
     let rows = comparisons
         .iter()
         .map(|c| {
-            let label = c.treatment_label();
+            let label = crate::mechanisms::label_of(c);
             let o = &c.overhead_pct;
             let mut treatment =
                 Cell::from_samples(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());

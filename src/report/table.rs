@@ -69,7 +69,7 @@ pub fn outlier_pairs(comparisons: &[Comparison]) -> String {
             out.push_str(&format!(
                 "  {} {} tasks={}: pair {} of {} (kept)\n",
                 c.workload,
-                c.treatment_label(),
+                crate::mechanisms::label_of(c),
                 c.tasks,
                 pairs.join(", "),
                 c.pair_data.len()
@@ -161,7 +161,7 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
         "verdict",
     ]);
     for c in comparisons {
-        let mech = c.treatment_label();
+        let mech = crate::mechanisms::label_of(c);
         t.add_row(vec![
             c.workload.clone(),
             mech,
@@ -204,9 +204,9 @@ fn stream_comparisons(comparisons: &[Comparison]) -> impl Iterator<Item = &Compa
 
 fn control_label(c: &Comparison) -> String {
     if c.tasks == 1 {
-        c.treatment_label()
+        crate::mechanisms::label_of(c)
     } else {
-        format!("{} tasks={}", c.treatment_label(), c.tasks)
+        format!("{} tasks={}", crate::mechanisms::label_of(c), c.tasks)
     }
 }
 

@@ -15,26 +15,21 @@ pub mod shm;
 pub mod workers;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
-use self::shm::{Counter, Shm};
+use self::shm::Shm;
 use self::workers::{TaskSpec, with_tasks};
 use crate::model::{Mode, Params, Sample, UnitRate, WorkloadResult};
 use crate::stats::median_ci;
-use crate::sys::{self, SysError};
-use crate::workloads::{SetupCtx, TaskCtx, Workload, WorkloadDef};
+use crate::sys;
+use crate::workloads::{SetupCtx, TaskCtx, WorkloadDef};
 
-/// A monomorphised task body: prepare, run the after-prepare hook (a
-/// worker-scope mechanism), wait for release, loop, clean up.
-pub type TaskFn = fn(&TaskCtx, &Shm, usize, &AfterPrepare);
-
-/// Runs in each task after it prepared, before it reports ready.
-pub type AfterPrepare<'a> = dyn Fn(&TaskCtx) -> Result<()> + Sync + 'a;
+pub use crate::workloads::task::AfterPrepare;
 
 /// Set by the CLI's SIGINT/SIGTERM handlers; the sampling loop stops when
 /// it turns true.
@@ -43,41 +38,6 @@ static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 /// Makes `flag` the interrupt flag the sampling loop watches.
 pub fn set_interrupt_source(flag: Arc<AtomicBool>) {
     let _ = INTERRUPT.set(flag);
-}
-
-/// The body every task runs, for workload `W`.
-pub fn task_body<W: Workload>(ctx: &TaskCtx, shm: &Shm, i: usize, after: &AfterPrepare) {
-    let slot = shm.slot(i);
-    let mut w = match W::prepare(ctx) {
-        Ok(w) => w,
-        Err(e) => return slot.info.fail(&format!("prepare: {e:#}")),
-    };
-    if let Err(e) = after(ctx) {
-        return slot.info.fail(&format!("{e:#}"));
-    }
-    slot.info.state.store(shm::READY, Ordering::Release);
-    shm.wait_for_release();
-    match hot_loop(&mut w, &slot.counter, &shm.flags().stop) {
-        Ok(()) => slot.info.state.store(shm::DONE, Ordering::Release),
-        Err(e) => slot.info.fail(&e.to_string()),
-    }
-}
-
-/// The timed loop. Kept out of line so its code is the same whatever the
-/// caller, and small enough to read in `perf annotate`.
-#[inline(never)]
-fn hot_loop<W: Workload>(w: &mut W, counter: &Counter, stop: &AtomicU32) -> Result<(), SysError> {
-    let mut n: u64 = 0;
-    while stop.load(Ordering::Relaxed) == 0 {
-        w.op()?;
-        n += 1;
-        if W::SLOW {
-            counter.publish_timed(n, sys::monotonic_ns());
-        } else {
-            counter.ops.store(n, Ordering::Relaxed);
-        }
-    }
-    Ok(())
 }
 
 /// How to measure one workload at one task count.

@@ -4,11 +4,12 @@
 //! never makes tasks fight over a line. MAP_SHARED anonymous memory, so
 //! the same code serves forked processes and threads.
 
-use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU32, Ordering};
 
 use anyhow::Result;
 
 use crate::sys::{SysError, futex_wait, futex_wake_all};
+pub use crate::workloads::task::Counter;
 
 /// Task states, in `TaskInfo::state`.
 pub const STARTING: u32 = 0;
@@ -22,17 +23,6 @@ const ERR_BYTES: usize = 1976;
 pub struct Flags {
     pub go: AtomicU32,
     pub stop: AtomicU32,
-}
-
-/// Written by one task on every operation; read by the parent per sample.
-#[repr(C, align(128))]
-pub struct Counter {
-    pub ops: AtomicU64,
-    /// Seqlock generation for (ops, done_ns) of slow workloads; odd while
-    /// the pair is being written.
-    pub seq: AtomicU64,
-    /// Monotonic time the last operation completed (slow workloads only).
-    pub done_ns: AtomicU64,
 }
 
 #[repr(C, align(128))]
@@ -134,34 +124,6 @@ impl Drop for Shm {
     fn drop(&mut self) {
         // SAFETY: base/len are exactly the mapping created in new().
         unsafe { libc::munmap(self.base.cast(), self.len) };
-    }
-}
-
-impl Counter {
-    /// Publishes (ops, done_ns) as a consistent pair (single writer).
-    #[inline(always)]
-    pub fn publish_timed(&self, ops: u64, done_ns: u64) {
-        let s = self.seq.load(Ordering::Relaxed);
-        self.seq.store(s + 1, Ordering::Relaxed);
-        fence(Ordering::Release);
-        self.ops.store(ops, Ordering::Relaxed);
-        self.done_ns.store(done_ns, Ordering::Relaxed);
-        self.seq.store(s + 2, Ordering::Release);
-    }
-
-    /// Reads (ops, done_ns) consistently.
-    pub fn read_timed(&self) -> (u64, u64) {
-        loop {
-            let s1 = self.seq.load(Ordering::Acquire);
-            let ops = self.ops.load(Ordering::Relaxed);
-            let done = self.done_ns.load(Ordering::Relaxed);
-            fence(Ordering::Acquire);
-            let s2 = self.seq.load(Ordering::Relaxed);
-            if s1 == s2 && s1.is_multiple_of(2) {
-                return (ops, done);
-            }
-            std::hint::spin_loop();
-        }
     }
 }
 

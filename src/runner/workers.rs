@@ -30,7 +30,38 @@ fn run_task(spec: &TaskSpec, shm: &Shm) {
         info.fail(&format!("pinning to CPU {cpu}: {e}"));
         return;
     }
-    (spec.def.task)(&spec.ctx, shm, i, spec.after_prepare);
+    (spec.def.task)(&spec.ctx, &SlotHarness { shm, i }, spec.after_prepare);
+}
+
+/// Task `i`'s view of the shared memory.
+struct SlotHarness<'a> {
+    shm: &'a Shm,
+    i: usize,
+}
+
+impl crate::workloads::task::Harness for SlotHarness<'_> {
+    fn counter(&self) -> &crate::workloads::task::Counter {
+        &self.shm.slot(self.i).counter
+    }
+
+    fn stop_flag(&self) -> &std::sync::atomic::AtomicU32 {
+        &self.shm.flags().stop
+    }
+
+    fn ready_and_wait(&self) {
+        let info = &self.shm.slot(self.i).info;
+        info.state.store(shm::READY, Ordering::Release);
+        self.shm.wait_for_release();
+    }
+
+    fn done(&self) {
+        let info = &self.shm.slot(self.i).info;
+        info.state.store(shm::DONE, Ordering::Release);
+    }
+
+    fn fail(&self, msg: &str) {
+        self.shm.slot(self.i).info.fail(msg);
+    }
 }
 
 /// Forked worker processes; dropping this kills and reaps any still alive.

@@ -15,7 +15,15 @@ pub mod tost;
 pub mod unpaired;
 pub mod wilcoxon;
 
-use crate::model::Summary;
+use serde::{Deserialize, Serialize};
+
+/// A median with a 95% confidence interval of that median.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
 
 /// The median of `values` (mean of the two middle values for even n).
 /// `None` for an empty slice or when a value is NaN.

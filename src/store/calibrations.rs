@@ -2,7 +2,7 @@
 //! figures later commands need as columns (the spread of per-pair
 //! log-ratios, seconds per pair, the smallest detectable effect) and the
 //! whole report as JSON. `overhead --precision` can size its pairs from
-//! [`latest_calibration`] with [`crate::calibrate::pairs_for_precision`].
+//! [`latest_calibration`] with `calibrate::pairs_for_precision`.
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -36,7 +36,7 @@ pub struct Calibration {
     /// and the pairs that fit in it.
     pub min_effect_pct: f64,
     pub min_effect_pairs: u32,
-    /// The full report ([`crate::calibrate::CalibrationReport`]), including
+    /// The full report (`calibrate::CalibrationReport`), including
     /// the design (`json["design"]`) the figures are valid for.
     pub json: serde_json::Value,
 }

@@ -30,18 +30,13 @@ pub mod pipe_ctx;
 pub mod spawn;
 pub mod stat;
 pub mod stream;
+pub mod task;
 pub mod tree_walk;
 pub mod unix_socket;
 pub mod util;
 pub mod write;
 
-/// A parameter a workload accepts (`--param open.depth=8`).
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct ParamDef {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub help: &'static str,
-}
+pub use crate::params::ParamDef;
 
 /// What the whole measurement shares, prepared once in the parent before
 /// any task starts (a file tree, a shared file).
@@ -125,7 +120,7 @@ pub struct WorkloadDef {
     pub validate: fn(&Params) -> Result<()>,
     pub setup: fn(&SetupCtx) -> Result<Setup>,
     /// The monomorphised task body (prepare, wait, loop, clean up).
-    pub task: crate::runner::TaskFn,
+    pub task: task::TaskFn,
 }
 
 impl std::fmt::Debug for WorkloadDef {
@@ -147,7 +142,7 @@ pub const fn def<W: Workload>() -> WorkloadDef {
         slow: W::SLOW,
         validate: W::validate,
         setup: W::setup,
-        task: crate::runner::task_body::<W>,
+        task: task::task_body::<W>,
     }
 }
 
@@ -190,32 +185,15 @@ pub fn names() -> String {
 
 impl WorkloadDef {
     /// The effective parameters: defaults overlaid with `given`. Unknown
-    /// keys are the caller's error (checked in [`resolve_params`]).
+    /// keys are the caller's error.
     pub fn params_with_defaults(&self, given: &Params) -> Params {
-        self.params
-            .iter()
-            .map(|p| {
-                let v = given
-                    .get(p.name)
-                    .cloned()
-                    .unwrap_or_else(|| p.default.to_string());
-                (p.name.to_string(), v)
-            })
-            .collect()
+        crate::params::with_defaults(self.params, given)
     }
 }
 
 /// Reads a numeric parameter, with an error naming the workload and key.
 pub fn param_u64(params: &Params, workload: &str, key: &str) -> Result<u64> {
-    let raw = params
-        .get(key)
-        .ok_or_else(|| anyhow::anyhow!("workload {workload}: parameter {key} missing"))?;
-    raw.parse().map_err(|_| {
-        crate::error::UsageError::new(format!(
-            "workload {workload}: parameter {key}={raw} is not a whole number"
-        ))
-        .into()
-    })
+    crate::params::u64_of(params, &format!("workload {workload}"), key)
 }
 
 /// A usage error unless `params[key]` lies in `range`.
@@ -225,15 +203,7 @@ pub fn check_range(
     key: &str,
     range: std::ops::RangeInclusive<u64>,
 ) -> Result<()> {
-    let v = param_u64(params, workload, key)?;
-    if !range.contains(&v) {
-        crate::usage_bail!(
-            "workload {workload}: {key}={v} is out of range (valid: {} to {})",
-            range.start(),
-            range.end()
-        );
-    }
-    Ok(())
+    crate::params::in_range(params, &format!("workload {workload}"), key, range).map(|_| ())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //!   `-a always,exit -F arch=b64 -S <the workload's syscalls> -k secperf`.
 //!
 //! Everything is restored exactly after each arm (by the safety framework,
-//! [`crate::safety`]): the snapshot holds the enabled flag and every rule
+//! `safety`): the snapshot holds the enabled flag and every rule
 //! as the kernel listed it (raw `struct audit_rule_data`, hex); restoring
 //! deletes whatever rules are loaded, adds the saved ones back in their
 //! order, sets the flag, and then checks that the kernel lists the same

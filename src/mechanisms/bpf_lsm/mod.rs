@@ -31,7 +31,7 @@ use serde_json::json;
 
 use super::{Arm, Availability, Mechanism, Scope, SystemEnv, Treatment, VariantDef};
 use crate::probe::Probed;
-use crate::workloads::ParamDef;
+use crate::params::ParamDef;
 
 use btf::{Btf, Kind};
 use syscall::{CAP_BPF, CAP_SYS_ADMIN, LoadError};

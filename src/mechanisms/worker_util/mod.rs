@@ -1,15 +1,12 @@
 //! Helpers the worker-scope mechanisms share (seccomp, Landlock,
 //! credentials): the no_new_privs switch, reading the calling thread's
-//! `/proc/thread-self/status`, checking a mechanism's numeric parameters,
-//! and a classic-BPF builder ([`bpf`]). Nothing here has policy; every
-//! system call is checked and named in its error.
+//! `/proc/thread-self/status`, and a classic-BPF builder ([`bpf`]). Nothing
+//! here has policy; every system call is checked and named in its error.
 
 pub mod bpf;
 
 use anyhow::{Context, Result};
 
-use super::Treatment;
-use crate::error::UsageError;
 use crate::sys::{SysError, check_int};
 
 /// `prctl(PR_SET_NO_NEW_PRIVS, 1)` for the calling thread: required before
@@ -34,20 +31,6 @@ pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
         let (k, v) = l.split_once(':')?;
         (k == key).then(|| v.trim())
     })
-}
-
-/// A numeric parameter of `t` that must lie in `min..=max`; otherwise a
-/// usage error naming the mechanism, the key and the valid range.
-pub fn param_in_range(t: &Treatment, key: &str, min: u64, max: u64) -> Result<u64> {
-    let v = t.param_u64(key)?;
-    if !(min..=max).contains(&v) {
-        return Err(UsageError::new(format!(
-            "mechanism {}: {key}={v} is out of range ({min}..={max})",
-            t.mechanism.name()
-        ))
-        .into());
-    }
-    Ok(v)
 }
 
 /// Test helpers: running a closure in a fresh thread (seccomp filters,
@@ -192,6 +175,7 @@ pub mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mechanisms::Treatment;
 
     #[test]
     fn reads_status_fields() {
@@ -208,10 +192,10 @@ mod tests {
     fn range_checked_params_are_usage_errors() {
         let mut t = Treatment::parse("seccomp").unwrap();
         t.params.insert("filters".into(), "0".into());
-        let e = param_in_range(&t, "filters", 1, 10).unwrap_err();
+        let e = t.param_in_range("filters", 1..=10).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("filters=0"), "{e}");
         let t = Treatment::parse("seccomp,filters=3").unwrap();
-        assert_eq!(param_in_range(&t, "filters", 1, 10).unwrap(), 3);
+        assert_eq!(t.param_in_range("filters", 1..=10).unwrap(), 3);
     }
 }
