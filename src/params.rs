@@ -76,9 +76,9 @@ pub fn u64_of(params: &Params, owner: &str, key: &str) -> Result<u64> {
     let raw = params
         .get(key)
         .ok_or_else(|| anyhow::anyhow!("{owner}: parameter {key} missing"))?;
-    raw.trim().parse().map_err(|_| {
-        UsageError::new(format!("{owner}: {key}={raw} is not a whole number")).into()
-    })
+    raw.trim()
+        .parse()
+        .map_err(|_| UsageError::new(format!("{owner}: {key}={raw} is not a whole number")).into())
 }
 
 /// A numeric parameter that must lie in `range`; otherwise a usage error
@@ -137,7 +137,10 @@ mod tests {
         let mut p = with_defaults(DEFS, &Params::new());
         p.insert("depth".into(), "x".into());
         let e = check_numbers(DEFS, "mechanism seccomp", &p).unwrap_err();
-        assert_eq!(e.to_string(), "mechanism seccomp: depth=x is not a whole number");
+        assert_eq!(
+            e.to_string(),
+            "mechanism seccomp: depth=x is not a whole number"
+        );
         p.insert("depth".into(), "300".into());
         let e = in_range(&p, "workload open", "depth", 1..=256).unwrap_err();
         assert_eq!(exit_code(&e), 2);

@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Mode, Params};
 use crate::overhead::{Case, Design};
-use crate::stats::paired::{PairedOpts, Verdict, compare_paired};
+use crate::stats::decision::Verdict;
+use crate::stats::paired::{PairedOpts, compare_paired};
 use crate::workloads::WorkloadDef;
 pub use stats::{Proportion, min_detectable_effect_pct, pairs_for_precision};
 

@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::error::UsageError;
 use crate::model::{Mode, Params};
+use crate::stats::decision::DecisionOpts;
 use crate::sys::cpus;
 use crate::usage_bail;
 use crate::workloads::{self, WorkloadDef};
@@ -56,6 +57,31 @@ pub struct ReportFormatArgs {
     /// With --format: write to this file (a directory for benchstat).
     #[arg(short, long, value_name = "PATH", requires = "format")]
     pub output: Option<PathBuf>,
+}
+
+/// The thresholds of the verdicts (`overhead`, `compare`), checked once
+/// into [`DecisionOpts`].
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    /// Significance level, after Holm correction across the table's rows.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub alpha: f64,
+
+    /// Noise band, percent: a change is slower/faster only when its whole
+    /// 95% interval lies outside +-noise.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub noise: f64,
+
+    /// Equivalence margin, percent (above 0): "negligible" when a two
+    /// one-sided test shows the change lies within +-margin.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub equivalence: f64,
+}
+
+impl DecisionArgs {
+    pub fn resolve(&self) -> Result<DecisionOpts> {
+        DecisionOpts::validated(self.alpha, self.noise, self.equivalence)
+    }
 }
 
 /// How each A/B pair is measured (`overhead` and `calibrate`).
@@ -322,7 +348,7 @@ pub fn measure_comparisons<'a>(
     lock: Option<&crate::safety::StateLock>,
     seed: u64,
     progress: &super::progress::Progress,
-    decision: &crate::stats::paired::DecisionOpts,
+    decision: &crate::stats::decision::DecisionOpts,
 ) -> Result<Vec<crate::model::Comparison>> {
     let mut rng = crate::stats::bootstrap::Rng::new(seed);
     let mut comparisons = Vec::new();

@@ -9,7 +9,6 @@ use clap::Args;
 use crate::compare::{CompareOpts, build};
 use crate::report::formats::{Format, RenderOpts, color_default, render, render_benchstat_files};
 use crate::store::Store;
-use crate::usage_bail;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -28,18 +27,8 @@ pub struct CompareArgs {
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 
-    /// Significance level, after Holm correction across rows.
-    #[arg(long, default_value_t = 0.05, value_name = "P")]
-    pub alpha: f64,
-
-    /// Noise band in percent: changes whose 95% interval stays inside it are not reported.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
-    pub noise: f64,
-
-    /// Equivalence margin, percent: "negligible" when a two one-sided Welch
-    /// test shows the change lies within +-margin.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
-    pub equivalence: f64,
+    #[command(flatten)]
+    pub decision: super::common::DecisionArgs,
 
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -47,24 +36,7 @@ pub struct CompareArgs {
 }
 
 pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
-        usage_bail!(
-            "--alpha {}: give a significance level between 0 and 1 (e.g. 0.05)",
-            args.alpha
-        );
-    }
-    if !(args.noise >= 0.0 && args.noise < 100.0) {
-        usage_bail!(
-            "--noise {}: give a percentage between 0 and 100 (e.g. 1)",
-            args.noise
-        );
-    }
-    if !(args.equivalence > 0.0 && args.equivalence < 100.0) {
-        usage_bail!(
-            "--equivalence {}: give a percentage between 0 and 100 (e.g. 1)",
-            args.equivalence
-        );
-    }
+    let decision = args.decision.resolve()?;
     let path = crate::store::resolve_db_path(db)?;
     let store = Store::open(&path)?;
     let runs = args
@@ -76,9 +48,7 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let report = build(
         &runs,
         &CompareOpts {
-            alpha: args.alpha,
-            noise_pct: args.noise,
-            equivalence_pct: args.equivalence,
+            decision,
             seed: args.seed,
         },
         &command,

@@ -22,7 +22,7 @@ use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Comparison, Mode, Skipped};
 use crate::overhead::{CONTROL_WORKLOAD, Case, Design};
 use crate::safety::StateLock;
-use crate::stats::paired::DecisionOpts;
+use crate::stats::decision::{DecisionOpts, min_pairs_for};
 use crate::store::Store;
 use crate::usage_bail;
 
@@ -66,19 +66,8 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
 
-    /// Significance level, after Holm correction across the comparisons.
-    #[arg(long, default_value_t = 0.05, value_name = "P")]
-    pub alpha: f64,
-
-    /// Noise band, percent: a change is slower/faster only when its whole
-    /// 95% interval lies outside +-noise.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
-    pub noise: f64,
-
-    /// Equivalence margin, percent: "negligible" when a two one-sided test
-    /// shows the change lies within +-margin.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
-    pub equivalence: f64,
+    #[command(flatten)]
+    pub decision: super::common::DecisionArgs,
 
     #[command(flatten)]
     pub report: super::common::ReportFormatArgs,
@@ -116,16 +105,6 @@ fn pairs_for_precision_from_calibration(
         }
     }
     Ok(pairs)
-}
-
-/// Pairs needed so that the smallest possible Wilcoxon p-value (2/2^n)
-/// survives Holm correction over `comparisons` at `alpha`.
-pub fn min_pairs_for(comparisons: usize, alpha: f64) -> u32 {
-    let mut n = 1u32;
-    while 2.0 / 2f64.powi(n as i32) * comparisons.max(1) as f64 >= alpha && n < 64 {
-        n += 1;
-    }
-    n
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -218,17 +197,7 @@ impl OverheadPlan {
         if let Some(p) = a.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
             usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
-        if !(a.alpha > 0.0 && a.alpha < 1.0) {
-            usage_bail!(
-                "--alpha {}: give a significance level between 0 and 1 (e.g. 0.05)",
-                a.alpha
-            );
-        }
-        for (flag, v) in [("--noise", a.noise), ("--equivalence", a.equivalence)] {
-            if !(0.0..100.0).contains(&v) {
-                usage_bail!("{flag} {v}: give a percentage between 0 and 100 (e.g. 1)");
-            }
-        }
+        let decision = a.decision.resolve()?;
         let explicit_workloads = a.workloads.as_deref().map(parse_workloads).transpose()?;
 
         // Treatments: explicit (unavailable = usage error) or the survey.
@@ -301,14 +270,14 @@ impl OverheadPlan {
         }
         // The smallest two-sided exact Wilcoxon p-value with n pairs is
         // 2/2^n; after Holm over m comparisons it must still beat alpha.
-        let needed = min_pairs_for(cases.len(), a.alpha);
+        let needed = min_pairs_for(cases.len(), decision.alpha);
         let pairs = half.pairs.unwrap_or(needed.max(12));
         if pairs < needed {
             eprintln!(
                 "secperf: warning: with {pairs} pairs and {} comparisons nothing can be significant \
                  after Holm correction at alpha {}; use --pairs {needed} or more",
                 cases.len(),
-                a.alpha
+                decision.alpha
             );
         }
         let seed = a.seed.unwrap_or_else(|| {
@@ -335,11 +304,7 @@ impl OverheadPlan {
             mode: a.placement.mode,
             cpus: placement.cpus,
             seed,
-            decision: DecisionOpts {
-                alpha: a.alpha,
-                noise_pct: a.noise,
-                equivalence_pct: a.equivalence,
-            },
+            decision,
             label: placement.label,
             scratch: placement.scratch,
             quick: a.quick,
@@ -595,13 +560,5 @@ mod tests {
                 .count(),
             1
         );
-    }
-
-    #[test]
-    fn pairs_needed_for_holm() {
-        // 2/2^n * m < alpha
-        assert_eq!(min_pairs_for(1, 0.05), 6); // 2/64 = 0.031
-        assert_eq!(min_pairs_for(28, 0.05), 11); // 28 * 2/2048 = 0.027
-        assert_eq!(min_pairs_for(0, 0.05), 6);
     }
 }

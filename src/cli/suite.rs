@@ -14,7 +14,6 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::common::cache_dir;
-use super::overhead::min_pairs_for;
 use super::progress::Progress;
 use super::run::install_interrupt_handlers;
 use crate::mechanisms::{Availability, Scope, Treatment};
@@ -22,7 +21,7 @@ use crate::model::{Skipped, StoredRun};
 use crate::overhead::{Case, Design};
 use crate::runner::{self, MeasureOpts};
 use crate::safety::StateLock;
-use crate::stats::paired::DecisionOpts;
+use crate::stats::decision::{DecisionOpts, min_pairs_for};
 use crate::store::Store;
 use crate::suites::avc::{AvcDelta, AvcStats};
 use crate::suites::render::{ReportParts, render};

@@ -17,19 +17,15 @@ use serde_json::Value;
 
 use crate::model::StoredRun;
 use crate::report::model::{Cell, DesignKind, Report, Row};
-use crate::stats::holm::holm;
-use crate::stats::paired::{DecisionOpts, Verdict, decide};
+use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
 use crate::stats::summary::geometric_mean;
 use crate::stats::unpaired::{UnpairedOpts, compare_unpaired};
 
-/// Decision thresholds.
+/// Decision thresholds (the equivalence test is Welch's on log values)
+/// and the bootstrap's seed.
 #[derive(Debug, Clone, Copy)]
 pub struct CompareOpts {
-    pub alpha: f64,
-    /// Changes whose interval stays within +-noise_pct are not reported.
-    pub noise_pct: f64,
-    /// Margin of the (Welch) equivalence test behind `negligible`.
-    pub equivalence_pct: f64,
+    pub decision: DecisionOpts,
     pub seed: u64,
 }
 
@@ -105,13 +101,12 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         .collect();
     // Rows: the baseline's rows present in at least one other run.
     let mut rows: Vec<Row> = Vec::new();
-    let mut raw_p: Vec<Vec<Option<f64>>> = vec![Vec::new(); others.len()];
     for (key, a) in &base_series {
         if !others.iter().any(|o| o.contains_key(key)) {
             continue;
         }
         let mut cells = vec![Some(Cell::from_samples(a.clone()))];
-        for (j, o) in others.iter().enumerate() {
+        for o in &others {
             let c = o.get(key).map(|b| {
                 let mut c = Cell::from_samples(b.clone());
                 if let Ok(u) = compare_unpaired(
@@ -130,7 +125,6 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
                 }
                 c
             });
-            raw_p[j].push(c.as_ref().and_then(|c| c.p_value));
             cells.push(c);
         }
         rows.push(Row {
@@ -140,25 +134,33 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             cells,
         });
     }
-    // Holm across the rows of each column, then verdicts.
-    for (j, ps) in raw_p.iter().enumerate() {
-        let present: Vec<f64> = ps.iter().flatten().copied().collect();
-        let adjusted = holm(&present);
-        let mut next = adjusted.into_iter();
-        for (row, p) in rows.iter_mut().zip(ps) {
-            if p.is_none() {
-                continue;
-            }
-            let p_adj = next.next().unwrap_or(1.0);
-            let base_samples = row.cells[0].as_ref().map(|c| c.samples.clone());
-            if let Some(c) = row.cells[j + 1].as_mut() {
-                c.p_value = Some(p_adj);
-                let tost = base_samples.as_deref().and_then(|a| {
-                    let t =
-                        crate::stats::tost::tost_unpaired_log(a, &c.samples, opts.equivalence_pct);
-                    t.is_finite().then_some(t)
-                });
-                c.verdict = Some(verdict(p_adj, c.ci_low_pct, c.ci_high_pct, tost, opts));
+    // One decision per column: Holm across its rows, then verdicts.
+    for j in 0..others.len() {
+        let present: Vec<usize> = (0..rows.len())
+            .filter(|&i| {
+                rows[i].cells[j + 1]
+                    .as_ref()
+                    .is_some_and(|c| c.p_value.is_some())
+            })
+            .collect();
+        let tested: Vec<Tested> = present
+            .iter()
+            .filter_map(|&i| {
+                let row = &rows[i];
+                let (a, c) = (row.cells[0].as_ref()?, row.cells[j + 1].as_ref()?);
+                Some(Tested {
+                    p_value: c.p_value?,
+                    ci_low: c.ci_low_pct?,
+                    ci_high: c.ci_high_pct?,
+                    samples: Samples::Unpaired(&a.samples, &c.samples),
+                })
+            })
+            .collect();
+        let decisions = decide_table(&tested, &opts.decision);
+        for (&i, d) in present.iter().zip(decisions) {
+            if let Some(c) = rows[i].cells[j + 1].as_mut() {
+                c.p_value = Some(d.p_value);
+                c.verdict = Some(d.verdict);
             }
         }
     }
@@ -195,8 +197,8 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             "% change of ns/op against {}: positive = slower; significant when Holm-corrected \
              p < {} and the 95% CI lies outside +-{}%",
             run_name(base),
-            opts.alpha,
-            opts.noise_pct
+            opts.decision.alpha,
+            opts.decision.noise_pct
         ),
         columns: runs.iter().map(run_name).collect(),
         rows,
@@ -204,25 +206,6 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         warnings,
         machine: machine_summary(base),
         command: command.to_string(),
-    }
-}
-
-/// `negligible` comes from a Welch two one-sided test on log values.
-fn verdict(
-    p_adj: f64,
-    lo: Option<f64>,
-    hi: Option<f64>,
-    tost: Option<f64>,
-    opts: &CompareOpts,
-) -> Verdict {
-    let d = DecisionOpts {
-        alpha: opts.alpha,
-        noise_pct: opts.noise_pct,
-        equivalence_pct: opts.equivalence_pct,
-    };
-    match (lo, hi) {
-        (Some(lo), Some(hi)) => decide(p_adj, lo, hi, tost, &d),
-        _ => Verdict::NoChange,
     }
 }
 

@@ -44,8 +44,8 @@ use anyhow::{Context, Result, bail};
 
 use super::worker_util::{status_field, thread_status};
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
-use crate::sys::{SysError, check, check_int};
 use crate::params::ParamDef;
+use crate::sys::{SysError, check, check_int};
 
 pub struct Cred;
 pub static CRED: Cred = Cred;
@@ -286,7 +286,8 @@ impl Mechanism for Cred {
     }
 
     fn validate(&self, t: &Treatment) -> Result<()> {
-        t.param_in_range("uid", 1..=u64::from(u32::MAX - 1)).map(|_| ())
+        t.param_in_range("uid", 1..=u64::from(u32::MAX - 1))
+            .map(|_| ())
     }
 
     fn apply_in_worker(&self, t: &Treatment, _env: &WorkerEnv) -> Result<()> {

@@ -38,8 +38,8 @@ use anyhow::{Context, Result};
 
 use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
-use crate::sys::{SysError, check, check_int, cstring};
 use crate::params::ParamDef;
+use crate::sys::{SysError, check, check_int, cstring};
 
 pub struct Landlock;
 pub static LANDLOCK: Landlock = Landlock;

@@ -30,8 +30,8 @@ use super::worker_util::bpf::{BuildError, Program, SockFilter, SockFprog, Target
 use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::error::UsageError;
-use crate::sys::{SysError, check};
 use crate::params::ParamDef;
+use crate::sys::{SysError, check};
 
 pub struct Seccomp;
 pub static SECCOMP: Seccomp = Seccomp;

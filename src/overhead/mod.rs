@@ -20,9 +20,8 @@ use crate::model::{Comparison, Mode, PairData, Params};
 use crate::runner::{self, MeasureOpts, Tick};
 use crate::safety::StateLock;
 use crate::stats::bootstrap::Rng;
-use crate::stats::holm::holm;
-use crate::stats::paired::{DecisionOpts, PairedOpts, compare_paired, decide};
-use crate::stats::tost::tost_log_ratios;
+use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
+use crate::stats::paired::{PairedOpts, compare_paired};
 use crate::workloads::WorkloadDef;
 
 /// The negative control of `overhead`: the STREAM triad runs no system
@@ -148,24 +147,29 @@ pub fn compare(
 /// comparisons (stored as `p_value`), the noise band, and the equivalence
 /// test on each comparison's log ratios for `negligible`.
 pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
-    let raw: Vec<f64> = comparisons.iter().map(|c| c.overhead_pct.p_value).collect();
-    for (c, p) in comparisons.iter_mut().zip(holm(&raw)) {
-        let r: Vec<f64> = c
-            .pair_data
-            .iter()
-            .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
-            .collect();
-        let tost = tost_log_ratios(&r, opts.equivalence_pct);
-        let o = &mut c.overhead_pct;
-        o.p_value = p;
-        o.verdict = decide(
-            p,
-            o.ci_low,
-            o.ci_high,
-            Some(tost).filter(|t| t.is_finite()),
-            opts,
-        );
+    let ratios: Vec<Vec<f64>> = comparisons.iter().map(log_ratios).collect();
+    let rows: Vec<Tested> = comparisons
+        .iter()
+        .zip(&ratios)
+        .map(|(c, r)| Tested {
+            p_value: c.overhead_pct.p_value,
+            ci_low: c.overhead_pct.ci_low,
+            ci_high: c.overhead_pct.ci_high,
+            samples: Samples::Paired(r),
+        })
+        .collect();
+    for (c, d) in comparisons.iter_mut().zip(decide_table(&rows, opts)) {
+        c.overhead_pct.p_value = d.p_value;
+        c.overhead_pct.verdict = d.verdict;
     }
+}
+
+/// The per-pair ln(treatment / baseline) of a comparison.
+pub fn log_ratios(c: &Comparison) -> Vec<f64> {
+    c.pair_data
+        .iter()
+        .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+        .collect()
 }
 
 /// One half: sets the arm up, measures in fresh tasks, undoes the arm.
@@ -262,7 +266,7 @@ mod tests {
 
     #[test]
     fn final_verdicts_use_holm_noise_band_and_equivalence() {
-        use crate::stats::paired::Verdict;
+        use crate::stats::decision::Verdict;
         let slow: Vec<(f64, f64)> = (0..12)
             .map(|i| (100.0, 110.0 + (i % 3) as f64 * 0.1))
             .collect();

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::stats::paired::Verdict;
+use crate::stats::decision::Verdict;
 
 /// How the numbers in a report were compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{ci_pct, ns, si};
 use crate::model::{Comparison, RunSummary, Skipped, WorkloadResult};
-use crate::stats::paired::Verdict;
+use crate::stats::decision::Verdict;
 
 pub fn new_table(header: &[&str]) -> Table {
     let mut t = Table::new();

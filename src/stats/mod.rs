@@ -6,6 +6,7 @@
 //! that samples are independent and identically distributed.
 
 pub mod bootstrap;
+pub mod decision;
 pub mod holm;
 pub mod outliers;
 pub mod paired;

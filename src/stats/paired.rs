@@ -35,25 +35,9 @@ use anyhow::{Context, ensure};
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::bootstrap_ci;
+pub use super::decision::Verdict;
 use super::median;
 use super::wilcoxon::wilcoxon_signed_rank;
-
-/// What a paired comparison concludes about the treatment.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Significant (p < alpha) and the whole interval is above 0.
-    Slower,
-    /// Significant (p < alpha) and the whole interval is below 0.
-    Faster,
-    /// Anything else: not significant, or the interval straddles 0. Not
-    /// "equal": the interval says how large a difference could hide.
-    NoChange,
-    /// An equivalence test (TOST) shows the change lies inside the
-    /// equivalence margin: there is a difference too small to matter, or
-    /// none. Set by [`decide`], never by [`compare_paired`] alone.
-    Negligible,
-}
 
 /// The Hodges-Lehmann estimate of the centre of `x`: the median of all
 /// Walsh averages (x_i + x_j) / 2 for i <= j. The location estimate that
@@ -82,49 +66,6 @@ pub fn hodges_lehmann_pct(baseline: &[f64], treatment: &[f64]) -> f64 {
         .map(|(&b, &t)| (t / b).ln())
         .collect();
     hodges_lehmann(&r).exp_m1() * 100.0
-}
-
-/// Thresholds of a report's verdicts (methodology.md, point 4).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct DecisionOpts {
-    pub alpha: f64,
-    /// Changes whose interval reaches no further than +-noise_pct from 0
-    /// are never called slower or faster (criterion's noise threshold).
-    pub noise_pct: f64,
-    /// Margin of the equivalence test behind `Negligible`.
-    pub equivalence_pct: f64,
-}
-
-impl Default for DecisionOpts {
-    fn default() -> Self {
-        DecisionOpts {
-            alpha: 0.05,
-            noise_pct: 1.0,
-            equivalence_pct: 1.0,
-        }
-    }
-}
-
-/// The verdict from a (multiplicity-corrected) p-value, the interval in
-/// percent and, when there are pairs, the equivalence test's p-value:
-/// slower/faster when p < alpha and the interval lies wholly outside the
-/// noise band; negligible when the TOST p < alpha; no-change otherwise.
-pub fn decide(
-    p_value: f64,
-    ci_low: f64,
-    ci_high: f64,
-    tost_p: Option<f64>,
-    opts: &DecisionOpts,
-) -> Verdict {
-    if p_value < opts.alpha && ci_low > opts.noise_pct {
-        Verdict::Slower
-    } else if p_value < opts.alpha && ci_high < -opts.noise_pct {
-        Verdict::Faster
-    } else if tost_p.is_some_and(|p| p < opts.alpha) {
-        Verdict::Negligible
-    } else {
-        Verdict::NoChange
-    }
 }
 
 /// The treatment's overhead over the baseline in percent of the baseline's

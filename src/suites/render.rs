@@ -18,9 +18,9 @@ use super::avc::AvcDelta;
 use super::{Item, Layout, Metric, PctStyle, SuiteDef, SuitePlan};
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
-use crate::stats::holm::holm;
-use crate::stats::paired::{DecisionOpts, Verdict, decide};
-use crate::stats::tost::tost_unpaired_log;
+use crate::stats::decision::{
+    DecisionOpts, Samples, Tested, Verdict, can_be_significant, decide_table, smallest_p,
+};
 use crate::stats::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
 
 /// One cell: a value and, against the table's first column, a change.
@@ -273,33 +273,31 @@ pub fn runs_section(
             this.cells.push(((i, n as u32), cell));
         }
     }
-    // Holm across the cells compared, then the verdicts on ns/op.
-    let raw_p: Vec<f64> = pending.iter().map(|(.., u)| u.p_value).collect();
-    for ((idx, a, b, u), p) in pending.iter().zip(holm(&raw_p)) {
-        let tost = tost_unpaired_log(a, b, decision.equivalence_pct);
-        let v = decide(
-            p,
-            u.ci_low,
-            u.ci_high,
-            Some(tost).filter(|t| t.is_finite()),
-            decision,
-        );
-        this.cells[*idx].1.verdict = Some(v);
+    // One decision across the cells compared, on ns/op.
+    let tested: Vec<Tested> = pending
+        .iter()
+        .map(|(_, a, b, u)| Tested {
+            p_value: u.p_value,
+            ci_low: u.ci_low,
+            ci_high: u.ci_high,
+            samples: Samples::Unpaired(a, b),
+        })
+        .collect();
+    for ((idx, ..), d) in pending.iter().zip(decide_table(&tested, decision)) {
+        this.cells[*idx].1.verdict = Some(d.verdict);
     }
     let mut warnings = Vec::new();
-    // The smallest two-sided Mann-Whitney p-value of n1 vs n2 values is
-    // 2 / C(n1 + n2, n1); after Holm over the cells it must beat alpha.
-    if let Some(smallest) = pending
+    if let Some(smallest) = tested
         .iter()
-        .map(|(_, a, b, _)| 2.0 / binomial(a.len() + b.len(), a.len()))
+        .map(|t| smallest_p(t.samples))
         .reduce(f64::min)
-        && smallest * pending.len() as f64 >= decision.alpha
+        && !can_be_significant(smallest, tested.len(), decision.alpha)
     {
         warnings.push(format!(
             "with this few samples per run no cell can be significant after Holm correction \
              over {} cells (the smallest possible p is {smallest:.4}); run both sides without \
              --quick",
-            pending.len()
+            tested.len()
         ));
     }
     let mut configs: Vec<Config> = base.into_iter().collect();
@@ -314,11 +312,6 @@ pub fn runs_section(
         items: plan.current.clone(),
         configs,
     }
-}
-
-/// C(n, k) as a float (n is at most a few hundred samples).
-fn binomial(n: usize, k: usize) -> f64 {
-    (0..k.min(n - k)).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
 }
 
 /// The mark of a verdict: `*` a change, `~` shown negligible.
@@ -823,9 +816,7 @@ mod tests {
     }
 
     #[test]
-    fn binomials_and_the_few_samples_warning() {
-        assert_eq!(binomial(10, 5), 252.0);
-        assert_eq!(binomial(20, 10), 184_756.0);
+    fn the_few_samples_warning() {
         let mut a = run(
             1,
             "a",

@@ -30,8 +30,8 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use super::{Arm, Availability, Mechanism, Scope, SystemEnv, Treatment, VariantDef};
-use crate::probe::Probed;
 use crate::params::ParamDef;
+use crate::probe::Probed;
 
 use btf::{Btf, Kind};
 use syscall::{CAP_BPF, CAP_SYS_ADMIN, LoadError};

@@ -450,7 +450,7 @@ mod tests {
                                     Some(-99.99 + 1e6 * (i % 2) as f64),
                                     (-100.0, 2e6),
                                     0.01,
-                                    crate::stats::paired::Verdict::Slower,
+                                    crate::stats::decision::Verdict::Slower,
                                 ))
                             }
                         })

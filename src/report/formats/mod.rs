@@ -24,7 +24,7 @@ pub mod table;
 use serde::Serialize;
 
 use super::model::{Cell, DesignKind, Report};
-use crate::stats::paired::Verdict;
+use crate::stats::decision::Verdict;
 
 pub use benchstat::render_files as render_benchstat_files;
 

@@ -11,7 +11,7 @@ use comfy_table::{Cell as TCell, CellAlignment, Color};
 
 use super::{change_short, design_line, p_short, significant, value_with_unit};
 use crate::report::model::{Cell, Report};
-use crate::stats::paired::Verdict;
+use crate::stats::decision::Verdict;
 
 pub fn render(report: &Report, opts: &super::RenderOpts) -> String {
     let mut out = String::new();

@@ -1,0 +1,261 @@
+//! One decision step for a table of comparisons, paired (A/B pairs of one
+//! run) or unpaired (stored runs): Holm's correction across the table, the
+//! noise band, the equivalence test and the verdict, and the smallest
+//! p-value a design can reach, so a report can warn when nothing could be
+//! significant. `overhead`, `suite` and `compare` all decide here, with one
+//! set of thresholds ([`DecisionOpts`]) validated once.
+//!
+//! The rule (criterion's, with an equivalence test added): a change is
+//! slower or faster only when its Holm-corrected p < alpha *and* its whole
+//! 95% interval lies outside +-noise; it is negligible when a two one-sided
+//! test (TOST) shows it lies within +-equivalence; otherwise no difference
+//! was detected, and the interval says how large one could hide.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::holm::holm;
+use super::tost::{tost_log_ratios, tost_unpaired_log};
+
+/// What a comparison concludes about the treatment (or the later run).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Significant (p < alpha) and the whole interval is above 0.
+    Slower,
+    /// Significant (p < alpha) and the whole interval is below 0.
+    Faster,
+    /// Anything else: not significant, or the interval straddles 0. Not
+    /// "equal": the interval says how large a difference could hide.
+    NoChange,
+    /// An equivalence test (TOST) shows the change lies inside the
+    /// equivalence margin: there is a difference too small to matter, or
+    /// none. Set by [`decide`], never by a single test alone.
+    Negligible,
+}
+
+/// Thresholds of a report's verdicts (methodology.md, point 4).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DecisionOpts {
+    pub alpha: f64,
+    /// Changes whose interval reaches no further than +-noise_pct from 0
+    /// are never called slower or faster (criterion's noise threshold).
+    pub noise_pct: f64,
+    /// Margin of the equivalence test behind `Negligible`.
+    pub equivalence_pct: f64,
+}
+
+impl Default for DecisionOpts {
+    fn default() -> Self {
+        DecisionOpts {
+            alpha: 0.05,
+            noise_pct: 1.0,
+            equivalence_pct: 1.0,
+        }
+    }
+}
+
+/// The verdict from a (multiplicity-corrected) p-value, the interval in
+/// percent and, when there are pairs, the equivalence test's p-value:
+/// slower/faster when p < alpha and the interval lies wholly outside the
+/// noise band; negligible when the TOST p < alpha; no-change otherwise.
+pub fn decide(
+    p_value: f64,
+    ci_low: f64,
+    ci_high: f64,
+    tost_p: Option<f64>,
+    opts: &DecisionOpts,
+) -> Verdict {
+    if p_value < opts.alpha && ci_low > opts.noise_pct {
+        Verdict::Slower
+    } else if p_value < opts.alpha && ci_high < -opts.noise_pct {
+        Verdict::Faster
+    } else if tost_p.is_some_and(|p| p < opts.alpha) {
+        Verdict::Negligible
+    } else {
+        Verdict::NoChange
+    }
+}
+
+impl DecisionOpts {
+    /// Thresholds from the command line, each checked: alpha in (0, 1),
+    /// noise in [0, 100), equivalence in (0, 100) percent. Errors name the
+    /// flag and say what to give.
+    pub fn validated(alpha: f64, noise_pct: f64, equivalence_pct: f64) -> Result<DecisionOpts> {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            crate::usage_bail!(
+                "--alpha {alpha}: give a significance level between 0 and 1 (e.g. 0.05)"
+            );
+        }
+        if !(0.0..100.0).contains(&noise_pct) {
+            crate::usage_bail!(
+                "--noise {noise_pct}: give a percentage from 0 to below 100 (e.g. 1)"
+            );
+        }
+        if !(equivalence_pct > 0.0 && equivalence_pct < 100.0) {
+            crate::usage_bail!(
+                "--equivalence {equivalence_pct}: give a margin above 0 and below 100 percent (e.g. 1)"
+            );
+        }
+        Ok(DecisionOpts {
+            alpha,
+            noise_pct,
+            equivalence_pct,
+        })
+    }
+}
+
+/// The samples behind one row's equivalence test.
+#[derive(Debug, Clone, Copy)]
+pub enum Samples<'a> {
+    /// Per-pair log ratios ln(treatment / baseline).
+    Paired(&'a [f64]),
+    /// The two sides' values (baseline first), compared on logs by Welch.
+    Unpaired(&'a [f64], &'a [f64]),
+}
+
+/// One row of a table as its own test left it: the raw p-value and the
+/// interval of the change, in percent.
+#[derive(Debug, Clone, Copy)]
+pub struct Tested<'a> {
+    pub p_value: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub samples: Samples<'a>,
+}
+
+/// A row's final decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    /// Holm-corrected across the table.
+    pub p_value: f64,
+    pub verdict: Verdict,
+}
+
+/// Decides a table: Holm across its rows, then each row's verdict from the
+/// corrected p, its interval and its equivalence test.
+pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
+    let raw: Vec<f64> = rows.iter().map(|r| r.p_value).collect();
+    rows.iter()
+        .zip(holm(&raw))
+        .map(|(r, p)| {
+            let tost = match r.samples {
+                Samples::Paired(ratios) => tost_log_ratios(ratios, opts.equivalence_pct),
+                Samples::Unpaired(a, b) => tost_unpaired_log(a, b, opts.equivalence_pct),
+            };
+            Decision {
+                p_value: p,
+                verdict: decide(
+                    p,
+                    r.ci_low,
+                    r.ci_high,
+                    Some(tost).filter(|t| t.is_finite()),
+                    opts,
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The smallest two-sided p-value of the design: 2 / 2^n for the Wilcoxon
+/// signed-rank test on n pairs, 2 / C(n1 + n2, n1) for Mann-Whitney on n1
+/// and n2 values.
+pub fn smallest_p(samples: Samples) -> f64 {
+    match samples {
+        Samples::Paired(r) => 2.0 / 2f64.powi(r.len().min(1023) as i32),
+        Samples::Unpaired(a, b) => 2.0 / binomial(a.len() + b.len(), a.len()),
+    }
+}
+
+/// Whether any row of a table of `rows` rows whose smallest reachable
+/// p-value is `smallest` can be significant after Holm at `alpha`.
+pub fn can_be_significant(smallest: f64, rows: usize, alpha: f64) -> bool {
+    smallest * (rows.max(1) as f64) < alpha
+}
+
+/// Pairs needed so that the smallest Wilcoxon p-value (2 / 2^n) survives
+/// Holm correction over `rows` comparisons at `alpha`.
+pub fn min_pairs_for(rows: usize, alpha: f64) -> u32 {
+    let mut n = 1u32;
+    while !can_be_significant(2.0 / 2f64.powi(n as i32), rows, alpha) && n < 64 {
+        n += 1;
+    }
+    n
+}
+
+/// C(n, k) as a float (n is at most a few hundred samples).
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k.min(n - k)).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::exit_code;
+
+    #[test]
+    fn pairs_needed_for_holm() {
+        // 2/2^n * m < alpha
+        assert_eq!(min_pairs_for(1, 0.05), 6); // 2/64 = 0.031
+        assert_eq!(min_pairs_for(28, 0.05), 11); // 28 * 2/2048 = 0.027
+        assert_eq!(min_pairs_for(0, 0.05), 6);
+    }
+
+    #[test]
+    fn smallest_reachable_p() {
+        assert_eq!(binomial(10, 5), 252.0);
+        assert_eq!(binomial(20, 10), 184_756.0);
+        assert_eq!(smallest_p(Samples::Paired(&[0.0; 6])), 2.0 / 64.0);
+        let three = [1.0; 3];
+        assert_eq!(smallest_p(Samples::Unpaired(&three, &three)), 2.0 / 20.0);
+        assert!(!can_be_significant(0.1, 1, 0.05));
+        assert!(can_be_significant(0.01, 4, 0.05));
+    }
+
+    #[test]
+    fn thresholds_are_checked_once_with_the_flag_named() {
+        assert!(DecisionOpts::validated(0.05, 0.0, 1.0).is_ok());
+        for (a, n, e, flag) in [
+            (0.0, 1.0, 1.0, "--alpha"),
+            (1.0, 1.0, 1.0, "--alpha"),
+            (0.05, -1.0, 1.0, "--noise"),
+            (0.05, 100.0, 1.0, "--noise"),
+            (0.05, 1.0, 0.0, "--equivalence"),
+            (0.05, 1.0, f64::NAN, "--equivalence"),
+        ] {
+            let err = DecisionOpts::validated(a, n, e).unwrap_err();
+            assert_eq!(exit_code(&err), 2);
+            assert!(err.to_string().starts_with(flag), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_table_is_corrected_then_decided() {
+        let slow: Vec<f64> = (0..12)
+            .map(|i| (1.10 + (i % 3) as f64 * 0.001f64).ln())
+            .collect();
+        let same: Vec<f64> = (0..12)
+            .map(|i| (1.0 + ((i % 5) as f64 - 2.0) * 0.0005f64).ln())
+            .collect();
+        let d = decide_table(
+            &[
+                Tested {
+                    p_value: 0.0005,
+                    ci_low: 9.9,
+                    ci_high: 10.3,
+                    samples: Samples::Paired(&slow),
+                },
+                Tested {
+                    p_value: 0.9,
+                    ci_low: -0.2,
+                    ci_high: 0.2,
+                    samples: Samples::Paired(&same),
+                },
+            ],
+            &DecisionOpts::default(),
+        );
+        assert!((d[0].p_value - 0.001).abs() < 1e-12);
+        assert_eq!(d[0].verdict, Verdict::Slower);
+        assert_eq!(d[1].verdict, Verdict::Negligible);
+    }
+}
