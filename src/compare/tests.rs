@@ -2,6 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::model::Mode;
+use crate::stats::decision::Verdict;
 
 use crate::model::testing::{result, run};
 
@@ -12,9 +13,11 @@ fn noisy(centre: f64, n: usize) -> Vec<f64> {
 }
 
 const OPTS: CompareOpts = CompareOpts {
-    alpha: 0.05,
-    noise_pct: 1.0,
-    equivalence_pct: 1.0,
+    decision: DecisionOpts {
+        alpha: 0.05,
+        noise_pct: 1.0,
+        equivalence_pct: 1.0,
+    },
     seed: 3,
 };
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::sys::SysError;
 use crate::workloads::{self, Workload, def};
 
 fn snap(t_ns: u64, ops: &[(u64, u64)]) -> Snapshot {
