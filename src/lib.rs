@@ -9,10 +9,10 @@
 pub mod calibrate;
 pub mod cli;
 pub mod compare;
+pub mod engine;
 pub mod error;
 pub mod mechanisms;
 pub mod model;
-pub mod overhead;
 pub mod params;
 pub mod probe;
 pub mod report;

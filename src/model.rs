@@ -158,6 +158,34 @@ pub struct Comparison {
     pub pair_data: Vec<PairData>,
 }
 
+/// What the negative control (a workload no mechanism should change) says
+/// about trusting the rest of a table: the `--json` form, and what the
+/// report prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NegativeControl {
+    pub workload: String,
+    /// No control comparison came out slower or faster.
+    pub passed: bool,
+    /// Every control comparison, by treatment ("audit:enabled", with
+    /// " tasks=N" beyond 1 task).
+    pub comparisons: Vec<String>,
+    /// Those whose final verdict is slower or faster.
+    pub failed: Vec<String>,
+    /// Each control comparison with its described overhead, for the report.
+    #[serde(skip)]
+    pub outcomes: Vec<ControlOutcome>,
+}
+
+/// One control comparison as the report names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControlOutcome {
+    pub label: String,
+    /// The overhead as described under a table ("+0.1% [-0.4, 0.5]").
+    pub figure: String,
+    /// Slower or faster after the table's decision.
+    pub changed: bool,
+}
+
 /// A mechanism the survey or the user could not measure, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skipped {

@@ -2,7 +2,7 @@
 //! (methodology.md, point 6).
 //!
 //! Three experiments, all with the same design as `secperf overhead`
-//! (randomised interleaved pairs, [`crate::overhead::compare`]):
+//! (randomised interleaved pairs, [`crate::engine::ab::compare`]):
 //!
 //! 1. **A/A**: K comparisons of the `none` control against itself. Every
 //!    verdict other than "no change" is a false positive; the rate comes
@@ -23,9 +23,9 @@
 //!    in the time budget (budget / measured seconds per pair).
 //!
 //! This module plans and runs the experiments through a measuring callback
-//! (so the bookkeeping is tested without a machine) and builds the
-//! [`CalibrationReport`]; the command line, storing and printing are in
-//! `cli/calibrate.rs`.
+//! (so the bookkeeping is tested without a machine), measures them through
+//! the engine's [`Measurer`], builds the [`CalibrationReport`] and stores
+//! it; the command line and printing are in `cli/calibrate.rs`.
 
 pub mod render;
 pub mod stats;
@@ -35,11 +35,16 @@ use std::time::Instant;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::design::{Case, Design};
+use crate::engine::measurer::Measurer;
+use crate::engine::progress::Progress;
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Mode, Params};
-use crate::overhead::{Case, Design};
+use crate::stats::bootstrap::Rng;
 use crate::stats::decision::Verdict;
 use crate::stats::paired::{PairedOpts, compare_paired};
+use crate::store::Store;
+use crate::store::calibrations::Calibration;
 use crate::workloads::WorkloadDef;
 pub use stats::{Proportion, min_detectable_effect_pct, pairs_for_precision};
 
@@ -341,6 +346,72 @@ fn is_interrupt(e: &anyhow::Error) -> bool {
 /// ends the calibration; a failing injected treatment is recorded as
 /// skipped with the error and its remaining steps are dropped (an
 /// interrupt always ends it).
+/// Runs the calibration of `plan` through `measurer`, one A/B comparison
+/// per step, with a line per comparison on `progress`.
+pub fn measure(
+    plan: &Plan,
+    measurer: &mut dyn Measurer,
+    progress: &Progress,
+) -> Result<CalibrationReport> {
+    let c = plan.counts;
+    let mut rng = Rng::new(plan.design.seed);
+    let mut aa_done = 0u32;
+    run(plan, &mut |step, case| {
+        let what = match step.role {
+            Role::AaControl => {
+                aa_done += 1;
+                format!("A/A {aa_done} of {}: none on {}", c.aa, case.workload.name)
+            }
+            Role::Truth(i) => format!("truth of {} ({} pairs)", plan.injected[i].0, step.pairs),
+            Role::Short(i) => format!("{} on {}", plan.injected[i].0, case.workload.name),
+        };
+        progress.start(&what);
+        let design = Design {
+            pairs: step.pairs,
+            ..plan.design.clone()
+        };
+        let r = crate::engine::ab::compare(case, &design, measurer, &mut rng, &mut |t| {
+            progress.tick(t)
+        })?;
+        progress.line(&format!("{what}: {}", r.overhead_pct.describe()));
+        Ok(r)
+    })
+}
+
+/// Stores every comparison of a calibration in run `run_id`, then the
+/// calibration itself; returns its id.
+pub fn store_report(store: &mut Store, run_id: i64, report: &CalibrationReport) -> Result<i64> {
+    for cmp in report
+        .aa
+        .comparisons
+        .iter()
+        .chain(report.injected.iter().flat_map(|i| {
+            i.truth
+                .iter()
+                .flat_map(|t| t.comparisons.iter())
+                .chain(i.comparisons.iter())
+        }))
+    {
+        store.add_comparison(run_id, cmp)?;
+    }
+    let m = &report.min_effect;
+    store.add_calibration(&Calibration {
+        id: 0,
+        run_id,
+        workload: report.workload.clone(),
+        created_at: chrono::Utc::now(),
+        aa_comparisons: report.aa.false_positives.total,
+        aa_false_positives: report.aa.false_positives.count,
+        sd_log_ratio: m.sd_log_ratio,
+        pair_seconds: m.pair_seconds,
+        budget_s: m.budget_s,
+        min_effect_pct: m.budget_min_effect_pct,
+        min_effect_pairs: m.budget_pairs,
+        json: serde_json::to_value(report)?,
+    })
+}
+
+/// Runs the experiments of `plan`, measuring each step with `measure`.
 pub fn run(
     plan: &Plan,
     measure: &mut dyn FnMut(&Step, &Case) -> Result<Comparison>,

@@ -10,23 +10,21 @@
 //! about 3x `--budget` (more when the minimum counts, 10 A/A and 5 short
 //! comparisons per size, do not fit). The estimate is printed first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-use super::common::{PairArgs, cache_dir, parse_workloads, resolve_params};
-use super::progress::Progress;
-use super::run::install_interrupt_handlers;
-use crate::calibrate::{self, CalibrationReport, Counts, Plan, Role};
+use super::args::PairArgs;
+use crate::calibrate::{self, CalibrationReport, Counts, Plan};
+use crate::engine::design::Design;
+use crate::engine::measurer::Live;
+use crate::engine::session::{RunSpec, Session, cache_dir, open_store, seed_or_clock};
 use crate::mechanisms::{Availability, Treatment};
 use crate::model::Mode;
-use crate::overhead::Design;
-use crate::stats::bootstrap::Rng;
-use crate::store::Store;
-use crate::store::calibrations::Calibration;
 use crate::usage_bail;
+use crate::workloads::select::{parse_list, resolve_params};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -93,17 +91,10 @@ pub fn parse_budget(s: &str) -> Result<f64> {
     Ok(secs)
 }
 
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-}
-
 /// Validates the arguments into a plan; nothing runs yet.
 pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
     let budget_s = parse_budget(&a.budget)?;
-    let workloads = parse_workloads(&a.workload)?;
+    let workloads = parse_list(&a.workload)?;
     if workloads.len() != 1 {
         usage_bail!("-w: calibrate one workload at a time (e.g. -w getppid)");
     }
@@ -129,7 +120,7 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
         cpus,
         scratch_root: std::env::temp_dir(),
         cache_dir: cache_dir(),
-        seed: a.seed.unwrap_or_else(clock_seed),
+        seed: seed_or_clock(a.seed),
     };
     let mut counts: Counts = calibrate::counts(
         a.quick,
@@ -205,9 +196,7 @@ struct CalibrateOutput<'a> {
 pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let plan = plan_from_args(&args)?;
     let label = args.label.clone().unwrap_or_default();
-    let db_path: PathBuf = crate::store::resolve_db_path(db)?;
-    let mut store = Store::open(&db_path)?;
-    install_interrupt_handlers()?;
+    let (db_path, store) = open_store(db)?;
 
     let c = plan.counts;
     eprintln!(
@@ -239,85 +228,34 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         injected: plan.injected.iter().map(|(s, _)| s.as_str()).collect(),
         injected_skipped: plan.injected_skipped.as_deref(),
     };
-    let run_id = store.begin_run(&super::common::run_meta("calibrate", &label, &params)?)?;
-
-    let progress = Progress::new(plan.total_slices());
-    let mut rng = Rng::new(d.seed);
-    let mut aa_done = 0u32;
-    let report = calibrate::run(&plan, &mut |step, case| {
-        let what = match step.role {
-            Role::AaControl => {
-                aa_done += 1;
-                format!("A/A {aa_done} of {}: none on {}", c.aa, case.workload.name)
-            }
-            Role::Truth(i) => format!("truth of {} ({} pairs)", plan.injected[i].0, step.pairs),
-            Role::Short(i) => format!("{} on {}", plan.injected[i].0, case.workload.name),
-        };
-        progress.start(&what);
-        let design = Design {
-            pairs: step.pairs,
-            ..plan.design.clone()
-        };
-        let r = crate::overhead::compare(case, &design, None, &mut rng, &mut |t| progress.tick(t))?;
-        progress.line(&format!("{what}: {}", r.overhead_pct.describe()));
-        Ok(r)
-    });
-    progress.finish();
-    let report = match report {
-        Ok(r) => r,
-        Err(e) => {
-            // A calibration only means something complete: leave no half.
-            let _ = store.delete_run(run_id);
-            return Err(e.context("calibration stopped; nothing was stored"));
-        }
-    };
-
-    for cmp in report
-        .aa
-        .comparisons
-        .iter()
-        .chain(report.injected.iter().flat_map(|i| {
-            i.truth
-                .iter()
-                .flat_map(|t| t.comparisons.iter())
-                .chain(i.comparisons.iter())
-        }))
-    {
-        store.add_comparison(run_id, cmp)?;
-    }
-    let m = &report.min_effect;
-    let calibration_id = store.add_calibration(&Calibration {
-        id: 0,
-        run_id,
-        workload: report.workload.clone(),
-        created_at: chrono::Utc::now(),
-        aa_comparisons: report.aa.false_positives.total,
-        aa_false_positives: report.aa.false_positives.count,
-        sd_log_ratio: m.sd_log_ratio,
-        pair_seconds: m.pair_seconds,
-        budget_s: m.budget_s,
-        min_effect_pct: m.budget_min_effect_pct,
-        min_effect_pairs: m.budget_pairs,
-        json: serde_json::to_value(&report)?,
-    })?;
-    store.finish_run(run_id)?;
+    let mut session = Session::begin(
+        db_path,
+        store,
+        &RunSpec {
+            kind: "calibrate",
+            label: &label,
+            params: &params,
+            system_wide: false,
+            slices: plan.total_slices(),
+        },
+    )?;
+    let report = calibrate::measure(&plan, &mut Live { lock: None }, &session.progress);
+    // A calibration only means something complete: leave no half.
+    let report = report.map_err(|e| session.abandon("calibration", e))?;
+    let calibration_id = calibrate::store_report(&mut session.store, session.run_id, &report)?;
+    session.finish()?;
 
     if json {
         return super::print_json(&CalibrateOutput {
-            run_id,
+            run_id: session.run_id,
             calibration_id,
             label: &label,
-            db: &db_path,
+            db: &session.db_path,
             report: &report,
         });
     }
     super::emit_fmt!("{}", calibrate::render::text(&report));
-    let label = if label.is_empty() {
-        String::new()
-    } else {
-        format!(" label '{label}'")
-    };
-    super::emit_fmt!("\nStored as run {run_id}{label} in {}.", db_path.display());
+    super::emit_fmt!("\n{}", session.stored_line(&label));
     Ok(())
 }
 

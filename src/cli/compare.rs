@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::compare::{CompareOpts, build};
-use crate::report::formats::{Format, RenderOpts, color_default, render, render_benchstat_files};
+use crate::report::formats::Format;
 use crate::store::Store;
 
 #[derive(Debug, Args)]
@@ -28,7 +28,7 @@ pub struct CompareArgs {
     pub output: Option<PathBuf>,
 
     #[command(flatten)]
-    pub decision: super::common::DecisionArgs,
+    pub decision: super::args::DecisionArgs,
 
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -54,56 +54,5 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &command,
     );
     let format = if json { Format::Json } else { args.format };
-    write_report(&report, format, args.output.as_deref())
-}
-
-/// Renders a report to stdout or a file (one file per column in a
-/// directory for benchstat).
-pub fn write_report(
-    report: &crate::report::model::Report,
-    format: Format,
-    output: Option<&Path>,
-) -> Result<()> {
-    let write = |file: &Path, text: &str| {
-        std::fs::write(file, text).map_err(|e| {
-            crate::error::UsageError::new(format!(
-                "cannot write {}: {e} (choose another path with -o)",
-                file.display()
-            ))
-        })
-    };
-    match (format, output) {
-        (Format::Benchstat, Some(dir)) => {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                crate::error::UsageError::new(format!(
-                    "cannot create directory {}: {e}",
-                    dir.display()
-                ))
-            })?;
-            for (name, text) in render_benchstat_files(report) {
-                let file: String = name
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                write(&dir.join(format!("{file}.txt")), &text)?;
-            }
-            Ok(())
-        }
-        (_, Some(file)) => {
-            let color = false;
-            write(file, &render(report, format, &RenderOpts { color })?)?;
-            Ok(())
-        }
-        (_, None) => {
-            let color = format == Format::Table && color_default();
-            super::emit(render(report, format, &RenderOpts { color })?.trim_end());
-            Ok(())
-        }
-    }
+    super::output::write_report(&report, format, args.output.as_deref())
 }

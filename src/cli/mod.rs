@@ -2,13 +2,13 @@
 //! arguments are validated into plans before anything touches the system;
 //! `main` prints one error chain and picks the exit code (2 for bad input).
 
+mod args;
 mod calibrate;
-mod common;
 mod compare;
 mod list;
+mod output;
 mod overhead;
 mod probe;
-mod progress;
 mod results;
 mod run;
 mod suite;

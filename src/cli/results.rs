@@ -96,7 +96,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                         &m.command,
                     )
                 };
-                return super::compare::write_report(&report, format, output.as_deref());
+                return super::output::write_report(&report, format, output.as_deref());
             }
             print_run(&run);
         }
@@ -174,7 +174,9 @@ fn print_run(run: &StoredRun) {
     }
     if !run.comparisons.is_empty() {
         super::emit_fmt!("{}", crate::report::table::comparisons(&run.comparisons));
-        let control = crate::report::table::negative_control(&run.comparisons);
+        let control = crate::report::table::negative_control(
+            crate::engine::control::judge(&run.comparisons).as_ref(),
+        );
         if !control.is_empty() {
             super::emit_fmt!("{}", control.trim_end());
         }

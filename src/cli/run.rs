@@ -6,17 +6,19 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::common::{TaskArgs, cache_dir, meta_command, parse_workloads, resolve_params, run_meta};
-use super::progress::Progress;
+use super::args::TaskArgs;
+use crate::engine::current::measure_one;
+use crate::engine::measurer::Live;
+use crate::engine::session::{RunSpec, Session, cache_dir, command_line, open_store};
 use crate::model::{Mode, Params, WorkloadResult};
-use crate::runner::{self, MeasureOpts};
-use crate::store::Store;
+use crate::runner::MeasureOpts;
 use crate::usage_bail;
 use crate::workloads::WorkloadDef;
+use crate::workloads::select::{parse_list, resolve_params};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -45,7 +47,7 @@ pub struct RunArgs {
     pub quick: bool,
 
     #[command(flatten)]
-    pub report: super::common::ReportFormatArgs,
+    pub report: super::args::ReportFormatArgs,
 }
 
 /// Everything `run` will do, validated.
@@ -74,7 +76,7 @@ fn ser_names<S: serde::Serializer>(w: &[&'static WorkloadDef], s: S) -> Result<S
 
 impl RunPlan {
     pub fn from_args(a: &RunArgs) -> Result<RunPlan> {
-        let workloads = parse_workloads(&a.workloads)?;
+        let workloads = parse_list(&a.workloads)?;
         let placement = a.placement.resolve("auto")?;
         let samples = a.samples.unwrap_or(if a.quick { 5 } else { 10 });
         let sample_ms = a.sample_ms.unwrap_or(if a.quick { 200 } else { 500 });
@@ -118,14 +120,19 @@ struct RunOutput<'a> {
 
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let plan = RunPlan::from_args(&args)?;
-    let db_path = crate::store::resolve_db_path(db)?;
-    let mut store = Store::open(&db_path)?;
-    install_interrupt_handlers()?;
-
-    let meta = run_meta("run", &plan.label, &plan)?;
-    let system = meta.system.clone();
-    let run_id = store.begin_run(&meta)?;
-    let progress = Progress::new(plan.slices());
+    let (db_path, store) = open_store(db)?;
+    let mut session = Session::begin(
+        db_path,
+        store,
+        &RunSpec {
+            kind: "run",
+            label: &plan.label,
+            params: &plan,
+            system_wide: false,
+            slices: plan.slices(),
+        },
+    )?;
+    let mut measurer = Live { lock: None };
     let mut results = Vec::new();
     for def in &plan.workloads {
         for &tasks in &plan.tasks {
@@ -140,76 +147,38 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
                 cache_dir: cache_dir(),
                 params: plan.params[def.name].clone(),
             };
-            progress.start(&format!("{} tasks={tasks} ({})", def.name, plan.mode));
-            let r = runner::measure(def, &opts, &mut |t| progress.tick(t)).with_context(|| {
-                format!("run {run_id}: results measured so far are stored (`secperf results show {run_id}`)")
-            });
-            let r = match r {
-                Ok(r) => r,
-                Err(e) => {
-                    progress.finish();
-                    return Err(e);
-                }
-            };
-            store.add_result(run_id, &r)?;
-            progress.line(&format!(
-                "{} tasks={}: {} ops/s, {} per op",
-                r.workload,
-                r.tasks,
-                crate::report::si(r.ops_per_sec.median),
-                crate::report::ns(r.ns_per_op.median)
-            ));
+            let r = measure_one(&mut session, &mut measurer, def, &opts, def.name)
+                .map_err(|e| session.stopped(e))?;
             results.push(r);
         }
     }
-    store.finish_run(run_id)?;
-    progress.finish();
+    session.finish()?;
     if json {
         return super::print_json(&RunOutput {
-            run_id,
+            run_id: session.run_id,
             label: &plan.label,
-            db: &db_path,
-            system: &system,
+            db: &session.db_path,
+            system: &session.system,
             params: &plan,
             results: &results,
         });
     }
     if let Some(format) = args.report.format {
         let name = if plan.label.is_empty() {
-            format!("run {run_id}")
+            format!("run {}", session.run_id)
         } else {
-            format!("{} (run {run_id})", plan.label)
+            format!("{} (run {})", plan.label, session.run_id)
         };
         let report = crate::report::build::from_results(
             &name,
             &results,
-            &system,
+            &session.system,
             &crate::sys::hostname(),
-            &meta_command(),
+            &command_line(),
         );
-        return super::compare::write_report(&report, format, args.report.output.as_deref());
+        return super::output::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::results(&results));
-    let label = if plan.label.is_empty() {
-        String::new()
-    } else {
-        format!(" label '{}'", plan.label)
-    };
-    super::emit_fmt!("Stored as run {run_id}{label} in {}.", db_path.display());
-    Ok(())
-}
-
-/// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch
-/// removed, results so far kept); a second SIGINT exits at once.
-pub(super) fn install_interrupt_handlers() -> Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::flag;
-    let f = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        flag::register_conditional_shutdown(sig, 130, f.clone())
-            .context("installing signal handlers")?;
-        flag::register(sig, f.clone()).context("installing signal handlers")?;
-    }
-    runner::set_interrupt_source(f);
+    super::emit_fmt!("{}", session.stored_line(&plan.label));
     Ok(())
 }

@@ -9,23 +9,19 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::common::cache_dir;
-use super::progress::Progress;
-use super::run::install_interrupt_handlers;
-use crate::mechanisms::{Availability, Scope, Treatment};
+use crate::engine::measurer::Live;
+use crate::engine::session::{RunSpec, Session, open_store, seed_or_clock};
+use crate::engine::suite::{SuiteRecord, SuiteRun, avc_deltas, load_suite_run};
 use crate::model::{Skipped, StoredRun};
-use crate::overhead::{Case, Design};
-use crate::runner::{self, MeasureOpts};
-use crate::safety::StateLock;
-use crate::stats::decision::{DecisionOpts, min_pairs_for};
+use crate::stats::decision::DecisionOpts;
 use crate::store::Store;
-use crate::suites::avc::{AvcDelta, AvcStats};
+use crate::suites::avc::AvcDelta;
 use crate::suites::render::{ReportParts, render};
-use crate::suites::{self, PlanCtx, SuiteDef, SuitePlan};
+use crate::suites::{self, SuiteDef};
 use crate::usage_bail;
 
 #[derive(Debug, Args)]
@@ -63,22 +59,6 @@ pub struct SuiteArgs {
     pub scratch: Option<PathBuf>,
 }
 
-/// What a suite run records about itself (the run's params), enough to
-/// plan it again and print its report later.
-#[derive(Debug, Serialize, Deserialize)]
-struct SuiteRecord {
-    suite: String,
-    version: u32,
-    quick: bool,
-    cpus: usize,
-    pairs: u32,
-    seed: u64,
-    skipped: Vec<Skipped>,
-    /// The plan as measured (for people reading the JSON; the report is
-    /// re-planned from suite, version, quick and cpus).
-    plan: serde_json::Value,
-}
-
 #[derive(Serialize)]
 struct SuiteOutput<'a> {
     run_id: i64,
@@ -112,8 +92,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if let Some(dir) = args.scratch.as_ref().filter(|d| !d.is_dir()) {
         usage_bail!("--scratch {}: not a directory", dir.display());
     }
-    let db_path = crate::store::resolve_db_path(db)?;
-    let mut store = Store::open(&db_path)?;
+    let (db_path, store) = open_store(db)?;
     let baseline = args
         .baseline
         .as_deref()
@@ -131,243 +110,57 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     }
 
-    let cpus = crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
-    let plan = (def.plan)(&PlanCtx {
-        quick: args.quick,
-        cpus: cpus.len(),
-    });
-    plan.validate()?;
-
-    // Treatments that can run here; the others are reported with the reason.
-    let mut treatments = Vec::new();
-    let mut skipped = Vec::new();
-    for spec in &plan.treatments {
-        let t = Treatment::parse(spec)?;
-        match t.mechanism.probe() {
-            Availability::Available => treatments.push(t),
-            Availability::Unavailable(reason) => skipped.push(Skipped {
-                mechanism: t.to_string(),
-                reason,
-            }),
-        }
-    }
-    // Each case with the task mode of its item.
-    let mut cases = Vec::new();
-    for t in &treatments {
-        for item in &plan.ab_items {
-            for &n in &item.tasks {
-                let case = Case {
-                    workload: item.def(),
-                    workload_params: item.full_params(),
-                    treatment: t.clone(),
-                    tasks: n,
-                };
-                cases.push((case, item.mode));
-            }
-        }
-    }
-    let decision = DecisionOpts::default();
-    let pairs = min_pairs_for(cases.len(), decision.alpha).max(plan.ab.min_pairs);
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    });
+    let suite = SuiteRun::new(def, args.quick, seed_or_clock(args.seed))?;
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
     let label = args.label.clone().unwrap_or_else(|| def.name.to_string());
-
-    install_interrupt_handlers()?;
-    let lock = if cases
-        .iter()
-        .any(|(c, _)| c.treatment.mechanism.scope() == Scope::System)
-    {
-        Some(StateLock::acquire(std::time::Duration::from_secs(60))?)
-    } else {
-        None
-    };
-
-    let run_slices: u64 = plan
-        .current
-        .iter()
-        .map(|i| i.tasks.len() as u64 * (plan.run.samples + plan.run.warmup) as u64)
-        .sum();
-    let ab_slices =
-        cases.len() as u64 * 2 * pairs as u64 * (plan.ab.warmup + plan.ab.samples_per_half) as u64;
-    let ab_text = match cases.len() {
+    let ab_text = match suite.cases.len() {
         0 => "no A/B comparison".to_string(),
-        n => format!("{n} A/B comparisons x {pairs} pairs"),
+        n => format!("{n} A/B comparisons x {} pairs", suite.record.pairs),
     };
     eprintln!(
         "secperf: suite {} v{}: {} measurements and {ab_text}, about {:.0} s of measurement",
         def.name,
         def.version,
-        plan.current.iter().map(|i| i.tasks.len()).sum::<usize>(),
-        (run_slices * plan.run.sample_ms + ab_slices * plan.ab.sample_ms) as f64 / 1000.0 * 1.2
+        suite
+            .plan
+            .current
+            .iter()
+            .map(|i| i.tasks.len())
+            .sum::<usize>(),
+        suite.estimate_s()
     );
-    let record = SuiteRecord {
-        suite: def.name.into(),
-        version: def.version,
-        quick: args.quick,
-        cpus: cpus.len(),
-        pairs,
-        seed,
-        skipped: skipped.clone(),
-        plan: serde_json::to_value(&plan)?,
-    };
-    let meta = super::common::run_meta("suite", &label, &record)?;
-    let run_id = store.begin_run(&meta)?;
-    let progress = Progress::new(run_slices + ab_slices);
-    let measured = measure(
-        &mut store,
-        run_id,
-        &plan,
-        &cases,
-        &Design {
-            pairs,
-            sample_ms: plan.ab.sample_ms,
-            samples_per_half: plan.ab.samples_per_half,
-            warmup: plan.ab.warmup,
-            mode: crate::model::Mode::Process,
-            cpus,
-            scratch_root: scratch,
-            cache_dir: cache_dir(),
-            seed,
+    let (run_slices, ab_slices) = suite.slices();
+    let mut session = Session::begin(
+        db_path,
+        store,
+        &RunSpec {
+            kind: "suite",
+            label: &label,
+            params: &suite.record,
+            system_wide: suite.system_wide(),
+            slices: run_slices + ab_slices,
         },
-        lock.as_ref(),
-        &progress,
-        &decision,
+    )?;
+    let lock = session.lock.take();
+    let measured = suite.measure(
+        &mut session,
+        &mut Live {
+            lock: lock.as_ref(),
+        },
+        &scratch,
     );
-    progress.finish();
-    measured.with_context(|| {
-        format!(
-            "run {run_id}: what was measured so far is stored (`secperf results show {run_id}`)"
-        )
-    })?;
     drop(lock);
-    store.finish_run(run_id)?;
-    let run = store.load_run(run_id)?;
-    let reported = (run, record);
+    measured.map_err(|e| session.stopped(e))?;
+    session.finish()?;
+    let run = session.store.load_run(session.run_id)?;
     print_report(
-        &store,
+        &session.store,
         def,
-        &reported,
+        &(run, suite.record),
         baseline.as_ref().map(|b| &b.0),
-        &db_path,
+        &session.db_path,
         json,
     )
-}
-
-/// The current side, then the A/B comparisons; everything stored as it
-/// is measured.
-#[allow(clippy::too_many_arguments)]
-fn measure(
-    store: &mut Store,
-    run_id: i64,
-    plan: &SuitePlan,
-    cases: &[(Case, crate::model::Mode)],
-    design: &Design,
-    lock: Option<&StateLock>,
-    progress: &Progress,
-    decision: &DecisionOpts,
-) -> Result<()> {
-    let avc_root = Path::new("/");
-    let avc_active = plan.collect_avc && AvcStats::read(avc_root)?.is_some();
-    for item in &plan.current {
-        for &n in &item.tasks {
-            let opts = MeasureOpts {
-                tasks: n,
-                mode: item.mode,
-                cpus: design.cpus.clone(),
-                warmup: plan.run.warmup,
-                samples: plan.run.samples,
-                sample_ms: plan.run.sample_ms,
-                scratch_root: design.scratch_root.clone(),
-                cache_dir: cache_dir(),
-                params: item.full_params(),
-            };
-            progress.start(&format!("{} tasks={n}", item.name()));
-            let before = if avc_active {
-                AvcStats::read(avc_root)?
-            } else {
-                None
-            };
-            let r = runner::measure(item.def(), &opts, &mut |t| progress.tick(t))?;
-            if let Some(before) = before
-                && let Some(after) = AvcStats::read(avc_root)?
-            {
-                let delta = AvcDelta {
-                    workload: item.name(),
-                    tasks: n as u32,
-                    stats: before.delta(&after),
-                };
-                store.add_run_note(run_id, AVC_NOTE, &serde_json::to_value(&delta)?)?;
-            }
-            store.add_result(run_id, &r)?;
-            progress.line(&format!(
-                "{} tasks={n}: {} ops/s, {} per op",
-                item.name(),
-                crate::report::si(r.ops_per_sec.median),
-                crate::report::ns(r.ns_per_op.median)
-            ));
-        }
-    }
-    let cases = cases.iter().map(|(case, mode)| {
-        let design = Design {
-            mode: *mode,
-            ..design.clone()
-        };
-        (case, design, "")
-    });
-    super::common::measure_comparisons(
-        store,
-        run_id,
-        cases,
-        lock,
-        design.seed,
-        progress,
-        decision,
-    )?;
-    Ok(())
-}
-
-/// The note name of AVC counters.
-const AVC_NOTE: &str = "avc";
-
-/// Loads `spec` and checks it is a run of suite `def` at its version.
-fn load_suite_run(
-    store: &Store,
-    spec: &str,
-    def: &SuiteDef,
-    flag: &str,
-) -> Result<(StoredRun, SuiteRecord)> {
-    let run = store.load_run(store.resolve_run(spec)?)?;
-    let record: Option<SuiteRecord> = (run.meta.kind == "suite")
-        .then(|| serde_json::from_value(run.meta.params.clone()).ok())
-        .flatten();
-    match record {
-        Some(r) if r.suite == def.name && r.version == def.version => Ok((run, r)),
-        Some(r) if r.suite == def.name => usage_bail!(
-            "{flag} {spec}: run {} was made by {} v{}, this secperf has v{}: their measurements \
-             differ; use `secperf compare` for a plain comparison",
-            run.run_id,
-            r.suite,
-            r.version,
-            def.version
-        ),
-        Some(r) => usage_bail!(
-            "{flag} {spec}: run {} is suite {}, not {} (see `secperf results list`)",
-            run.run_id,
-            r.suite,
-            def.name
-        ),
-        None => usage_bail!(
-            "{flag} {spec}: run {} is a `{}` run, not a run of suite {} (see `secperf results list`)",
-            run.run_id,
-            run.meta.kind,
-            def.name
-        ),
-    }
 }
 
 fn print_report(
@@ -378,27 +171,8 @@ fn print_report(
     db_path: &Path,
     json: bool,
 ) -> Result<()> {
-    let plan = (def.plan)(&PlanCtx {
-        quick: record.quick,
-        cpus: record.cpus,
-    });
-    let avc: Option<Vec<AvcDelta>> = if plan.collect_avc {
-        let notes = store.run_notes(run.run_id, AVC_NOTE)?;
-        let deltas = notes
-            .into_iter()
-            .map(serde_json::from_value)
-            .collect::<Result<Vec<AvcDelta>, _>>()
-            .context("reading the AVC statistics of the run")?;
-        let selinux_on = run
-            .meta
-            .system
-            .pointer("/selinux/state")
-            .and_then(|s| s.as_str())
-            .is_some_and(|s| s == "enforcing" || s == "permissive");
-        (selinux_on || !deltas.is_empty()).then_some(deltas)
-    } else {
-        None
-    };
+    let plan = record.replan(def);
+    let avc = avc_deltas(store, run, &plan)?;
     let decision = DecisionOpts::default();
     let parts = ReportParts {
         suite: def,

@@ -2,11 +2,11 @@
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
-use serde::Serialize;
 
 use super::{ci_pct, ns, si};
-use crate::model::{Comparison, RunSummary, Skipped, WorkloadResult};
-use crate::stats::decision::Verdict;
+use crate::model::{
+    Comparison, ControlOutcome, NegativeControl, RunSummary, Skipped, WorkloadResult,
+};
 
 pub fn new_table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -182,58 +182,6 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
         + "\nbaseline/treatment: median ns per operation of one task over pairs; overhead = exp(median ln(treatment/baseline)) - 1.\n"
 }
 
-/// What the negative control (`stream`, no syscall in the loop) says:
-/// the `--json` form of [`negative_control`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NegativeControl {
-    pub workload: &'static str,
-    /// No stream comparison came out slower or faster.
-    pub passed: bool,
-    /// Every stream comparison, by treatment ("audit:enabled", with
-    /// " tasks=N" beyond 1 task).
-    pub comparisons: Vec<String>,
-    /// Those whose final verdict is slower or faster.
-    pub failed: Vec<String>,
-}
-
-fn stream_comparisons(comparisons: &[Comparison]) -> impl Iterator<Item = &Comparison> {
-    comparisons
-        .iter()
-        .filter(|c| c.workload == crate::overhead::CONTROL_WORKLOAD)
-}
-
-fn control_label(c: &Comparison) -> String {
-    if c.tasks == 1 {
-        crate::mechanisms::label_of(c)
-    } else {
-        format!("{} tasks={}", crate::mechanisms::label_of(c), c.tasks)
-    }
-}
-
-fn changed(c: &Comparison) -> bool {
-    matches!(c.overhead_pct.verdict, Verdict::Slower | Verdict::Faster)
-}
-
-/// The negative control's outcome over the `stream` comparisons (final
-/// verdicts, after Holm); None when stream was not measured.
-pub fn negative_control_of(comparisons: &[Comparison]) -> Option<NegativeControl> {
-    let all: Vec<&Comparison> = stream_comparisons(comparisons).collect();
-    if all.is_empty() {
-        return None;
-    }
-    let failed: Vec<String> = all
-        .iter()
-        .filter(|c| changed(c))
-        .map(|c| control_label(c))
-        .collect();
-    Some(NegativeControl {
-        workload: crate::overhead::CONTROL_WORKLOAD,
-        passed: failed.is_empty(),
-        comparisons: all.iter().map(|c| control_label(c)).collect(),
-        failed,
-    })
-}
-
 /// "a", "a and b", "a, b and c".
 fn and_list(items: &[String]) -> String {
     match items {
@@ -245,27 +193,27 @@ fn and_list(items: &[String]) -> String {
 
 /// The verdict lines of the negative control, unindented: "passed: ..."
 /// or "FAILED: ..." (then what did not change). Empty without stream.
-fn negative_control_lines(comparisons: &[Comparison]) -> Vec<String> {
-    let all: Vec<&Comparison> = stream_comparisons(comparisons).collect();
-    if all.is_empty() {
+fn negative_control_lines(nc: Option<&NegativeControl>) -> Vec<String> {
+    let Some(nc) = nc else {
         return Vec::new();
-    }
-    let (failed, passed): (Vec<&Comparison>, Vec<&Comparison>) =
-        all.iter().partition(|c| changed(c));
-    let with_figures = |cs: &[&Comparison], parens: bool| -> Vec<String> {
-        cs.iter()
-            .map(|c| {
+    };
+    let (failed, passed): (Vec<&ControlOutcome>, Vec<&ControlOutcome>) =
+        nc.outcomes.iter().partition(|o| o.changed);
+    let with_figures = |os: &[&ControlOutcome], parens: bool| -> Vec<String> {
+        os.iter()
+            .map(|o| {
                 if parens {
-                    format!("{} ({})", control_label(c), c.overhead_pct.describe())
+                    format!("{} ({})", o.label, o.figure)
                 } else {
-                    format!("{} {}", control_label(c), c.overhead_pct.describe())
+                    format!("{} {}", o.label, o.figure)
                 }
             })
             .collect()
     };
     if failed.is_empty() {
         return vec![format!(
-            "passed: no mechanism changed stream ({})",
+            "passed: no mechanism changed {} ({})",
+            nc.workload,
             with_figures(&passed, false).join(", ")
         )];
     }
@@ -275,9 +223,10 @@ fn negative_control_lines(comparisons: &[Comparison]) -> Vec<String> {
         "the mechanisms' hooks"
     };
     let mut lines = vec![format!(
-        "FAILED: stream changed under {}: something other than {hooks} moved the figures \
+        "FAILED: {} changed under {}: something other than {hooks} moved the figures \
          (noise, frequency scaling, another load); treat the results above with care and \
          rerun on a quieter machine.",
+        nc.workload,
         and_list(&with_figures(&failed, true))
     )];
     if !passed.is_empty() {
@@ -293,8 +242,8 @@ fn negative_control_lines(comparisons: &[Comparison]) -> Vec<String> {
 /// `stream` comparisons (no syscall in the loop, so no mechanism should
 /// change them) passed when none is slower or faster after Holm. Empty
 /// when stream was not measured.
-pub fn negative_control(comparisons: &[Comparison]) -> String {
-    let lines = negative_control_lines(comparisons);
+pub fn negative_control(nc: Option<&NegativeControl>) -> String {
+    let lines = negative_control_lines(nc);
     if lines.is_empty() {
         return String::new();
     }
@@ -309,8 +258,8 @@ pub fn negative_control(comparisons: &[Comparison]) -> String {
 
 /// The negative control as report summary lines (`--format`); empty when
 /// stream was not measured.
-pub fn negative_control_summary(comparisons: &[Comparison]) -> Vec<String> {
-    negative_control_lines(comparisons)
+pub fn negative_control_summary(nc: Option<&NegativeControl>) -> Vec<String> {
+    negative_control_lines(nc)
         .into_iter()
         .enumerate()
         .map(|(i, l)| {
@@ -383,147 +332,5 @@ mod tests {
         let mut calm = c;
         calm.pair_data.truncate(10);
         assert_eq!(outlier_pairs(&[calm]), "");
-    }
-
-    /// A comparison with its final verdict, as `decide_all` leaves it.
-    fn decided(
-        workload: &str,
-        treatment: &str,
-        verdict: Verdict,
-        (estimate, ci_low, ci_high): (f64, f64, f64),
-    ) -> Comparison {
-        let (mechanism, variant) = treatment.split_once(':').unwrap();
-        Comparison {
-            workload: workload.into(),
-            workload_params: Default::default(),
-            mechanism: mechanism.into(),
-            variant: variant.into(),
-            params: Default::default(),
-            mode: Mode::Process,
-            tasks: 1,
-            pairs: 12,
-            sample_ms: 60,
-            samples_per_half: 2,
-            baseline_ns_per_op: 100.0,
-            treatment_ns_per_op: 100.0 * (1.0 + estimate / 100.0),
-            overhead_pct: OverheadPct {
-                estimate,
-                ci_low,
-                ci_high,
-                p_value: if verdict == Verdict::NoChange {
-                    1.0
-                } else {
-                    0.014
-                },
-                verdict,
-            },
-            hodges_lehmann_pct: f64::NAN,
-            pair_data: vec![],
-        }
-    }
-
-    #[test]
-    fn negative_control_passes_when_no_mechanism_changes_stream() {
-        let cs = [
-            decided(
-                "getppid",
-                "seccomp:allow",
-                Verdict::Slower,
-                (12.3, 8.0, 26.8),
-            ),
-            decided(
-                "stream",
-                "seccomp:allow",
-                Verdict::NoChange,
-                (0.3, -1.2, 2.03),
-            ),
-            decided(
-                "stream",
-                "audit:enabled",
-                Verdict::Negligible,
-                (0.1, -0.4, 0.5),
-            ),
-        ];
-        let text = negative_control(&cs);
-        assert_eq!(
-            text,
-            "Negative control (stream: no syscall in the loop, so no mechanism should change it):\n  \
-             passed: no mechanism changed stream (seccomp:allow no difference detected: < 2.1%, \
-             audit:enabled negligible: +0.1% [-0.4, 0.5])\n"
-        );
-        let json = negative_control_of(&cs).unwrap();
-        assert!(json.passed);
-        assert_eq!(json.comparisons, ["seccomp:allow", "audit:enabled"]);
-        assert!(json.failed.is_empty());
-        let summary = negative_control_summary(&cs);
-        assert_eq!(summary.len(), 1);
-        assert!(
-            summary[0].contains("passed: no mechanism changed stream"),
-            "{summary:?}"
-        );
-    }
-
-    #[test]
-    fn negative_control_fails_on_any_slower_or_faster_stream() {
-        let mut tasks2 = decided("stream", "cred:fsuid", Verdict::Faster, (-3.0, -5.0, -1.5));
-        tasks2.tasks = 2;
-        let cs = [
-            decided(
-                "stream",
-                "seccomp:allow",
-                Verdict::NoChange,
-                (0.3, -1.2, 2.03),
-            ),
-            decided("stream", "audit:enabled", Verdict::Slower, (4.2, 1.1, 6.0)),
-            decided(
-                "getppid",
-                "audit:enabled",
-                Verdict::Faster,
-                (-22.6, -23.0, -20.3),
-            ),
-            tasks2,
-        ];
-        let text = negative_control(&cs);
-        assert!(
-            text.contains(
-                "  FAILED: stream changed under audit:enabled (+4.2% [1.1, 6.0]) and \
-                 cred:fsuid tasks=2 (-3.0% [-5.0, -1.5]): something other than the \
-                 mechanisms' hooks moved the figures"
-            ),
-            "{text}"
-        );
-        assert!(text.contains("rerun on a quieter machine."), "{text}");
-        assert!(
-            text.contains("  unchanged under seccomp:allow (no difference detected: < 2.1%)\n"),
-            "{text}"
-        );
-        assert!(!text.contains("getppid"), "{text}");
-        let json = negative_control_of(&cs).unwrap();
-        assert!(!json.passed);
-        assert_eq!(json.failed, ["audit:enabled", "cred:fsuid tasks=2"]);
-        assert_eq!(json.comparisons.len(), 3);
-        let summary = negative_control_summary(&cs);
-        assert!(
-            summary[0].contains("FAILED: stream changed under audit:enabled"),
-            "{summary:?}"
-        );
-
-        // One failure alone: "the mechanism's hooks".
-        let one = negative_control(&cs[..2]);
-        assert!(one.contains("other than the mechanism's hooks"), "{one}");
-    }
-
-    #[test]
-    fn negative_control_is_absent_without_stream() {
-        let cs = [decided(
-            "getppid",
-            "seccomp:allow",
-            Verdict::Slower,
-            (12.3, 8.0, 26.8),
-        )];
-        assert_eq!(negative_control(&cs), "");
-        assert_eq!(negative_control_of(&cs), None);
-        assert!(negative_control_summary(&cs).is_empty());
-        assert_eq!(negative_control(&[]), "");
     }
 }

@@ -27,6 +27,7 @@ pub mod mutex_yield;
 pub mod open;
 pub mod pipe;
 pub mod pipe_ctx;
+pub mod select;
 pub mod spawn;
 pub mod stat;
 pub mod stream;

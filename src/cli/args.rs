@@ -1,0 +1,217 @@
+//! The arguments the measuring commands share (task placement, the report
+//! format, the pair design, the decision thresholds) and their checks:
+//! each group resolves into the engine's validated type before anything
+//! runs.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use crate::engine::plan::{HalfDesign, Placement};
+use crate::error::UsageError;
+use crate::model::Mode;
+use crate::stats::decision::DecisionOpts;
+use crate::sys::cpus;
+use crate::usage_bail;
+
+/// Where and how tasks run, and what the run is called.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// Task counts: a comma-separated ladder ("1,2,4") or "auto" (1, 2, 4, ...
+    /// up to the online CPU count, which is always included) [default: auto
+    /// for `run`, 1 for `overhead`].
+    #[arg(short, long, value_name = "N,...|auto")]
+    pub tasks: Option<String>,
+
+    /// Tasks as forked processes or as threads of one process.
+    #[arg(long, value_enum, default_value_t = Mode::Process)]
+    pub mode: Mode,
+
+    /// Do not pin task i to the i-th allowed CPU (allows more tasks than CPUs).
+    #[arg(long)]
+    pub no_pin: bool,
+
+    /// Workload parameter, repeatable: WORKLOAD.KEY=VALUE, or KEY=VALUE for
+    /// every selected workload that has KEY (e.g. open.depth=8).
+    #[arg(short, long = "param", value_name = "[WORKLOAD.]KEY=VALUE")]
+    pub params: Vec<String>,
+
+    /// A label to find this run by later (`secperf results show LABEL`).
+    #[arg(short, long, value_name = "TEXT")]
+    pub label: Option<String>,
+
+    /// Directory for the files workloads create (choose the filesystem under
+    /// test) [default: the system temporary directory].
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+}
+
+/// `--format` and `-o` of the commands that measure (`run`, `overhead`).
+#[derive(Debug, Args)]
+pub struct ReportFormatArgs {
+    /// Output format instead of the default table: table, email (72-column
+    /// ASCII for a mailing list), markdown, json (the report grid), csv,
+    /// benchstat. `--json` still prints the full result document.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<crate::report::formats::Format>,
+
+    /// With --format: write to this file (a directory for benchstat).
+    #[arg(short, long, value_name = "PATH", requires = "format")]
+    pub output: Option<PathBuf>,
+}
+
+/// The thresholds of the verdicts (`overhead`, `compare`), checked once
+/// into [`DecisionOpts`].
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    /// Significance level, after Holm correction across the table's rows.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub alpha: f64,
+
+    /// Noise band, percent: a change is slower/faster only when its whole
+    /// 95% interval lies outside +-noise.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub noise: f64,
+
+    /// Equivalence margin, percent (above 0): "negligible" when a two
+    /// one-sided test shows the change lies within +-margin.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub equivalence: f64,
+}
+
+impl DecisionArgs {
+    pub fn resolve(&self) -> Result<DecisionOpts> {
+        DecisionOpts::validated(self.alpha, self.noise, self.equivalence)
+    }
+}
+
+/// How each A/B pair is measured (`overhead` and `calibrate`).
+#[derive(Debug, Args)]
+pub struct PairArgs {
+    /// A/B pairs per comparison (at least 10) [default: overhead 12, or more
+    /// when Holm correction needs them; calibrate 10].
+    #[arg(long, value_name = "N")]
+    pub pairs: Option<u32>,
+
+    /// Length of one sample (time slice), milliseconds [default: 60, 30 with --quick].
+    #[arg(long, value_name = "MS")]
+    pub sample_ms: Option<u64>,
+
+    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
+    #[arg(long, value_name = "N")]
+    pub samples_per_half: Option<u32>,
+
+    /// Slices discarded at the start of each half [default: 1, 0 with --quick].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+}
+
+impl PairArgs {
+    pub fn resolve(&self, quick: bool) -> Result<HalfDesign> {
+        if let Some(pairs) = self.pairs.filter(|&p| p < 10) {
+            usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+        }
+        let sample_ms = self.sample_ms.unwrap_or(if quick { 30 } else { 60 });
+        if !(5..=600_000).contains(&sample_ms) {
+            usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
+        }
+        let samples_per_half = self.samples_per_half.unwrap_or(if quick { 1 } else { 2 });
+        if samples_per_half == 0 {
+            usage_bail!("--samples-per-half must be at least 1");
+        }
+        Ok(HalfDesign {
+            pairs: self.pairs,
+            sample_ms,
+            samples_per_half,
+            warmup: self.warmup.unwrap_or(if quick { 0 } else { 1 }),
+        })
+    }
+}
+
+impl TaskArgs {
+    /// Validates the ladder against the CPUs this process may use.
+    pub fn resolve(&self, default_tasks: &str) -> Result<Placement> {
+        let allowed = cpus::allowed_cpus().context("reading this process's CPU affinity")?;
+        let online = cpus::online_cpus().context("reading online CPUs")?.len();
+        let tasks = parse_tasks(
+            self.tasks.as_deref().unwrap_or(default_tasks),
+            online.min(allowed.len()),
+        )?;
+        let max_tasks = *tasks.iter().max().unwrap_or(&1);
+        if !self.no_pin && max_tasks > allowed.len() {
+            usage_bail!(
+                "--tasks {max_tasks}: only {} CPUs are available to pin tasks to; \
+                 use at most {} tasks, or --no-pin to oversubscribe",
+                allowed.len(),
+                allowed.len()
+            );
+        }
+        if let Some(dir) = self.scratch.as_ref().filter(|d| !d.is_dir()) {
+            usage_bail!("--scratch {}: not a directory", dir.display());
+        }
+        Ok(Placement {
+            tasks,
+            cpus: if self.no_pin { Vec::new() } else { allowed },
+            scratch: self.scratch.clone().unwrap_or_else(std::env::temp_dir),
+            label: self.label.clone().unwrap_or_default(),
+        })
+    }
+}
+
+/// Parses `--tasks` against the number of online CPUs.
+pub fn parse_tasks(spec: &str, online: usize) -> Result<Vec<usize>> {
+    if spec.trim() == "auto" {
+        let mut v = Vec::new();
+        let mut n = 1;
+        while n < online {
+            v.push(n);
+            n *= 2;
+        }
+        v.push(online.max(1));
+        return Ok(v);
+    }
+    let mut v = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let n: usize = part.parse().map_err(|_| {
+            UsageError::new(format!(
+                "--tasks: '{part}' is not a number (give e.g. 1,2,4 or auto)"
+            ))
+        })?;
+        if n == 0 {
+            usage_bail!("--tasks: task counts start at 1 (give e.g. 1,2,4 or auto)");
+        }
+        if n > 4096 {
+            usage_bail!("--tasks: {n} tasks is more than secperf supports (4096)");
+        }
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    if v.is_empty() {
+        usage_bail!("--tasks: no task count given (give e.g. 1,2,4 or auto)");
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_ladder_includes_cpu_count() {
+        assert_eq!(parse_tasks("auto", 1).unwrap(), vec![1]);
+        assert_eq!(parse_tasks("auto", 2).unwrap(), vec![1, 2]);
+        assert_eq!(parse_tasks("auto", 6).unwrap(), vec![1, 2, 4, 6]);
+        assert_eq!(parse_tasks("auto", 16).unwrap(), vec![1, 2, 4, 8, 16]);
+    }
+
+    #[test]
+    fn explicit_ladder() {
+        assert_eq!(parse_tasks("1, 2,4,2", 2).unwrap(), vec![1, 2, 4]);
+        for bad in ["0", "abc", "", "1,-2"] {
+            let e = parse_tasks(bad, 2).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
+        }
+    }
+}

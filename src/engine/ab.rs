@@ -1,0 +1,404 @@
+//! The A/B loop: randomised interleaved pairs, measured through a
+//! [`Measurer`], stored as each comparison finishes, then decided together.
+//!
+//! For each pair a coin decides whether the baseline or the treatment runs
+//! first (AB or BA); each half starts fresh tasks on the same CPUs (so
+//! fork-time state such as an audit context is right), discards a warmup
+//! slice and keeps `samples_per_half` slices of the same length in both
+//! halves. A half's figure is the median ns/op of its slices. Per pair
+//! r = ln(treatment / baseline); the statistics (median of r, bootstrap
+//! interval over pairs, Wilcoxon signed-rank) live in
+//! [`crate::stats::paired`], the verdicts of a whole table in
+//! [`crate::stats::decision`]. Running A and B in alternation is what turns
+//! slow machine drift into noise instead of a false difference.
+
+use anyhow::{Context, Result};
+
+use super::design::{Case, Design, pair_orders};
+use super::measurer::Measurer;
+use super::progress::Progress;
+use crate::mechanisms::Arm;
+use crate::model::{Comparison, PairData};
+use crate::runner::Tick;
+use crate::stats::bootstrap::Rng;
+use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
+use crate::stats::paired::{PairedOpts, compare_paired};
+use crate::store::Store;
+
+/// Measures one case as randomised pairs; `on_tick` is called after every
+/// slice. The first failing half stops the comparison with an error naming
+/// the case, the pair and the arm.
+pub fn compare(
+    case: &Case,
+    design: &Design,
+    measurer: &mut dyn Measurer,
+    rng: &mut Rng,
+    on_tick: &mut dyn FnMut(Tick),
+) -> Result<Comparison> {
+    let mut baseline = Vec::with_capacity(design.pairs as usize);
+    let mut treatment = Vec::with_capacity(design.pairs as usize);
+    let mut pair_data = Vec::with_capacity(design.pairs as usize);
+    for (i, order) in pair_orders(design.pairs, rng).into_iter().enumerate() {
+        let mut ns = [0.0f64; 2];
+        for arm in order {
+            let v = measurer.half(case, design, arm, on_tick).with_context(|| {
+                format!(
+                    "{} on {}, pair {} of {}, {arm:?} half",
+                    case.treatment,
+                    case.workload.name,
+                    i + 1,
+                    design.pairs
+                )
+            })?;
+            ns[(arm == Arm::Treatment) as usize] = v;
+        }
+        baseline.push(ns[0]);
+        treatment.push(ns[1]);
+        pair_data.push(PairData {
+            index: i as u32,
+            order: if order[0] == Arm::Baseline {
+                "AB"
+            } else {
+                "BA"
+            }
+            .to_string(),
+            baseline_ns_per_op: ns[0],
+            treatment_ns_per_op: ns[1],
+        });
+    }
+    let overhead_pct = compare_paired(
+        &baseline,
+        &treatment,
+        &PairedOpts {
+            seed: design.seed,
+            ..Default::default()
+        },
+    )
+    .context("computing the overhead")?;
+    let t = &case.treatment;
+    Ok(Comparison {
+        workload: case.workload.name.to_string(),
+        workload_params: case.workload_params.clone(),
+        mechanism: t.mechanism.name().to_string(),
+        variant: t.variant.to_string(),
+        params: t.params.clone(),
+        mode: design.mode,
+        tasks: case.tasks as u32,
+        pairs: design.pairs,
+        sample_ms: design.sample_ms,
+        samples_per_half: design.samples_per_half,
+        baseline_ns_per_op: crate::stats::median(&baseline).unwrap_or(f64::NAN),
+        treatment_ns_per_op: crate::stats::median(&treatment).unwrap_or(f64::NAN),
+        overhead_pct,
+        hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
+        pair_data,
+    })
+}
+
+/// Measures A/B comparisons in order (each with its own design), stores
+/// each as it finishes (a late failure loses nothing), then applies the
+/// table's final verdicts (Holm, noise band, equivalence) to all of them
+/// and stores those. `role` adds to a comparison's progress line
+/// (" (negative control)").
+#[allow(clippy::too_many_arguments)]
+pub fn measure_comparisons<'a>(
+    store: &mut Store,
+    run_id: i64,
+    cases: impl IntoIterator<Item = (&'a Case, Design, &'a str)>,
+    measurer: &mut dyn Measurer,
+    seed: u64,
+    progress: &Progress,
+    decision: &DecisionOpts,
+) -> Result<Vec<Comparison>> {
+    let mut rng = Rng::new(seed);
+    let mut comparisons = Vec::new();
+    let mut ids = Vec::new();
+    for (case, design, role) in cases {
+        let what = format!(
+            "{} on {} tasks={}{role}",
+            case.treatment, case.workload.name, case.tasks
+        );
+        progress.start(&what);
+        let c = compare(case, &design, measurer, &mut rng, &mut |t| progress.tick(t))?;
+        ids.push(store.add_comparison(run_id, &c)?);
+        progress.line(&format!("{what}: {}", c.overhead_pct.describe()));
+        comparisons.push(c);
+    }
+    decide_all(&mut comparisons, decision);
+    for (c, id) in comparisons.iter().zip(&ids) {
+        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
+    }
+    Ok(comparisons)
+}
+
+/// Final verdicts of a report: Holm-corrected p-values across its
+/// comparisons (stored as `p_value`), the noise band, and the equivalence
+/// test on each comparison's log ratios for `negligible`.
+pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
+    let ratios: Vec<Vec<f64>> = comparisons.iter().map(log_ratios).collect();
+    let rows: Vec<Tested> = comparisons
+        .iter()
+        .zip(&ratios)
+        .map(|(c, r)| Tested {
+            p_value: c.overhead_pct.p_value,
+            ci_low: c.overhead_pct.ci_low,
+            ci_high: c.overhead_pct.ci_high,
+            samples: Samples::Paired(r),
+        })
+        .collect();
+    for (c, d) in comparisons.iter_mut().zip(decide_table(&rows, opts)) {
+        c.overhead_pct.p_value = d.p_value;
+        c.overhead_pct.verdict = d.verdict;
+    }
+}
+
+/// The per-pair ln(treatment / baseline) of a comparison.
+pub fn log_ratios(c: &Comparison) -> Vec<f64> {
+    c.pair_data
+        .iter()
+        .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::measurer::testing::Scripted;
+    use super::*;
+    use crate::model::{Mode, Params};
+
+    fn comparison(pairs: &[(f64, f64)], p_value: f64, ci: (f64, f64)) -> Comparison {
+        use crate::stats::paired::{OverheadPct, Verdict};
+        Comparison {
+            workload: "getppid".into(),
+            workload_params: Params::new(),
+            mechanism: "none".into(),
+            variant: "control".into(),
+            params: Params::new(),
+            mode: Mode::Process,
+            tasks: 1,
+            pairs: pairs.len() as u32,
+            sample_ms: 10,
+            samples_per_half: 1,
+            baseline_ns_per_op: 1.0,
+            treatment_ns_per_op: 1.0,
+            overhead_pct: OverheadPct {
+                estimate: 0.0,
+                ci_low: ci.0,
+                ci_high: ci.1,
+                p_value,
+                verdict: Verdict::NoChange,
+            },
+            hodges_lehmann_pct: f64::NAN,
+            pair_data: pairs
+                .iter()
+                .enumerate()
+                .map(|(i, &(b, t))| PairData {
+                    index: i as u32,
+                    order: "AB".into(),
+                    baseline_ns_per_op: b,
+                    treatment_ns_per_op: t,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn final_verdicts_use_holm_noise_band_and_equivalence() {
+        use crate::stats::decision::Verdict;
+        let slow: Vec<(f64, f64)> = (0..12)
+            .map(|i| (100.0, 110.0 + (i % 3) as f64 * 0.1))
+            .collect();
+        let same: Vec<(f64, f64)> = (0..12)
+            .map(|i| (100.0, 100.0 + ((i % 5) as f64 - 2.0) * 0.05))
+            .collect();
+        let tiny: Vec<(f64, f64)> = (0..12)
+            .map(|i| (100.0, 100.5 + (i % 3) as f64 * 0.01))
+            .collect();
+        let mut cs = vec![
+            comparison(&slow, 0.0005, (9.9, 10.3)),
+            comparison(&same, 0.9, (-0.2, 0.2)),
+            comparison(&tiny, 0.0005, (0.49, 0.52)),
+        ];
+        decide_all(&mut cs, &DecisionOpts::default());
+        // Holm: the smallest p times 3, the next times 2.
+        assert!((cs[0].overhead_pct.p_value - 0.0015).abs() < 1e-12);
+        assert_eq!(cs[0].overhead_pct.verdict, Verdict::Slower);
+        // Inside +-1%: significant but inside the noise band, and shown to be within it.
+        assert_eq!(cs[1].overhead_pct.verdict, Verdict::Negligible);
+        assert_eq!(cs[2].overhead_pct.verdict, Verdict::Negligible);
+        assert!(cs[2].overhead_pct.describe().starts_with("negligible"));
+    }
+
+    #[test]
+    fn orders_are_random_but_reproducible() {
+        let a = pair_orders(200, &mut Rng::new(7));
+        let b = pair_orders(200, &mut Rng::new(7));
+        assert_eq!(a, b);
+        let ab = a.iter().filter(|o| o[0] == Arm::Baseline).count();
+        assert!((70..=130).contains(&ab), "{ab} of 200 pairs AB");
+        assert!(a.iter().all(|o| o[0] != o[1]));
+    }
+
+    fn case(spec: &str) -> Case {
+        Case {
+            workload: crate::workloads::find("getppid").unwrap(),
+            workload_params: Params::new(),
+            treatment: crate::mechanisms::Treatment::parse(spec).unwrap(),
+            tasks: 1,
+        }
+    }
+
+    fn design(pairs: u32) -> Design {
+        Design {
+            pairs,
+            sample_ms: 20,
+            samples_per_half: 2,
+            warmup: 1,
+            mode: Mode::Process,
+            cpus: vec![0],
+            scratch_root: std::env::temp_dir(),
+            cache_dir: std::env::temp_dir(),
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn halves_follow_the_seeded_order_and_land_in_their_arm() {
+        // Baseline halves take 100 ns/op, treatment halves 110.
+        let mut m =
+            Scripted::new(|_, arm, _| Ok(if arm == Arm::Treatment { 110.0 } else { 100.0 }));
+        let mut ticks = 0;
+        let c = compare(
+            &case("none"),
+            &design(12),
+            &mut m,
+            &mut Rng::new(5),
+            &mut |_| ticks += 1,
+        )
+        .unwrap();
+        let expected = pair_orders(12, &mut Rng::new(5));
+        let arms: Vec<Arm> = m.calls.iter().map(|(_, a)| *a).collect();
+        assert_eq!(arms, expected.concat());
+        assert_eq!(ticks, 24 * 3, "every slice of every half ticks");
+        for (p, order) in c.pair_data.iter().zip(&expected) {
+            assert_eq!(
+                p.order,
+                if order[0] == Arm::Baseline {
+                    "AB"
+                } else {
+                    "BA"
+                }
+            );
+            assert_eq!(
+                (p.baseline_ns_per_op, p.treatment_ns_per_op),
+                (100.0, 110.0)
+            );
+        }
+        assert!((c.overhead_pct.estimate - 10.0).abs() < 1e-9);
+        assert_eq!(
+            (c.baseline_ns_per_op, c.treatment_ns_per_op),
+            (100.0, 110.0)
+        );
+        assert_eq!(
+            (c.mechanism.as_str(), c.variant.as_str()),
+            ("none", "control")
+        );
+    }
+
+    #[test]
+    fn a_failing_half_names_the_case_pair_and_arm() {
+        let mut m = Scripted::new(|_, _, n| {
+            if n == 5 {
+                anyhow::bail!("getppid: EPERM")
+            }
+            Ok(100.0)
+        });
+        let e = compare(
+            &case("none"),
+            &design(10),
+            &mut m,
+            &mut Rng::new(1),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        let text = format!("{e:#}");
+        assert!(
+            text.contains("none:control on getppid, pair 3 of 10"),
+            "{text}"
+        );
+        assert!(text.ends_with("getppid: EPERM"), "{text}");
+        assert_eq!(m.calls.len(), 6, "nothing runs after the failure");
+    }
+
+    #[test]
+    fn comparisons_are_stored_as_they_finish_then_decided_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+        let run_id = store
+            .begin_run(&crate::model::testing::run(0, "t", "6.18", vec![]).meta)
+            .unwrap();
+        let cases = [case("none"), case("none"), case("none")];
+        // The first comparison is 10% slower, the second unchanged, the
+        // third fails in its first half.
+        let mut m = Scripted::new(|_, arm, n| match n / 24 {
+            0 => Ok(if arm == Arm::Treatment {
+                110.0 + (n % 3) as f64 * 0.1
+            } else {
+                100.0
+            }),
+            1 => Ok(100.0 + ((n % 5) as f64 - 2.0) * 0.01),
+            _ => anyhow::bail!("scripted failure"),
+        });
+        let progress = Progress::new(0);
+        let e = measure_comparisons(
+            &mut store,
+            run_id,
+            cases.iter().map(|c| (c, design(12), "")),
+            &mut m,
+            7,
+            &progress,
+            &DecisionOpts::default(),
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("scripted failure"));
+        let stored = store.load_run(run_id).unwrap();
+        assert_eq!(
+            stored.comparisons.len(),
+            2,
+            "both finished comparisons kept"
+        );
+
+        let mut m = Scripted::new(|_, arm, n| match n / 24 {
+            0 => Ok(if arm == Arm::Treatment {
+                110.0 + (n % 3) as f64 * 0.1
+            } else {
+                100.0
+            }),
+            _ => Ok(100.0 + ((n % 5) as f64 - 2.0) * 0.01),
+        });
+        let decided = measure_comparisons(
+            &mut store,
+            run_id,
+            cases[..2].iter().map(|c| (c, design(12), "")),
+            &mut m,
+            7,
+            &progress,
+            &DecisionOpts::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            decided[0].overhead_pct.verdict,
+            crate::stats::decision::Verdict::Slower
+        );
+        // Holm over the two: the stored p-values are the corrected ones.
+        let stored = store.load_run(run_id).unwrap();
+        assert_eq!(
+            stored.comparisons[2].overhead_pct.p_value,
+            decided[0].overhead_pct.p_value
+        );
+        assert_eq!(
+            stored.comparisons[2].overhead_pct.verdict,
+            decided[0].overhead_pct.verdict
+        );
+    }
+}

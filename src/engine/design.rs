@@ -1,0 +1,60 @@
+//! What one A/B comparison is and how it is measured: the case (a
+//! treatment on a workload at a task count), the design (pairs, slices,
+//! placement, seed) and the seeded coin that orders each pair.
+
+use std::path::PathBuf;
+
+use crate::mechanisms::{Arm, Treatment};
+use crate::model::{Mode, Params};
+use crate::stats::bootstrap::Rng;
+use crate::workloads::WorkloadDef;
+
+/// The negative control of `overhead`: the STREAM triad runs no system
+/// call and no security hook in its loop, so no mechanism should change
+/// it; a change there means something else moved the figures (noise,
+/// frequency scaling, another load).
+pub const CONTROL_WORKLOAD: &str = "stream";
+
+/// One comparison to make: a treatment on a workload at a task count.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub workload: &'static WorkloadDef,
+    pub workload_params: Params,
+    pub treatment: Treatment,
+    pub tasks: usize,
+}
+
+/// How every comparison of a run is measured.
+#[derive(Debug, Clone)]
+pub struct Design {
+    pub pairs: u32,
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    pub warmup: u32,
+    pub mode: Mode,
+    /// CPUs tasks are pinned to (empty: no pinning).
+    pub cpus: Vec<usize>,
+    pub scratch_root: PathBuf,
+    pub cache_dir: PathBuf,
+    pub seed: u64,
+}
+
+impl Design {
+    /// Slices one half runs (for progress and time estimates).
+    pub fn slices_per_half(&self) -> u64 {
+        (self.warmup + self.samples_per_half) as u64
+    }
+}
+
+/// Which arm runs first in each pair, from a seeded coin.
+pub fn pair_orders(pairs: u32, rng: &mut Rng) -> Vec<[Arm; 2]> {
+    (0..pairs)
+        .map(|_| {
+            if rng.next_u64() & 1 == 0 {
+                [Arm::Baseline, Arm::Treatment]
+            } else {
+                [Arm::Treatment, Arm::Baseline]
+            }
+        })
+        .collect()
+}

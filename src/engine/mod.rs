@@ -1,0 +1,26 @@
+//! The engine under the commands: what `run`, `overhead`, `suite` and
+//! `calibrate` measure, store and decide. The command line parses
+//! arguments, calls in here and renders what comes back.
+//!
+//! - [`plan`]: what a command will do, decided before anything runs.
+//! - [`design`]: one A/B case and its design (pairs, slices, the coin).
+//! - [`measurer`]: the seam between the loops and the machine (live, or
+//!   scripted in tests).
+//! - [`ab`]: randomised interleaved pairs, stored as they finish, decided
+//!   together.
+//! - [`current`]: measurements of the current configuration.
+//! - [`control`]: what the negative control says about the rest.
+//! - [`suite`]: a reference experiment's run and its stored record.
+//! - [`session`]: the run around the measurements (store, lock,
+//!   interrupts, record, progress).
+//! - [`progress`]: the bar or lines on stderr.
+
+pub mod ab;
+pub mod control;
+pub mod current;
+pub mod design;
+pub mod measurer;
+pub mod plan;
+pub mod progress;
+pub mod session;
+pub mod suite;

@@ -1,0 +1,447 @@
+//! Planning: what a measuring command will do, decided before anything
+//! runs. The placement and half-design every A/B command shares, and the
+//! plan of `overhead`: explicit mechanisms or the survey, the workloads each
+//! mechanism's hooks touch, one negative control per mechanism, and the
+//! pairs a table needs for Holm correction (or for a precision, from the
+//! last calibration).
+//!
+//! With no mechanism named, every mechanism is surveyed on the workloads
+//! its hooks touch; unavailable ones are listed with the reason. Asking
+//! explicitly for an unavailable mechanism is a usage error (exit 2) with
+//! the reason. Unless workloads are named (or controls turned off), each
+//! mechanism also gets one negative control: its first treatment on
+//! `stream`, where none of its hooks run, so that a change there flags
+//! figures not to be trusted.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::design::{CONTROL_WORKLOAD, Case, Design};
+use super::session::{cache_dir, seed_or_clock};
+use crate::mechanisms::{self, Availability, Scope, Treatment};
+use crate::model::{Mode, Skipped};
+use crate::stats::decision::{DecisionOpts, min_pairs_for};
+use crate::store::Store;
+use crate::usage_bail;
+use crate::workloads::select::{parse_list, resolve_params};
+
+/// Where tasks run, checked against this machine.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The task ladder (counts of tasks).
+    pub tasks: Vec<usize>,
+    /// CPUs task i is pinned to (`cpus[i]`); empty without pinning.
+    pub cpus: Vec<usize>,
+    /// Where workloads create their files.
+    pub scratch: PathBuf,
+    pub label: String,
+}
+
+/// How each half of a pair is measured, defaults filled in and checked;
+/// `pairs` stays the planner's choice when not given.
+#[derive(Debug, Clone, Copy)]
+pub struct HalfDesign {
+    pub pairs: Option<u32>,
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    pub warmup: u32,
+}
+
+/// What the user asked `overhead` for, each value already checked.
+#[derive(Debug, Clone)]
+pub struct OverheadRequest {
+    /// Mechanism specs (`seccomp:args,filters=4`); empty for the survey.
+    pub mechanisms: Vec<String>,
+    /// A `-w` list, or None for the workloads each mechanism touches.
+    pub workloads: Option<String>,
+    /// Raw `--param` values.
+    pub params: Vec<String>,
+    pub placement: Placement,
+    pub mode: Mode,
+    pub half: HalfDesign,
+    pub quick: bool,
+    pub no_control: bool,
+    pub seed: Option<u64>,
+    pub decision: DecisionOpts,
+}
+
+/// Pairs for `precision` percent from the latest calibration of each
+/// workload in the plan (the largest need wins); workloads never
+/// calibrated keep the plan's pairs, with a note saying how to calibrate.
+pub fn pairs_for_precision_from_calibration(
+    store: &Store,
+    plan: &OverheadPlan,
+    precision: f64,
+) -> Result<u32> {
+    let mut pairs = plan.pairs;
+    let mut seen = std::collections::BTreeSet::new();
+    for (case, _) in plan.cases.iter().zip(&plan.control).filter(|(_, c)| !**c) {
+        if !seen.insert(case.workload.name) {
+            continue;
+        }
+        match crate::store::calibrations::latest_calibration(store, case.workload.name)? {
+            Some(c) if c.sd_log_ratio.is_finite() => {
+                let n = crate::calibrate::pairs_for_precision(c.sd_log_ratio, precision);
+                eprintln!(
+                    "secperf: calibration of {} from {} (sd of ln ratio {:.4}): {n} pairs for +-{precision}%",
+                    case.workload.name,
+                    c.created_at.format("%Y-%m-%d %H:%M UTC"),
+                    c.sd_log_ratio
+                );
+                pairs = pairs.max(n);
+            }
+            _ => eprintln!(
+                "secperf: no calibration of {} on this machine: keeping {} pairs (run `secperf calibrate -w {}` first)",
+                case.workload.name, plan.pairs, case.workload.name
+            ),
+        }
+    }
+    Ok(pairs)
+}
+
+/// Everything `overhead` will do, validated before anything runs.
+#[derive(Debug, Serialize)]
+pub struct OverheadPlan {
+    #[serde(skip)]
+    pub cases: Vec<Case>,
+    /// One per case: whether it is a negative control the plan added.
+    #[serde(skip)]
+    pub control: Vec<bool>,
+    pub comparisons: Vec<String>,
+    /// The comparisons (as named in `comparisons`) that are negative
+    /// controls: a treatment on `stream`, which it should not change.
+    pub controls: Vec<String>,
+    pub skipped: Vec<Skipped>,
+    pub pairs: u32,
+    pub sample_ms: u64,
+    pub samples_per_half: u32,
+    pub warmup: u32,
+    pub mode: Mode,
+    pub cpus: Vec<usize>,
+    pub seed: u64,
+    pub decision: DecisionOpts,
+    pub label: String,
+    pub scratch: PathBuf,
+    pub quick: bool,
+}
+
+fn availability_reason(a: &Availability) -> Option<String> {
+    match a {
+        Availability::Available => None,
+        Availability::Unavailable(r) => Some(r.clone()),
+    }
+}
+
+/// Parses a survey variant string: what follows `NAME:` (a variant, maybe
+/// with parameters) or `NAME,` (parameters only).
+fn survey_treatment(name: &str, v: &str) -> Result<Treatment> {
+    if v.is_empty() {
+        return Treatment::parse(name);
+    }
+    Treatment::parse(&format!("{name}:{v}")).or_else(|_| Treatment::parse(&format!("{name},{v}")))
+}
+
+/// How a case is named in the plan and its JSON.
+fn case_label(c: &Case) -> String {
+    format!("{} on {} x{}", c.treatment, c.workload.name, c.tasks)
+}
+
+/// Adds the negative control to `cases`: for each mechanism (but `none`,
+/// which has no hook to rule out), its first treatment on `stream` with
+/// default parameters at `tasks`, right after that mechanism's last case
+/// (so the controls are spread over the run's time). In the survey the
+/// first treatment is `survey_variants()[0]`. Returns (case, is control).
+fn with_negative_controls(cases: Vec<Case>, tasks: usize) -> Result<Vec<(Case, bool)>> {
+    let stream = crate::workloads::find(CONTROL_WORKLOAD)
+        .context("internal error: the negative-control workload is not in the catalog")?;
+    let params = stream.params_with_defaults(&Default::default());
+    let mech = |c: &Case| c.treatment.mechanism.name();
+    let mut out = Vec::with_capacity(cases.len() + 8);
+    for (i, case) in cases.iter().enumerate() {
+        out.push((case.clone(), false));
+        let m = mech(case);
+        let last_of_mechanism = !cases[i + 1..].iter().any(|c| mech(c) == m);
+        let first = cases.iter().find(|c| mech(c) == m).unwrap_or(case);
+        let measured = cases
+            .iter()
+            .any(|c| mech(c) == m && c.workload.name == stream.name);
+        if last_of_mechanism && m != "none" && !measured {
+            out.push((
+                Case {
+                    workload: stream,
+                    workload_params: params.clone(),
+                    treatment: first.treatment.clone(),
+                    tasks,
+                },
+                true,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+impl OverheadPlan {
+    /// Plans what `a` asks for: every name checked, unavailable mechanisms
+    /// asked for by name refused with the reason, the survey otherwise.
+    pub fn new(a: &OverheadRequest) -> Result<OverheadPlan> {
+        let placement = &a.placement;
+        let half = a.half;
+        let decision = a.decision;
+        let explicit_workloads = a.workloads.as_deref().map(parse_list).transpose()?;
+
+        // Treatments: explicit (unavailable = usage error) or the survey.
+        let mut treatments = Vec::new();
+        let mut skipped = Vec::new();
+        if a.mechanisms.is_empty() {
+            for m in mechanisms::MECHANISMS {
+                if let Some(reason) = availability_reason(&m.probe()) {
+                    skipped.push(Skipped {
+                        mechanism: m.name().to_string(),
+                        reason,
+                    });
+                    continue;
+                }
+                for v in m.survey_variants() {
+                    treatments.push(survey_treatment(m.name(), v)?);
+                }
+            }
+        } else {
+            for spec in &a.mechanisms {
+                let t = Treatment::parse(spec)?;
+                if let Some(reason) = availability_reason(&t.mechanism.probe()) {
+                    usage_bail!(
+                        "mechanism {} is unavailable here: {reason}",
+                        t.mechanism.name()
+                    );
+                }
+                treatments.push(t);
+            }
+        }
+
+        let mut cases = Vec::new();
+        for t in &treatments {
+            let workloads = match &explicit_workloads {
+                Some(w) => w.clone(),
+                None => t
+                    .mechanism
+                    .survey_workloads()
+                    .iter()
+                    .filter_map(|n| crate::workloads::find(n))
+                    .collect(),
+            };
+            let params = resolve_params(&workloads, &a.params)?;
+            for w in workloads {
+                for &n in &placement.tasks {
+                    cases.push(Case {
+                        workload: w,
+                        workload_params: params[w.name].clone(),
+                        treatment: t.clone(),
+                        tasks: n,
+                    });
+                }
+            }
+        }
+        // The negative control, in the same Holm family as the rest: with
+        // -w the user chose the workloads (stream included, or not).
+        let (cases, control): (Vec<Case>, Vec<bool>) =
+            if explicit_workloads.is_none() && !a.no_control {
+                with_negative_controls(cases, placement.tasks[0])?
+                    .into_iter()
+                    .unzip()
+            } else {
+                let n = cases.len();
+                (cases, vec![false; n])
+            };
+        if cases.is_empty() {
+            usage_bail!(
+                "nothing to measure: no available mechanism (see the reasons with `secperf list`)"
+            );
+        }
+        // The smallest two-sided exact Wilcoxon p-value with n pairs is
+        // 2/2^n; after Holm over m comparisons it must still beat alpha.
+        let needed = min_pairs_for(cases.len(), decision.alpha);
+        let pairs = half.pairs.unwrap_or(needed.max(12));
+        if pairs < needed {
+            eprintln!(
+                "secperf: warning: with {pairs} pairs and {} comparisons nothing can be significant \
+                 after Holm correction at alpha {}; use --pairs {needed} or more",
+                cases.len(),
+                decision.alpha
+            );
+        }
+        let seed = seed_or_clock(a.seed);
+        Ok(OverheadPlan {
+            comparisons: cases.iter().map(case_label).collect(),
+            controls: cases
+                .iter()
+                .zip(&control)
+                .filter(|(_, c)| **c)
+                .map(|(case, _)| case_label(case))
+                .collect(),
+            cases,
+            control,
+            skipped,
+            pairs,
+            sample_ms: half.sample_ms,
+            samples_per_half: half.samples_per_half,
+            warmup: half.warmup,
+            mode: a.mode,
+            cpus: placement.cpus.clone(),
+            seed,
+            decision,
+            label: placement.label.clone(),
+            scratch: placement.scratch.clone(),
+            quick: a.quick,
+        })
+    }
+
+    /// Whether any case switches a system-wide mechanism (the run then
+    /// holds the state lock).
+    pub fn system_wide(&self) -> bool {
+        self.cases
+            .iter()
+            .any(|c| c.treatment.mechanism.scope() == Scope::System)
+    }
+
+    /// The design every comparison of the plan is measured with.
+    pub fn design(&self) -> Design {
+        Design {
+            pairs: self.pairs,
+            sample_ms: self.sample_ms,
+            samples_per_half: self.samples_per_half,
+            warmup: self.warmup,
+            mode: self.mode,
+            cpus: self.cpus.clone(),
+            scratch_root: self.scratch.clone(),
+            cache_dir: cache_dir(),
+            seed: self.seed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of `-m` specs and `-w`, on tasks `tasks`, unpinned.
+    fn plan_of(
+        mechanisms: &[&str],
+        workloads: Option<&str>,
+        no_control: bool,
+        tasks: &[usize],
+    ) -> OverheadPlan {
+        OverheadPlan::new(&OverheadRequest {
+            mechanisms: mechanisms.iter().map(|m| m.to_string()).collect(),
+            workloads: workloads.map(str::to_string),
+            params: vec![],
+            placement: Placement {
+                tasks: tasks.to_vec(),
+                cpus: vec![],
+                scratch: std::env::temp_dir(),
+                label: String::new(),
+            },
+            mode: Mode::Process,
+            half: HalfDesign {
+                pairs: None,
+                sample_ms: 60,
+                samples_per_half: 2,
+                warmup: 1,
+            },
+            quick: false,
+            no_control,
+            seed: Some(1),
+            decision: DecisionOpts::default(),
+        })
+        .unwrap()
+    }
+
+    fn available(name: &str) -> bool {
+        mechanisms::find(name).unwrap().probe() == Availability::Available
+    }
+
+    /// (treatment, workload, tasks) of the control cases.
+    fn controls(p: &OverheadPlan) -> Vec<(String, &'static str, usize)> {
+        p.cases
+            .iter()
+            .zip(&p.control)
+            .filter(|(_, c)| **c)
+            .map(|(c, _)| (c.treatment.to_string(), c.workload.name, c.tasks))
+            .collect()
+    }
+
+    #[test]
+    fn survey_adds_one_stream_control_per_mechanism_after_its_cases() {
+        let p = plan_of(&[], None, false, &[2, 1]);
+        assert_eq!(p.cases.len(), p.control.len());
+        let mut expected = Vec::new();
+        for m in mechanisms::MECHANISMS {
+            if m.name() == "none" || !available(m.name()) {
+                continue;
+            }
+            let t = survey_treatment(m.name(), m.survey_variants()[0]).unwrap();
+            expected.push((t.to_string(), "stream", 2));
+        }
+        assert_eq!(controls(&p), expected);
+        assert_eq!(p.controls.len(), expected.len());
+        for (label, (t, _, _)) in p.controls.iter().zip(&expected) {
+            assert_eq!(label, &format!("{t} on stream x2"));
+            assert!(
+                p.comparisons.contains(label),
+                "{label} not in {:?}",
+                p.comparisons
+            );
+        }
+        // Each control comes right after its mechanism's last case, on
+        // default parameters.
+        for (i, case) in p.cases.iter().enumerate().filter(|(i, _)| p.control[*i]) {
+            let m = case.treatment.mechanism.name();
+            assert_eq!(p.cases[i - 1].treatment.mechanism.name(), m);
+            let mut later = p.cases.iter().zip(&p.control).skip(i + 1);
+            assert!(!later.any(|(c, control)| c.treatment.mechanism.name() == m && !control));
+            assert_eq!(case.workload_params["elements"], "2000000");
+        }
+        assert!(
+            !p.cases
+                .iter()
+                .any(|c| c.treatment.mechanism.name() == "none" && c.workload.name == "stream")
+        );
+    }
+
+    #[test]
+    fn explicit_mechanisms_get_one_control_each_unless_workloads_are_given() {
+        if !available("seccomp") {
+            eprintln!("skipped: seccomp unavailable here");
+            return;
+        }
+        let p = plan_of(&["seccomp:args", "seccomp", "none"], None, false, &[1]);
+        assert_eq!(
+            controls(&p),
+            [("seccomp:args".to_string(), "stream", 1)],
+            "{:?}",
+            p.comparisons
+        );
+        assert_eq!(p.controls, ["seccomp:args on stream x1"]);
+        // The control is in the Holm family: counted like any comparison.
+        assert_eq!(p.comparisons.len(), p.cases.len());
+
+        for (workloads, no_control) in [(Some("getppid"), false), (None, true)] {
+            let args = (workloads, no_control);
+            let p = plan_of(&["seccomp"], workloads, no_control, &[1]);
+            assert!(p.controls.is_empty(), "{args:?}: {:?}", p.controls);
+            assert!(!p.control.iter().any(|c| *c));
+            assert!(!p.cases.iter().any(|c| c.workload.name == "stream"));
+        }
+        // -w stream: measured because asked for, not added as a control.
+        let p = plan_of(&["seccomp"], Some("getppid,stream"), false, &[1]);
+        assert!(p.controls.is_empty());
+        assert_eq!(
+            p.cases
+                .iter()
+                .filter(|c| c.workload.name == "stream")
+                .count(),
+            1
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! A run session: what every measuring command (`run`, `overhead`, `suite`,
+//! `calibrate`) does around its measurements, in one place. It opens the
+//! store, installs the interrupt handlers (Ctrl-C stops cleanly: tasks
+//! stopped, results so far kept, system changes undone), takes the state
+//! lock when a system-wide mechanism is in play, records the run (probe
+//! snapshot, host, version, command line, parameters) and counts progress.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::progress::Progress;
+use crate::model::RunMeta;
+use crate::safety::StateLock;
+use crate::store::Store;
+
+/// How long a run waits for another secperf holding the state lock.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// What a run is, before it starts.
+pub struct RunSpec<'a, P: serde::Serialize> {
+    /// "run", "overhead", "suite", "calibrate".
+    pub kind: &'a str,
+    pub label: &'a str,
+    /// Stored as the run's parameters.
+    pub params: &'a P,
+    /// Whether any measurement switches a system-wide mechanism (then the
+    /// state lock is held for the whole run).
+    pub system_wide: bool,
+    /// Slices the run will measure, for the progress bar.
+    pub slices: u64,
+}
+
+/// An open run: its store, its id, the lock if held, its progress.
+pub struct Session {
+    pub db_path: PathBuf,
+    pub store: Store,
+    pub run_id: i64,
+    /// The probe snapshot taken at the start.
+    pub system: serde_json::Value,
+    pub lock: Option<StateLock>,
+    pub progress: Progress,
+}
+
+/// Opens the results database the user chose (or the default one).
+pub fn open_store(db: Option<&Path>) -> Result<(PathBuf, Store)> {
+    let db_path = crate::store::resolve_db_path(db)?;
+    let store = Store::open(&db_path)?;
+    Ok((db_path, store))
+}
+
+impl Session {
+    /// Starts a run in `store`: interrupt handlers, the lock when needed,
+    /// the run record, the progress bar.
+    pub fn begin<P: serde::Serialize>(
+        db_path: PathBuf,
+        mut store: Store,
+        spec: &RunSpec<P>,
+    ) -> Result<Session> {
+        install_interrupt_handlers()?;
+        let lock = spec
+            .system_wide
+            .then(|| StateLock::acquire(LOCK_WAIT))
+            .transpose()?;
+        let meta = run_meta(spec.kind, spec.label, spec.params)?;
+        let system = meta.system.clone();
+        let run_id = store.begin_run(&meta)?;
+        Ok(Session {
+            db_path,
+            store,
+            run_id,
+            system,
+            lock,
+            progress: Progress::new(spec.slices),
+        })
+    }
+
+    /// Ends the run: the bar goes, the run is marked finished and the lock
+    /// released.
+    pub fn finish(&mut self) -> Result<()> {
+        self.progress.finish();
+        self.lock = None;
+        self.store.finish_run(self.run_id)
+    }
+
+    /// What a failed run says besides its error: what is kept.
+    pub fn stopped(&self, e: anyhow::Error) -> anyhow::Error {
+        self.progress.finish();
+        e.context(format!(
+            "run {}: what was measured so far is stored (`secperf results show {}`)",
+            self.run_id, self.run_id
+        ))
+    }
+
+    /// Removes a run that only means something complete (a calibration);
+    /// `what` names it in the error.
+    pub fn abandon(&mut self, what: &str, e: anyhow::Error) -> anyhow::Error {
+        self.progress.finish();
+        let _ = self.store.delete_run(self.run_id);
+        e.context(format!("{what} stopped; nothing was stored"))
+    }
+
+    /// "label 'x'" for the closing line, or nothing.
+    pub fn stored_line(&self, label: &str) -> String {
+        let label = if label.is_empty() {
+            String::new()
+        } else {
+            format!(" label '{label}'")
+        };
+        format!(
+            "Stored as run {}{label} in {}.",
+            self.run_id,
+            self.db_path.display()
+        )
+    }
+}
+
+/// The seed the user gave, or one from the clock (stored with the run, so
+/// a run can be replayed in the same order).
+pub fn seed_or_clock(seed: Option<u64>) -> u64 {
+    seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    })
+}
+
+/// The command line as typed, for reproduction.
+pub fn command_line() -> String {
+    // argv[0] may be a build path (./target/release/secperf): name the tool.
+    std::iter::once("secperf".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The metadata of a run starting now on this machine: the probe
+/// snapshot, host, version and the command line that reproduces it.
+fn run_meta(kind: &str, label: &str, params: &impl serde::Serialize) -> Result<RunMeta> {
+    Ok(RunMeta {
+        label: label.to_string(),
+        kind: kind.to_string(),
+        started_at: chrono::Utc::now(),
+        host: crate::sys::hostname(),
+        secperf_version: env!("CARGO_PKG_VERSION").into(),
+        command: command_line(),
+        params: serde_json::to_value(params)?,
+        system: serde_json::to_value(crate::probe::probe())?,
+    })
+}
+
+/// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch
+/// removed, results so far kept); a second SIGINT exits at once.
+fn install_interrupt_handlers() -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let f = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        flag::register_conditional_shutdown(sig, 130, f.clone())
+            .context("installing signal handlers")?;
+        flag::register(sig, f.clone()).context("installing signal handlers")?;
+    }
+    crate::runner::set_interrupt_source(f);
+    Ok(())
+}
+
+/// Where fixtures kept across runs live: $XDG_CACHE_HOME/secperf.
+pub fn cache_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("secperf")
+}

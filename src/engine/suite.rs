@@ -1,0 +1,288 @@
+//! A reference experiment run by the engine: the suite's plan for this
+//! machine, split into what can run here and what is skipped (with the
+//! reason), measured as one run (the current configuration as results, the
+//! live-switchable mechanisms as A/B pairs, SELinux AVC counters as notes),
+//! and the record that lets `--report` print the same tables later.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::ab::measure_comparisons;
+use super::current::measure_one;
+use super::design::{Case, Design};
+use super::measurer::Measurer;
+use super::session::{Session, cache_dir};
+use crate::mechanisms::{Availability, Scope, Treatment};
+use crate::model::{Mode, Skipped, StoredRun};
+use crate::runner::MeasureOpts;
+use crate::stats::decision::{DecisionOpts, min_pairs_for};
+use crate::store::Store;
+use crate::suites::avc::{AvcDelta, AvcStats};
+use crate::suites::{PlanCtx, SuiteDef, SuitePlan};
+use crate::usage_bail;
+
+/// What a suite run records about itself (the run's params), enough to
+/// plan it again and print its report later.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SuiteRecord {
+    pub suite: String,
+    pub version: u32,
+    pub quick: bool,
+    pub cpus: usize,
+    pub pairs: u32,
+    pub seed: u64,
+    pub skipped: Vec<Skipped>,
+    /// The plan as measured (for people reading the JSON; the report is
+    /// re-planned from suite, version, quick and cpus).
+    pub plan: serde_json::Value,
+}
+
+impl SuiteRecord {
+    /// The suite's plan as it was when the run was made.
+    pub fn replan(&self, def: &SuiteDef) -> SuitePlan {
+        (def.plan)(&PlanCtx {
+            quick: self.quick,
+            cpus: self.cpus,
+        })
+    }
+}
+
+/// A suite planned for this machine, before anything runs.
+pub struct SuiteRun {
+    pub plan: SuitePlan,
+    /// The A/B cases, each with the task mode of its item.
+    pub cases: Vec<(Case, Mode)>,
+    pub record: SuiteRecord,
+    /// CPUs the tasks are pinned to.
+    pub cpus: Vec<usize>,
+}
+
+/// The note name of AVC counters.
+pub const AVC_NOTE: &str = "avc";
+
+impl SuiteRun {
+    /// Plans `def` for the CPUs this process may use; treatments that
+    /// cannot run here are recorded as skipped with the reason.
+    pub fn new(def: &SuiteDef, quick: bool, seed: u64) -> Result<SuiteRun> {
+        let cpus =
+            crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
+        let plan = (def.plan)(&PlanCtx {
+            quick,
+            cpus: cpus.len(),
+        });
+        plan.validate()?;
+        let mut treatments = Vec::new();
+        let mut skipped = Vec::new();
+        for spec in &plan.treatments {
+            let t = Treatment::parse(spec)?;
+            match t.mechanism.probe() {
+                Availability::Available => treatments.push(t),
+                Availability::Unavailable(reason) => skipped.push(Skipped {
+                    mechanism: t.to_string(),
+                    reason,
+                }),
+            }
+        }
+        let mut cases = Vec::new();
+        for t in &treatments {
+            for item in &plan.ab_items {
+                for &n in &item.tasks {
+                    let case = Case {
+                        workload: item.def(),
+                        workload_params: item.full_params(),
+                        treatment: t.clone(),
+                        tasks: n,
+                    };
+                    cases.push((case, item.mode));
+                }
+            }
+        }
+        let pairs =
+            min_pairs_for(cases.len(), DecisionOpts::default().alpha).max(plan.ab.min_pairs);
+        let record = SuiteRecord {
+            suite: def.name.into(),
+            version: def.version,
+            quick,
+            cpus: cpus.len(),
+            pairs,
+            seed,
+            skipped,
+            plan: serde_json::to_value(&plan)?,
+        };
+        Ok(SuiteRun {
+            plan,
+            cases,
+            record,
+            cpus,
+        })
+    }
+
+    /// Whether any case switches a system-wide mechanism.
+    pub fn system_wide(&self) -> bool {
+        self.cases
+            .iter()
+            .any(|(c, _)| c.treatment.mechanism.scope() == Scope::System)
+    }
+
+    /// Slices of the current side and of the A/B side.
+    pub fn slices(&self) -> (u64, u64) {
+        let p = &self.plan;
+        let run: u64 = p
+            .current
+            .iter()
+            .map(|i| i.tasks.len() as u64 * (p.run.samples + p.run.warmup) as u64)
+            .sum();
+        let ab = self.cases.len() as u64
+            * 2
+            * self.record.pairs as u64
+            * (p.ab.warmup + p.ab.samples_per_half) as u64;
+        (run, ab)
+    }
+
+    /// Estimated seconds of measurement (20% for starting tasks).
+    pub fn estimate_s(&self) -> f64 {
+        let (run, ab) = self.slices();
+        (run * self.plan.run.sample_ms + ab * self.plan.ab.sample_ms) as f64 / 1000.0 * 1.2
+    }
+
+    /// The current side, then the A/B comparisons; everything stored as it
+    /// is measured.
+    pub fn measure(
+        &self,
+        session: &mut Session,
+        measurer: &mut dyn Measurer,
+        scratch: &Path,
+    ) -> Result<()> {
+        let plan = &self.plan;
+        let avc_root = Path::new("/");
+        let avc_active = plan.collect_avc && AvcStats::read(avc_root)?.is_some();
+        for item in &plan.current {
+            for &n in &item.tasks {
+                let opts = MeasureOpts {
+                    tasks: n,
+                    mode: item.mode,
+                    cpus: self.cpus.clone(),
+                    warmup: plan.run.warmup,
+                    samples: plan.run.samples,
+                    sample_ms: plan.run.sample_ms,
+                    scratch_root: scratch.to_path_buf(),
+                    cache_dir: cache_dir(),
+                    params: item.full_params(),
+                };
+                let before = if avc_active {
+                    AvcStats::read(avc_root)?
+                } else {
+                    None
+                };
+                measure_one(session, measurer, item.def(), &opts, &item.name())?;
+                if let Some(before) = before
+                    && let Some(after) = AvcStats::read(avc_root)?
+                {
+                    let delta = AvcDelta {
+                        workload: item.name(),
+                        tasks: n as u32,
+                        stats: before.delta(&after),
+                    };
+                    session.store.add_run_note(
+                        session.run_id,
+                        AVC_NOTE,
+                        &serde_json::to_value(&delta)?,
+                    )?;
+                }
+            }
+        }
+        let design = Design {
+            pairs: self.record.pairs,
+            sample_ms: plan.ab.sample_ms,
+            samples_per_half: plan.ab.samples_per_half,
+            warmup: plan.ab.warmup,
+            mode: Mode::Process,
+            cpus: self.cpus.clone(),
+            scratch_root: scratch.to_path_buf(),
+            cache_dir: cache_dir(),
+            seed: self.record.seed,
+        };
+        let cases = self.cases.iter().map(|(case, mode)| {
+            let design = Design {
+                mode: *mode,
+                ..design.clone()
+            };
+            (case, design, "")
+        });
+        measure_comparisons(
+            &mut session.store,
+            session.run_id,
+            cases,
+            measurer,
+            self.record.seed,
+            &session.progress,
+            &DecisionOpts::default(),
+        )?;
+        Ok(())
+    }
+}
+
+/// Loads `spec` and checks it is a run of suite `def` at its version;
+/// `flag` names the option in errors.
+pub fn load_suite_run(
+    store: &Store,
+    spec: &str,
+    def: &SuiteDef,
+    flag: &str,
+) -> Result<(StoredRun, SuiteRecord)> {
+    let run = store.load_run(store.resolve_run(spec)?)?;
+    let record: Option<SuiteRecord> = (run.meta.kind == "suite")
+        .then(|| serde_json::from_value(run.meta.params.clone()).ok())
+        .flatten();
+    match record {
+        Some(r) if r.suite == def.name && r.version == def.version => Ok((run, r)),
+        Some(r) if r.suite == def.name => usage_bail!(
+            "{flag} {spec}: run {} was made by {} v{}, this secperf has v{}: their measurements \
+             differ; use `secperf compare` for a plain comparison",
+            run.run_id,
+            r.suite,
+            r.version,
+            def.version
+        ),
+        Some(r) => usage_bail!(
+            "{flag} {spec}: run {} is suite {}, not {} (see `secperf results list`)",
+            run.run_id,
+            r.suite,
+            def.name
+        ),
+        None => usage_bail!(
+            "{flag} {spec}: run {} is a `{}` run, not a run of suite {} (see `secperf results list`)",
+            run.run_id,
+            run.meta.kind,
+            def.name
+        ),
+    }
+}
+
+/// The AVC counters stored with a suite run, when its plan collects them:
+/// Some (maybe empty) where SELinux was active or counters were stored,
+/// None where there is nothing to say beyond "not active".
+pub fn avc_deltas(
+    store: &Store,
+    run: &StoredRun,
+    plan: &SuitePlan,
+) -> Result<Option<Vec<AvcDelta>>> {
+    if !plan.collect_avc {
+        return Ok(None);
+    }
+    let deltas = store
+        .run_notes(run.run_id, AVC_NOTE)?
+        .into_iter()
+        .map(serde_json::from_value)
+        .collect::<Result<Vec<AvcDelta>, _>>()
+        .context("reading the AVC statistics of the run")?;
+    let selinux_on = run
+        .meta
+        .system
+        .pointer("/selinux/state")
+        .and_then(|s| s.as_str())
+        .is_some_and(|s| s == "enforcing" || s == "permissive");
+    Ok((selinux_on || !deltas.is_empty()).then_some(deltas))
+}
