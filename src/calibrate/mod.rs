@@ -18,7 +18,7 @@
 //! 3. **Smallest detectable effect**: the pooled within-comparison spread
 //!    of the A/A log-ratios (robust: 1.4826 x MAD, since a preempted half
 //!    gives heavy tails that the median ignores) gives, by a normal approximation
-//!    ([`stats::min_detectable_effect_pct`]), the smallest slowdown detected
+//!    ([`min_detectable_effect_pct`]), the smallest slowdown detected
 //!    with 80% power at alpha 0.05 by 10 pairs and by as many pairs as fit
 //!    in the time budget (budget / measured seconds per pair).
 //!
@@ -28,7 +28,6 @@
 //! it; the command line and printing are in `cli/calibrate.rs`.
 
 pub mod render;
-pub mod stats;
 
 use std::time::Instant;
 
@@ -43,10 +42,10 @@ use crate::model::{Comparison, Mode, Params};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::Verdict;
 use crate::stats::paired::{PairedOpts, compare_paired};
+pub use crate::stats::power::{Proportion, min_detectable_effect_pct, pairs_for_precision};
 use crate::store::Store;
 use crate::store::calibrations::Calibration;
 use crate::workloads::WorkloadDef;
-pub use stats::{Proportion, min_detectable_effect_pct, pairs_for_precision};
 
 /// Injected slowdowns of the default calibration (filters per task).
 pub const DEFAULT_INJECTED: &[&str] = &["seccomp:args,filters=1", "seccomp:args,filters=4"];
@@ -292,7 +291,7 @@ pub struct InjectedResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MinEffect {
     /// Robust pooled within-comparison standard deviation of the A/A
-    /// ln(B/A) (1.4826 x MAD, [`stats::pooled_robust_sd`]): the one used.
+    /// ln(B/A) (1.4826 x MAD, [`crate::stats::power::pooled_robust_sd`]): the one used.
     pub sd_log_ratio: f64,
     /// The classic pooled standard deviation, for comparison: larger when
     /// preempted halves give heavy tails, which the median ignores.
@@ -475,8 +474,8 @@ pub fn run(
         .collect::<Result<Vec<_>>>()?;
 
     let groups: Vec<Vec<f64>> = aa.iter().map(log_ratios).collect();
-    let sd = stats::pooled_robust_sd(&groups).unwrap_or(f64::NAN);
-    let sd_classic = stats::pooled_sd(&groups).unwrap_or(f64::NAN);
+    let sd = crate::stats::power::pooled_robust_sd(&groups).unwrap_or(f64::NAN);
+    let sd_classic = crate::stats::power::pooled_sd(&groups).unwrap_or(f64::NAN);
     let aa_pairs: u32 = aa.iter().map(|c| c.pairs).sum();
     let pair_seconds = if aa_pairs > 0 {
         aa_seconds / aa_pairs as f64

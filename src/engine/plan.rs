@@ -83,7 +83,7 @@ pub fn pairs_for_precision_from_calibration(
         }
         match crate::store::calibrations::latest_calibration(store, case.workload.name)? {
             Some(c) if c.sd_log_ratio.is_finite() => {
-                let n = crate::calibrate::pairs_for_precision(c.sd_log_ratio, precision);
+                let n = crate::stats::power::pairs_for_precision(c.sd_log_ratio, precision);
                 eprintln!(
                     "secperf: calibration of {} from {} (sd of ln ratio {:.4}): {n} pairs for +-{precision}%",
                     case.workload.name,

@@ -10,6 +10,7 @@ pub mod decision;
 pub mod holm;
 pub mod outliers;
 pub mod paired;
+pub mod power;
 pub mod summary;
 pub mod tdist;
 pub mod tost;

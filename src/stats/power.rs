@@ -6,7 +6,7 @@
 //!
 //! The power formulas use the normal approximation of a paired test on the
 //! log-ratios r = ln(B/A), inflated by [`EFFICIENCY_INFLATION`]. The verdict
-//! of [`crate::stats::paired`] needs *both* a Wilcoxon p < 0.05 *and* a
+//! of [`super::paired`] needs *both* a Wilcoxon p < 0.05 *and* a
 //! bootstrap interval of the *median* of r that excludes 0; the median's
 //! interval is the stricter of the two. For normal noise the median has an
 //! asymptotic efficiency of 2/pi relative to the mean (the Wilcoxon test's
@@ -111,13 +111,13 @@ pub fn pooled_sd(groups: &[Vec<f64>]) -> Option<f64> {
 pub fn pooled_robust_sd(groups: &[Vec<f64>]) -> Option<f64> {
     let mut abs_residuals = Vec::new();
     for g in groups.iter().filter(|g| g.len() >= 2) {
-        let m = crate::stats::median(g)?;
+        let m = super::median(g)?;
         abs_residuals.extend(g.iter().map(|v| (v - m).abs()));
     }
     if abs_residuals.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    crate::stats::median(&abs_residuals).map(|mad| MAD_TO_SD * mad)
+    super::median(&abs_residuals).map(|mad| MAD_TO_SD * mad)
 }
 
 /// 1 / Phi^-1(3/4): makes the MAD of normal data its standard deviation.
