@@ -1,13 +1,14 @@
 //! A suite's report: the post's tables filled from a stored run.
 //!
 //! Two sections. "This boot, A/B": the mechanisms switched on the live
-//! kernel, each cell the mean of its arm over the pairs, its % from the
-//! paired estimate with the run's Holm-corrected verdict. "Runs": the
+//! kernel; the baseline column is the median of the baseline halves, each
+//! mechanism's cell that baseline times its paired ratio (the median of
+//! the per-pair ratios), with the run's Holm-corrected verdict. "Runs": the
 //! current configuration as measured alone, and, with `--baseline`, a
 //! stored run of the same suite beside it, compared unpaired (Mann-Whitney,
 //! bootstrap interval of the ratio of medians, Holm across the cells), as
-//! `secperf compare` does. Values are means over samples (the posts
-//! averaged runs); percentages and verdicts are the robust statistics.
+//! `secperf compare` does; each value is the median over samples. Either
+//! way a cell's % follows from the values printed (within rounding).
 
 use std::fmt::Write as _;
 
@@ -95,17 +96,20 @@ fn styled_pct(metric: Metric, style: PctStyle, (e, lo, hi): (f64, f64, f64)) -> 
     }
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
+/// An item's value at the median of `ns_per_op` values: a monotone map,
+/// so medians in ns/op and in the item's metric agree (for an odd count;
+/// for an even one within the two middle values).
+fn median_value(ns_per_op: &[f64], metric: Metric, tasks: u32, per_op: Option<u64>) -> Option<f64> {
+    metric.from_ns(crate::stats::median(ns_per_op)?, tasks, per_op)
 }
 
-/// The per-sample values of a result in an item's metric.
-fn result_values(r: &WorkloadResult, metric: Metric) -> Vec<f64> {
-    let per_op = r.unit_rate.as_ref().map(|u| u.per_op);
-    r.sample_data
-        .iter()
-        .filter_map(|s| metric.from_ns(s.ns_per_op, r.tasks, per_op))
-        .collect()
+/// The ns/op of each sample of a result.
+fn sample_ns(r: &WorkloadResult) -> Vec<f64> {
+    r.sample_data.iter().map(|s| s.ns_per_op).collect()
+}
+
+fn result_per_op(r: &WorkloadResult) -> Option<u64> {
+    r.unit_rate.as_ref().map(|u| u.per_op)
 }
 
 /// The units per operation of an item at `tasks`, from any result of the
@@ -118,58 +122,73 @@ fn units_per_op(run: &StoredRun, item: &Item) -> Option<u64> {
 }
 
 /// The A/B section, or None when no comparison of the plan was measured.
+///
+/// The baseline column is the median ns/op of the baseline halves at each
+/// cell, pooled over every treatment measured there; a treatment's cell is
+/// that baseline times its paired ratio (exp of the median per-pair log
+/// ratio), so each cell's % follows from the two values shown.
 pub fn ab_section(plan: &SuitePlan, run: &StoredRun) -> Option<Section> {
     let treatments: Vec<Treatment> = plan
         .treatments
         .iter()
         .filter_map(|t| Treatment::parse(t).ok())
         .collect();
-    // The baseline arms, pooled over the treatments measured at each cell.
-    let mut pooled: std::collections::BTreeMap<(usize, u32), Vec<f64>> = Default::default();
+    // Each treatment's comparison at each cell.
+    let measured = |t: &Treatment, i: usize, n: usize| {
+        run.comparisons
+            .iter()
+            .find(|c| comparison_matches(c, &plan.ab_items[i], n, t))
+            .filter(|c| !c.pair_data.is_empty())
+    };
+    let cells = || {
+        plan.ab_items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, item)| item.tasks.iter().map(move |&n| (i, n)))
+    };
+    // The baseline halves, pooled over the treatments measured at each cell.
+    let mut baseline_ns: std::collections::BTreeMap<(usize, u32), f64> = Default::default();
+    for (i, n) in cells() {
+        let pooled: Vec<f64> = treatments
+            .iter()
+            .filter_map(|t| measured(t, i, n))
+            .flat_map(|c| c.pair_data.iter().map(|p| p.baseline_ns_per_op))
+            .collect();
+        if let Some(m) = crate::stats::median(&pooled) {
+            baseline_ns.insert((i, n as u32), m);
+        }
+    }
+    let value = |i: usize, n: usize, ns: f64| {
+        let item = &plan.ab_items[i];
+        item.metric.from_ns(ns, n as u32, units_per_op(run, item))
+    };
     let mut configs: Vec<Config> = Vec::new();
     for t in &treatments {
         let mut config = Config {
             name: treatment_name(t),
             cells: Vec::new(),
         };
-        for (i, item) in plan.ab_items.iter().enumerate() {
-            let per_op = units_per_op(run, item);
-            for &n in &item.tasks {
-                let Some(c) = run
-                    .comparisons
-                    .iter()
-                    .find(|c| comparison_matches(c, item, n, t))
-                else {
-                    continue;
-                };
-                let values = |f: fn(&crate::model::PairData) -> f64| -> Vec<f64> {
-                    c.pair_data
-                        .iter()
-                        .filter_map(|p| item.metric.from_ns(f(p), c.tasks, per_op))
-                        .collect()
-                };
-                let treated = values(|p| p.treatment_ns_per_op);
-                if treated.is_empty() {
-                    continue;
-                }
-                let o = &c.overhead_pct;
-                config.cells.push((
-                    (i, n as u32),
-                    CellData {
-                        value: mean(&treated),
-                        pct: Some(styled_pct(
-                            item.metric,
-                            plan.pct_style,
-                            (o.estimate, o.ci_low, o.ci_high),
-                        )),
-                        verdict: Some(o.verdict),
-                    },
-                ));
-                pooled
-                    .entry((i, n as u32))
-                    .or_default()
-                    .extend(values(|p| p.baseline_ns_per_op));
-            }
+        for (i, n) in cells() {
+            let (Some(c), Some(&base)) = (measured(t, i, n), baseline_ns.get(&(i, n as u32)))
+            else {
+                continue;
+            };
+            let o = &c.overhead_pct;
+            let Some(v) = value(i, n, base * (1.0 + o.estimate / 100.0)) else {
+                continue;
+            };
+            config.cells.push((
+                (i, n as u32),
+                CellData {
+                    value: v,
+                    pct: Some(styled_pct(
+                        plan.ab_items[i].metric,
+                        plan.pct_style,
+                        (o.estimate, o.ci_low, o.ci_high),
+                    )),
+                    verdict: Some(o.verdict),
+                },
+            ));
         }
         if !config.cells.is_empty() {
             configs.push(config);
@@ -180,17 +199,18 @@ pub fn ab_section(plan: &SuitePlan, run: &StoredRun) -> Option<Section> {
     }
     let baseline = Config {
         name: plan.baseline_name.clone(),
-        cells: pooled
-            .into_iter()
-            .map(|(k, v)| {
-                (
-                    k,
+        cells: baseline_ns
+            .iter()
+            .filter_map(|(&(i, n), &ns)| {
+                let v = value(i, n as usize, ns)?;
+                Some((
+                    (i, n),
                     CellData {
-                        value: mean(&v),
+                        value: v,
                         pct: None,
                         verdict: None,
                     },
-                )
+                ))
             })
             .collect(),
     };
@@ -235,12 +255,12 @@ pub fn runs_section(
             let Some(r) = run.results.iter().find(|r| result_matches(r, item, n)) else {
                 continue;
             };
-            let values = result_values(r, item.metric);
-            if values.is_empty() {
+            let b = sample_ns(r);
+            let Some(value) = median_value(&b, item.metric, r.tasks, result_per_op(r)) else {
                 continue;
-            }
+            };
             let mut cell = CellData {
-                value: mean(&values),
+                value,
                 pct: None,
                 verdict: None,
             };
@@ -248,19 +268,17 @@ pub fn runs_section(
                 .and_then(|b| b.results.iter().find(|r| result_matches(r, item, n)))
                 .zip(base.as_mut());
             if let Some((br, bc)) = other {
-                let bvalues = result_values(br, item.metric);
-                if !bvalues.is_empty() {
+                let a = sample_ns(br);
+                if let Some(value) = median_value(&a, item.metric, br.tasks, result_per_op(br)) {
                     bc.cells.push((
                         (i, n as u32),
                         CellData {
-                            value: mean(&bvalues),
+                            value,
                             pct: None,
                             verdict: None,
                         },
                     ));
                 }
-                let a: Vec<f64> = br.sample_data.iter().map(|s| s.ns_per_op).collect();
-                let b: Vec<f64> = r.sample_data.iter().map(|s| s.ns_per_op).collect();
                 if let Ok(u) = compare_unpaired(&a, &b, &UnpairedOpts::default()) {
                     cell.pct = Some(styled_pct(
                         item.metric,
@@ -462,7 +480,7 @@ fn task_rows(s: &Section, i: usize) -> Option<String> {
         .iter()
         .map(|&n| {
             let mut row = vec![format!(
-                "Amean {n:>3} {}",
+                "Median {n:>3} {}",
                 counted(n, item.per).split_once(' ').map_or("", |x| x.1)
             )];
             row.extend(configs.iter().map(|c| {
@@ -599,10 +617,16 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
     if ab.is_some() {
         para(
             &mut out,
-            "A/B: values are the means of each arm over its pairs; the % is the median of the \
-             per-pair ratios with its 95% interval, so it need not equal the ratio of the means",
+            "A/B: the baseline value is the median of the baseline halves over all pairs; a \
+             mechanism's value is that baseline times its paired ratio (the median of the \
+             per-pair ratios, with its 95% interval), so value / baseline - 1 is the % shown",
         );
     }
+    para(
+        &mut out,
+        "Runs: each value is the median over the run's samples; a % against a baseline run is \
+         the ratio of the two medians, with a bootstrap 95% interval",
+    );
     for n in &p.plan.notes {
         para(&mut out, &format!("note: {n}"));
     }
@@ -718,6 +742,30 @@ mod tests {
         assert!(text.contains("500000 (-50.00% ["), "{text}");
         assert!(text.contains(")*"), "{text}");
         assert!(text.contains("1000000 (+0.00% [-2.0, +2.0])~"), "{text}");
+    }
+
+    #[test]
+    fn ab_values_give_the_printed_percent() {
+        // Skewed pairs: the mean of the treated arm is not the baseline
+        // times the paired ratio, the printed values must be.
+        let mut c = comparison("access1", 2000.0, Verdict::Slower);
+        for (i, p) in c.pair_data.iter_mut().enumerate() {
+            p.baseline_ns_per_op = 1000.0 + i as f64 * 10.0;
+            p.treatment_ns_per_op = 1300.0 + (i * i) as f64 * 40.0;
+        }
+        c.overhead_pct.estimate = 37.5;
+        let mut r = run(1, "access-2023", "6.18", vec![]);
+        r.comparisons = vec![c];
+        let s = ab_section(&plan(), &r).unwrap();
+        let base = s.configs[0].cell(0, 1).unwrap().value;
+        // The median of the baseline halves: (1040 + 1050) / 2 ns/op.
+        assert!((base - 1e9 / 1045.0).abs() < 1e-6, "{base}");
+        let treated = s.configs[1].cell(0, 1).unwrap();
+        let (e, ..) = treated.pct.unwrap();
+        assert!(((treated.value / base - 1.0) * 100.0 - e).abs() < 1e-9);
+        let text = render_section(&s, Layout::ItemRows);
+        assert!(text.contains("956938 "), "{text}");
+        assert!(text.contains("695955 (-27.27% ["), "{text}");
     }
 
     #[test]
