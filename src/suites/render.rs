@@ -19,6 +19,7 @@ use super::avc::AvcDelta;
 use super::{Item, Layout, Metric, PctStyle, SuiteDef, SuitePlan};
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
+use crate::report::number::sig4;
 use crate::stats::decision::{
     DecisionOpts, Samples, Tested, Verdict, can_be_significant, decide_table, smallest_p,
 };
@@ -341,21 +342,8 @@ fn mark(v: Option<Verdict>) -> &'static str {
     }
 }
 
-/// A value with 4 significant digits and no exponent.
-pub fn fmt_value(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    match v.abs() {
-        a if a >= 1000.0 => format!("{v:.0}"),
-        a if a >= 100.0 => format!("{v:.1}"),
-        a if a >= 10.0 => format!("{v:.2}"),
-        _ => format!("{v:.3}"),
-    }
-}
-
 fn fmt_cell(c: &CellData, with_ci: bool) -> String {
-    let mut s = fmt_value(c.value);
+    let mut s = sig4(c.value);
     if let Some((e, lo, hi)) = c.pct {
         if with_ci {
             let _ = write!(s, " ({e:+.2}% [{lo:+.1}, {hi:+.1}])");
@@ -891,9 +879,9 @@ mod tests {
 
     #[test]
     fn values_keep_four_significant_digits() {
-        assert_eq!(fmt_value(1234567.8), "1234568");
-        assert_eq!(fmt_value(123.45), "123.5");
-        assert_eq!(fmt_value(1.23456), "1.235");
-        assert_eq!(fmt_value(f64::NAN), "-");
+        assert_eq!(sig4(1234567.8), "1234568");
+        assert_eq!(sig4(123.45), "123.5");
+        assert_eq!(sig4(1.23456), "1.235");
+        assert_eq!(sig4(f64::NAN), "-");
     }
 }

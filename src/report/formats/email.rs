@@ -18,6 +18,7 @@
 
 use super::{ascii, design_line, significant, wrap};
 use crate::report::model::{Cell, Report};
+use crate::report::number::{change_pct, fixed};
 
 /// The widest line the format writes.
 pub const WIDTH: usize = 72;
@@ -131,34 +132,12 @@ fn display_unit(report: &Report) -> (f64, String) {
     }
 }
 
-fn fmt_value(v: f64) -> String {
-    if !v.is_finite() {
-        "n/a".into()
-    } else if v.abs() >= 1e9 {
-        format!("{v:.3e}")
-    } else if v.abs() >= 1e5 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-fn fmt_change(c: f64) -> String {
-    if !c.is_finite() {
-        "n/a".into()
-    } else if c.abs() >= 1e5 {
-        format!("{c:+.2e}%")
-    } else {
-        format!("{c:+.2}%")
-    }
-}
-
 /// The change text of a cell: "0.00%" for the baseline, "-" when the
 /// change is unknown.
 fn change_text(cell: &Cell, baseline: bool) -> String {
     match (baseline, cell.change_pct) {
         (true, _) => "0.00%".into(),
-        (false, Some(c)) => fmt_change(c),
+        (false, Some(c)) => change_pct(c),
         (false, None) => "-".into(),
     }
 }
@@ -189,7 +168,7 @@ fn grid(report: &Report, factor: f64, lines: &mut Vec<String>) {
 
     // Column field: "<value> (<change>)<mark>", one width for all.
     let vw = cells()
-        .map(|(_, c)| c.as_ref().map_or(1, |c| fmt_value(c.value / factor).len()))
+        .map(|(_, c)| c.as_ref().map_or(1, |c| fixed(c.value / factor).len()))
         .max()
         .unwrap_or(1);
     let cw = cells()
@@ -308,7 +287,7 @@ fn field(
         let blank = if show_change { cw + 3 } else { 0 };
         return format!("{:>vw$}{:blank$}", "-", "");
     };
-    let value = fmt_value(c.value / factor);
+    let value = fixed(c.value / factor);
     if !show_change {
         return format!("{value:>vw$}");
     }

@@ -4,8 +4,9 @@
 //! verdict); the header, warnings, summary and machine as text around it,
 //! and the command that reproduces it in a code block.
 
-use super::{design_line, p_short, value_with_unit, verdict_name};
+use super::{design_line, verdict_name};
 use crate::report::model::{Cell, Report};
+use crate::report::number::{p_short, value_with_unit};
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();

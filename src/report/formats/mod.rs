@@ -140,27 +140,6 @@ pub(crate) fn change_short(cell: &Cell) -> String {
     }
 }
 
-/// A p-value for people: "p=0.012", "p<0.001".
-pub(crate) fn p_short(p: f64) -> String {
-    if p < 0.001 {
-        "p<0.001".to_string()
-    } else {
-        format!("p={p:.3}")
-    }
-}
-
-/// A cell's central value with its unit, readable: "297.5 ns" for ns/op
-/// (switching to us, ms, s as it grows), else "12.35k ops/s".
-pub(crate) fn value_with_unit(v: f64, unit: &str) -> String {
-    if unit == "ns/op" {
-        super::ns(v)
-    } else if unit.is_empty() {
-        super::si(v)
-    } else {
-        format!("{} {unit}", super::si(v))
-    }
-}
-
 /// Text with every character made printable ASCII: common typographic
 /// characters transliterated ("±" -> "+-"), control characters (newlines,
 /// tabs) turned into spaces, anything else into '?'.
@@ -476,8 +455,8 @@ mod tests {
         assert_eq!(no_change_bound(-0.7, 0.2), Some(0.7));
         assert_eq!(no_change_bound(f64::NAN, 0.2), Some(0.2));
         assert_eq!(no_change_bound(f64::INFINITY, 0.2), None);
-        assert_eq!(p_short(0.0001), "p<0.001");
-        assert_eq!(p_short(0.0123), "p=0.012");
+        assert_eq!(crate::report::number::p_short(0.0001), "p<0.001");
+        assert_eq!(crate::report::number::p_short(0.0123), "p=0.012");
     }
 
     #[test]

@@ -9,8 +9,9 @@
 
 use comfy_table::{Cell as TCell, CellAlignment, Color};
 
-use super::{change_short, design_line, p_short, significant, value_with_unit};
+use super::{change_short, design_line, significant};
 use crate::report::model::{Cell, Report};
+use crate::report::number::{p_short, value_with_unit};
 use crate::stats::decision::Verdict;
 
 pub fn render(report: &Report, opts: &super::RenderOpts) -> String {

@@ -1,0 +1,143 @@
+//! Every number secperf prints is formatted here, so a figure reads the
+//! same in every table and format: rates with SI suffixes, durations with
+//! a readable unit, interval half-widths, p-values, and the two column
+//! styles (fixed decimals for mailing-list columns, four significant digits
+//! for post-shaped tables).
+
+/// A rate with an SI suffix and 4 significant digits: 12.35M, 987.6k.
+pub fn si(x: f64) -> String {
+    let (v, suffix) = match x.abs() {
+        a if a >= 1e9 => (x / 1e9, "G"),
+        a if a >= 1e6 => (x / 1e6, "M"),
+        a if a >= 1e3 => (x / 1e3, "k"),
+        _ => (x, ""),
+    };
+    let digits = match v.abs() {
+        a if a >= 100.0 => 1,
+        a if a >= 10.0 => 2,
+        _ => 3,
+    };
+    format!("{v:.digits$}{suffix}")
+}
+
+/// A duration in nanoseconds with a unit that keeps it readable.
+pub fn ns(x: f64) -> String {
+    match x.abs() {
+        a if a >= 1e9 => format!("{:.3} s", x / 1e9),
+        a if a >= 1e6 => format!("{:.3} ms", x / 1e6),
+        a if a >= 1e4 => format!("{:.2} us", x / 1e3),
+        _ => format!("{x:.1} ns"),
+    }
+}
+
+/// Half-width of an interval as a percentage of its centre: "±0.4%".
+pub fn ci_pct(s: &crate::model::Summary) -> String {
+    if s.median == 0.0 {
+        return "-".into();
+    }
+    let half = (s.ci_high - s.ci_low) / 2.0 / s.median.abs() * 100.0;
+    format!("±{half:.1}%")
+}
+
+/// A p-value for people: "p=0.012", "p<0.001".
+pub fn p_short(p: f64) -> String {
+    if p < 0.001 {
+        "p<0.001".to_string()
+    } else {
+        format!("p={p:.3}")
+    }
+}
+
+/// A cell's central value with its unit, readable: "297.5 ns" for ns/op
+/// (switching to us, ms, s as it grows), else "12.35k ops/s".
+pub fn value_with_unit(v: f64, unit: &str) -> String {
+    if unit == "ns/op" {
+        ns(v)
+    } else if unit.is_empty() {
+        si(v)
+    } else {
+        format!("{} {unit}", si(v))
+    }
+}
+
+/// A value for aligned mailing-list columns: two decimals, whole numbers
+/// from 100000, an exponent from 10^9; "n/a" when not finite.
+pub fn fixed(v: f64) -> String {
+    if !v.is_finite() {
+        "n/a".into()
+    } else if v.abs() >= 1e9 {
+        format!("{v:.3e}")
+    } else if v.abs() >= 1e5 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A signed percent change for mailing-list columns: "+1.23%".
+pub fn change_pct(c: f64) -> String {
+    if !c.is_finite() {
+        "n/a".into()
+    } else if c.abs() >= 1e5 {
+        format!("{c:+.2e}%")
+    } else {
+        format!("{c:+.2}%")
+    }
+}
+
+/// A value with 4 significant digits and no exponent (post-shaped tables);
+/// "-" when not finite.
+pub fn sig4(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    match v.abs() {
+        a if a >= 1000.0 => format!("{v:.0}"),
+        a if a >= 100.0 => format!("{v:.1}"),
+        a if a >= 10.0 => format!("{v:.2}"),
+        _ => format!("{v:.3}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn si_suffixes() {
+        assert_eq!(si(12_345_678.0), "12.35M");
+        assert_eq!(si(987_600.0), "987.6k");
+        assert_eq!(si(5.0), "5.000");
+        assert_eq!(si(2.5e9), "2.500G");
+    }
+
+    #[test]
+    fn ns_units() {
+        assert_eq!(ns(85.04), "85.0 ns");
+        assert_eq!(ns(45_000.0), "45.00 us");
+        assert_eq!(ns(61_234_000.0), "61.234 ms");
+    }
+
+    #[test]
+    fn ci_half_width() {
+        let s = crate::stats::Summary {
+            median: 100.0,
+            ci_low: 99.0,
+            ci_high: 101.0,
+        };
+        assert_eq!(ci_pct(&s), "±1.0%");
+    }
+
+    #[test]
+    fn column_styles() {
+        assert_eq!(sig4(1234567.8), "1234568");
+        assert_eq!(sig4(123.45), "123.5");
+        assert_eq!(sig4(1.23456), "1.235");
+        assert_eq!(sig4(f64::NAN), "-");
+        assert_eq!(fixed(1.234), "1.23");
+        assert_eq!(fixed(123456.7), "123457");
+        assert_eq!(fixed(f64::INFINITY), "n/a");
+        assert_eq!(change_pct(-1.5), "-1.50%");
+        assert_eq!(p_short(0.0004), "p<0.001");
+    }
+}
