@@ -109,7 +109,7 @@ fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
     let v: Value = serde_json::from_str(&stdout_of(secperf(&db).arg("--json").args(both))).unwrap();
     assert_eq!(v["suite"], "lsm-hooks-2020");
     assert_eq!(v["baseline_run_id"], 1);
-    assert_eq!(v["runs"]["configs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["runs"]["columns"].as_array().unwrap().len(), 2);
     assert!(v["report"].as_str().unwrap().contains("other side:"));
 
     // The stored runs are ordinary runs `compare` reads.

@@ -131,6 +131,7 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             workload: key.workload.clone(),
             tasks: key.tasks,
             label: key.label.clone(),
+            unit: None,
             cells,
         });
     }

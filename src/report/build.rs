@@ -52,6 +52,7 @@ pub fn from_results(
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect::<Vec<_>>()
                     .join(" "),
+                unit: None,
                 cells: vec![Some(Cell::from_samples(
                     r.sample_data.iter().map(|s| s.ns_per_op).collect(),
                 ))],
@@ -87,6 +88,7 @@ pub fn from_comparisons(
                 workload: c.workload.clone(),
                 tasks: c.tasks,
                 label,
+                unit: None,
                 cells: vec![
                     Some(Cell::from_samples(
                         c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),

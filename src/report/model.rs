@@ -47,6 +47,23 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// A cell of one central value, without samples or comparison yet.
+    pub fn of_value(value: f64) -> Cell {
+        Cell {
+            value,
+            samples: Vec::new(),
+            cv_pct: None,
+            change_pct: None,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            p_value: None,
+            verdict: None,
+            amean: None,
+            hmean: None,
+            welch_p_value: None,
+        }
+    }
+
     /// A cell of `samples` with its median, CV and means; no comparison yet.
     pub fn from_samples(samples: Vec<f64>) -> Cell {
         let d = crate::stats::summary::describe(&samples);
@@ -73,6 +90,10 @@ pub struct Row {
     pub tasks: u32,
     /// Extra row label (the mechanism and variant for `overhead`), or "".
     pub label: String,
+    /// The unit of this row's values where rows differ (suite tables mix
+    /// ops/s, MB/s and ms per op); None: `Report::unit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
     /// One per `Report::columns`; None where that configuration lacks the row.
     pub cells: Vec<Option<Cell>>,
 }
@@ -97,4 +118,31 @@ pub struct Report {
     pub machine: Vec<(String, String)>,
     /// The exact secperf command that reproduces it.
     pub command: String,
+}
+
+/// How a post-shaped table (the suites' reports, after the posts they
+/// reproduce) lays out rows of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Layout {
+    /// One table per workload, a row per configuration and a column per
+    /// task count (the 2004 AVC tables, the 2008 degradation list).
+    ConfigRows,
+    /// One table per workload, a row per task count and a column per
+    /// configuration (mmtests' "Amean N", here the median).
+    TaskRows,
+    /// Consecutive workloads in one table, a row per workload and task
+    /// count and a column per configuration (will-it-scale's "test proc",
+    /// UnixBench's sub-tests).
+    ItemRows,
+}
+
+/// One post-shaped table over some rows of a report: the rows of one
+/// workload at its task ladder or, for [`Layout::ItemRows`], of several.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostTable {
+    pub layout: Layout,
+    /// Indices into `Report::rows`, in the table's order.
+    pub rows: Vec<usize>,
+    /// What a task is in this table: "CPUs", "clients", "threads".
+    pub per: String,
 }

@@ -58,20 +58,9 @@ pub struct PlanCtx {
     pub cpus: usize,
 }
 
-/// How the tables of a suite are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Layout {
-    /// One table per workload, a row per configuration and a column per
-    /// task count (the 2004 AVC tables, the 2008 degradation list).
-    ConfigRows,
-    /// One table per workload, a row per task count and a column per
-    /// configuration (mmtests' "Amean N").
-    TaskRows,
-    /// Consecutive items in one table, a row per item and task count and a
-    /// column per configuration (will-it-scale's "test proc", UnixBench's
-    /// sub-tests).
-    ItemRows,
-}
+/// How the tables of a suite are drawn (one [`Layout`] per item, or the
+/// suite's).
+pub use crate::report::model::Layout;
 
 /// How a percentage is signed in a suite's tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

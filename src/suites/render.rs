@@ -1,4 +1,9 @@
-//! A suite's report: the post's tables filled from a stored run.
+//! A suite's report: the post's tables filled from a stored run. This
+//! module computes (which cells, which statistics, which verdicts) into the
+//! one report model ([`Report`], rows = each item at each task count,
+//! columns = the configurations); `report::formats::post` draws it in the
+//! suite's layouts, and [`render`] puts the sections, notes and skips in
+//! the post's order.
 //!
 //! Two sections. "This boot, A/B": the mechanisms switched on the live
 //! kernel; the baseline column is the median of the baseline halves, each
@@ -12,32 +17,31 @@
 
 use std::fmt::Write as _;
 
-use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
-use serde::Serialize;
-
 use super::avc::AvcDelta;
 use super::{Item, Layout, Metric, PctStyle, SuiteDef, SuitePlan};
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
-use crate::report::number::sig4;
+use crate::report::formats::post;
+use crate::report::model::{Cell, DesignKind, PostTable, Report, Row};
 use crate::stats::decision::{
     DecisionOpts, Samples, Tested, Verdict, can_be_significant, decide_table, smallest_p,
 };
 use crate::stats::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
 
-/// One cell: a value and, against the table's first column, a change.
-#[derive(Debug, Clone, Serialize)]
-pub struct CellData {
+/// One cell while a section is built: a value and, against the table's
+/// first column, a change.
+#[derive(Debug, Clone)]
+struct CellData {
     pub value: f64,
     /// Percent in the suite's [`PctStyle`], with its 95% interval.
     pub pct: Option<(f64, f64, f64)>,
     pub verdict: Option<Verdict>,
 }
 
-/// One configuration (a column, or a row in [`Layout::ConfigRows`]):
-/// cells by (item index, task count).
-#[derive(Debug, Clone, Serialize)]
-pub struct Config {
+/// One configuration while a section is built: cells by (item index, task
+/// count).
+#[derive(Debug, Clone)]
+struct Config {
     pub name: String,
     pub cells: Vec<((usize, u32), CellData)>,
 }
@@ -51,15 +55,86 @@ impl Config {
     }
 }
 
-/// A section: the items it covers and its configurations.
-#[derive(Debug, Clone, Serialize)]
+/// A section of a suite's report: a report (rows: each item at each task
+/// count; columns: the configurations) and the post-shaped tables it is
+/// drawn as.
+#[derive(Debug, Clone)]
 pub struct Section {
-    pub title: String,
-    #[serde(skip)]
-    pub items: Vec<Item>,
-    pub configs: Vec<Config>,
-    /// Said under the section's tables.
-    pub warnings: Vec<String>,
+    pub report: Report,
+    pub tables: Vec<PostTable>,
+}
+
+/// The section of `configs` over `items`: one row per item and task count,
+/// one column per configuration, tables in each item's layout (consecutive
+/// [`Layout::ItemRows`] items share one table).
+fn assemble(
+    title: &str,
+    design: DesignKind,
+    items: &[Item],
+    layout: Layout,
+    configs: &[Config],
+    warnings: Vec<String>,
+) -> Section {
+    let mut rows = Vec::new();
+    let mut item_rows: Vec<Vec<usize>> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let mut mine = Vec::new();
+        for &n in &item.tasks {
+            mine.push(rows.len());
+            rows.push(Row {
+                workload: item.name(),
+                tasks: n as u32,
+                label: String::new(),
+                unit: Some(item.metric.unit().to_string()),
+                cells: configs
+                    .iter()
+                    .map(|c| {
+                        c.cell(i, n as u32).map(|d| {
+                            let mut cell = Cell::of_value(d.value);
+                            if let Some((e, lo, hi)) = d.pct {
+                                cell.change_pct = Some(e);
+                                cell.ci_low_pct = Some(lo);
+                                cell.ci_high_pct = Some(hi);
+                            }
+                            cell.verdict = d.verdict;
+                            cell
+                        })
+                    })
+                    .collect(),
+            });
+        }
+        item_rows.push(mine);
+    }
+    let layout_of = |item: &Item| item.layout.unwrap_or(layout);
+    let mut tables: Vec<PostTable> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let joins = layout_of(item) == Layout::ItemRows
+            && i > 0
+            && layout_of(&items[i - 1]) == Layout::ItemRows;
+        match tables.last_mut() {
+            Some(t) if joins => t.rows.extend(&item_rows[i]),
+            _ => tables.push(PostTable {
+                layout: layout_of(item),
+                rows: item_rows[i].clone(),
+                per: item.per.to_string(),
+            }),
+        }
+    }
+    Section {
+        report: Report {
+            title: title.to_string(),
+            design,
+            unit: String::new(),
+            sign_convention: "% change against the first column, in each table's style".into(),
+            columns: configs.iter().map(|c| c.name.clone()).collect(),
+            rows,
+            summary: Vec::new(),
+            warnings,
+            machine: Vec::new(),
+            command: String::new(),
+        },
+        tables,
+    }
 }
 
 /// Whether a stored result is this item at `tasks`.
@@ -128,7 +203,7 @@ fn units_per_op(run: &StoredRun, item: &Item) -> Option<u64> {
 /// cell, pooled over every treatment measured there; a treatment's cell is
 /// that baseline times its paired ratio (exp of the median per-pair log
 /// ratio), so each cell's % follows from the two values shown.
-pub fn ab_section(plan: &SuitePlan, run: &StoredRun) -> Option<Section> {
+pub fn ab_section(plan: &SuitePlan, run: &StoredRun, layout: Layout) -> Option<Section> {
     let treatments: Vec<Treatment> = plan
         .treatments
         .iter()
@@ -216,12 +291,14 @@ pub fn ab_section(plan: &SuitePlan, run: &StoredRun) -> Option<Section> {
             .collect(),
     };
     configs.insert(0, baseline);
-    Some(Section {
-        title: "This boot, A/B pairs on the live kernel".into(),
-        items: plan.ab_items.clone(),
-        configs,
-        warnings: Vec::new(),
-    })
+    Some(assemble(
+        "This boot, A/B pairs on the live kernel",
+        DesignKind::Paired,
+        &plan.ab_items,
+        layout,
+        &configs,
+        Vec::new(),
+    ))
 }
 
 /// A treatment as a column title: "audit:enabled", "landlock".
@@ -238,6 +315,7 @@ pub fn runs_section(
     run: &StoredRun,
     baseline: Option<&StoredRun>,
     decision: &DecisionOpts,
+    layout: Layout,
 ) -> Section {
     let name = |r: &StoredRun| crate::compare::run_name(r);
     let mut this = Config {
@@ -321,190 +399,15 @@ pub fn runs_section(
     }
     let mut configs: Vec<Config> = base.into_iter().collect();
     configs.push(this);
-    Section {
-        warnings,
-        title: if baseline.is_some() {
-            "Runs: the baseline run and this one (unpaired)".into()
-        } else {
-            "This run, current configuration".into()
-        },
-        items: plan.current.clone(),
-        configs,
-    }
-}
-
-/// The mark of a verdict: `*` a change, `~` shown negligible.
-fn mark(v: Option<Verdict>) -> &'static str {
-    match v {
-        Some(Verdict::Slower | Verdict::Faster) => "*",
-        Some(Verdict::Negligible) => "~",
-        _ => "",
-    }
-}
-
-fn fmt_cell(c: &CellData, with_ci: bool) -> String {
-    let mut s = sig4(c.value);
-    if let Some((e, lo, hi)) = c.pct {
-        if with_ci {
-            let _ = write!(s, " ({e:+.2}% [{lo:+.1}, {hi:+.1}])");
-        } else {
-            let _ = write!(s, " ({e:+.2}%)");
-        }
-    }
-    s.push_str(mark(c.verdict));
-    s
-}
-
-/// ASCII rules above, under the header and below, as the posts' tables.
-const POST_STYLE: TableStyle = TableStyle::new()
-    .top_border(LineStyle::none().fill('-').junction('-'))
-    .header_separator(LineStyle::none().fill('-').junction('-'))
-    .bottom_border(LineStyle::none().fill('-').junction('-'));
-
-fn ascii_table(header: Vec<String>, rows: Vec<Vec<String>>) -> String {
-    let mut t = Table::new();
-    // Rules above, under the header and below, as the posts' tables.
-    t.load_style(POST_STYLE);
-    t.set_header(header);
-    let cols = rows.first().map_or(0, |r| r.len());
-    for r in rows {
-        t.add_row(r);
-    }
-    for c in 1..cols {
-        if let Some(col) = t.column_mut(c) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t.to_string()
-}
-
-/// "1 CPU", "2 CPUs".
-fn counted(n: usize, per: &str) -> String {
-    match per.strip_suffix('s') {
-        Some(one) if n == 1 => format!("{n} {one}"),
-        _ => format!("{n} {per}"),
-    }
-}
-
-/// The section's tables in the suite's layouts.
-pub fn render_section(s: &Section, default_layout: Layout) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", s.title);
-    let layout_of = |item: &Item| item.layout.unwrap_or(default_layout);
-    let mut i = 0;
-    while i < s.items.len() {
-        let layout = layout_of(&s.items[i]);
-        // ItemRows gathers consecutive items into one table.
-        let mut j = i + 1;
-        if layout == Layout::ItemRows {
-            while j < s.items.len() && layout_of(&s.items[j]) == Layout::ItemRows {
-                j += 1;
-            }
-        }
-        let table = match layout {
-            Layout::ConfigRows => config_rows(s, i),
-            Layout::TaskRows => task_rows(s, i),
-            Layout::ItemRows => item_rows(s, i..j),
-        };
-        if let Some(t) = table {
-            out.push('\n');
-            out.push_str(&t);
-            out.push('\n');
-        }
-        i = j;
-    }
-    for w in &s.warnings {
-        para(&mut out, &format!("warning: {w}"));
-    }
-    out
-}
-
-/// Configurations that have any cell of `items`.
-fn present(s: &Section, items: std::ops::Range<usize>) -> Vec<&Config> {
-    s.configs
-        .iter()
-        .filter(|c| c.cells.iter().any(|((i, _), _)| items.contains(i)))
-        .collect()
-}
-
-fn config_rows(s: &Section, i: usize) -> Option<String> {
-    let item = &s.items[i];
-    let configs = present(s, i..i + 1);
-    if configs.is_empty() {
-        return None;
-    }
-    let single = item.tasks.len() == 1;
-    let mut header = vec![format!("{} [{}]", item.name(), item.metric.unit())];
-    if single {
-        header.push("mean (% change [95% CI])".into());
+    let (title, design) = if baseline.is_some() {
+        (
+            "Runs: the baseline run and this one (unpaired)",
+            DesignKind::Unpaired,
+        )
     } else {
-        header.extend(item.tasks.iter().map(|&n| counted(n, item.per)));
-    }
-    let rows = configs
-        .iter()
-        .map(|c| {
-            let mut row = vec![c.name.clone()];
-            row.extend(item.tasks.iter().map(|&n| {
-                c.cell(i, n as u32)
-                    .map_or("-".into(), |cell| fmt_cell(cell, single))
-            }));
-            row
-        })
-        .collect();
-    Some(ascii_table(header, rows))
-}
-
-fn task_rows(s: &Section, i: usize) -> Option<String> {
-    let item = &s.items[i];
-    let configs = present(s, i..i + 1);
-    if configs.is_empty() {
-        return None;
-    }
-    let with_ci = configs.len() <= 2;
-    let mut header = vec![format!("{} [{}]", item.name(), item.metric.unit())];
-    header.extend(configs.iter().map(|c| c.name.clone()));
-    let rows = item
-        .tasks
-        .iter()
-        .map(|&n| {
-            let mut row = vec![format!(
-                "Median {n:>3} {}",
-                counted(n, item.per).split_once(' ').map_or("", |x| x.1)
-            )];
-            row.extend(configs.iter().map(|c| {
-                c.cell(i, n as u32)
-                    .map_or("-".into(), |cell| fmt_cell(cell, with_ci))
-            }));
-            row
-        })
-        .collect();
-    Some(ascii_table(header, rows))
-}
-
-fn item_rows(s: &Section, items: std::ops::Range<usize>) -> Option<String> {
-    let configs = present(s, items.clone());
-    if configs.is_empty() {
-        return None;
-    }
-    let with_ci = configs.len() <= 2;
-    let mut header = vec!["test".to_string(), s.items[items.start].per.to_string()];
-    header.extend(configs.iter().map(|c| c.name.clone()));
-    let mut rows = Vec::new();
-    for i in items {
-        let item = &s.items[i];
-        for &n in &item.tasks {
-            let mut row = vec![
-                format!("{} [{}]", item.name(), item.metric.unit()),
-                n.to_string(),
-            ];
-            row.extend(configs.iter().map(|c| {
-                c.cell(i, n as u32)
-                    .map_or("-".into(), |cell| fmt_cell(cell, with_ci))
-            }));
-            rows.push(row);
-        }
-    }
-    Some(ascii_table(header, rows))
+        ("This run, current configuration", DesignKind::Single)
+    };
+    assemble(title, design, &plan.current, layout, &configs, warnings)
 }
 
 /// AVC counters per workload, or why there are none.
@@ -535,7 +438,7 @@ pub fn render_avc(avc: &[AvcDelta], collected: bool) -> String {
     format!(
         "SELinux AVC statistics during each measurement ({}):\n{}\n",
         super::avc::CACHE_STATS,
-        ascii_table(
+        post::ascii_table(
             ["workload", "tasks"]
                 .iter()
                 .chain(&super::avc::FIELDS)
@@ -561,9 +464,10 @@ pub struct ReportParts<'a> {
 /// The report's two sections: the A/B one (None when nothing was paired)
 /// and the runs one.
 pub fn sections(p: &ReportParts) -> (Option<Section>, Section) {
+    let layout = p.suite.layout;
     (
-        ab_section(p.plan, p.run),
-        runs_section(p.plan, p.run, p.baseline, &p.decision),
+        ab_section(p.plan, p.run, layout),
+        runs_section(p.plan, p.run, p.baseline, &p.decision, layout),
     )
 }
 
@@ -580,10 +484,10 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
     );
     out.push('\n');
     if let Some(ab) = ab {
-        out.push_str(&render_section(ab, s.layout));
+        out.push_str(&post::render(&ab.report, &ab.tables));
         out.push('\n');
     }
-    out.push_str(&render_section(runs, s.layout));
+    out.push_str(&post::render(&runs.report, &runs.tables));
     out.push('\n');
     if let Some(b) = p.baseline {
         for d in crate::compare::probe_differences(&b.meta.system, &p.run.meta.system) {
@@ -594,7 +498,7 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
         out.push_str(&render_avc(p.avc.unwrap_or(&[]), p.avc.is_some()));
         out.push('\n');
     }
-    para(
+    post::para(
         &mut out,
         &format!(
             "* change: Holm-corrected p < {} and the 95% interval outside +-{}%; ~ negligible: \
@@ -603,36 +507,29 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
         ),
     );
     if ab.is_some() {
-        para(
+        post::para(
             &mut out,
             "A/B: the baseline value is the median of the baseline halves over all pairs; a \
              mechanism's value is that baseline times its paired ratio (the median of the \
              per-pair ratios, with its 95% interval), so value / baseline - 1 is the % shown",
         );
     }
-    para(
+    post::para(
         &mut out,
         "Runs: each value is the median over the run's samples; a % against a baseline run is \
          the ratio of the two medians, with a bootstrap 95% interval",
     );
     for n in &p.plan.notes {
-        para(&mut out, &format!("note: {n}"));
+        post::para(&mut out, &format!("note: {n}"));
     }
     for sk in p.skipped {
-        para(
+        post::para(
             &mut out,
             &format!("skipped: {}: {}", sk.mechanism, sk.reason),
         );
     }
-    para(&mut out, &format!("other side: {}", s.other_side));
+    post::para(&mut out, &format!("other side: {}", s.other_side));
     out
-}
-
-/// Appends `text` wrapped at 100 columns, continuation lines indented.
-fn para(out: &mut String, text: &str) {
-    let opts = textwrap::Options::new(100).subsequent_indent("    ");
-    out.push_str(&textwrap::fill(text, opts));
-    out.push('\n');
 }
 
 /// "linux 6.18.0, LSMs lockdown,capability,landlock,bpf, 2 CPUs".
@@ -663,6 +560,25 @@ mod tests {
     use crate::model::testing::{result, run};
     use crate::model::{Mode, PairData, Params};
     use crate::stats::paired::OverheadPct;
+
+    /// Config `config`'s cell in row `row` of a section.
+    fn cell(s: &Section, config: usize, row: usize) -> Option<&Cell> {
+        s.report.rows[row].cells[config].as_ref()
+    }
+
+    trait Pct {
+        fn pct(&self) -> (f64, f64, f64);
+    }
+
+    impl Pct for Cell {
+        fn pct(&self) -> (f64, f64, f64) {
+            (
+                self.change_pct.unwrap(),
+                self.ci_low_pct.unwrap(),
+                self.ci_high_pct.unwrap(),
+            )
+        }
+    }
 
     fn plan() -> SuitePlan {
         (super::super::access_2023::SUITE.plan)(&super::super::PlanCtx {
@@ -714,18 +630,18 @@ mod tests {
             comparison("access1", 2000.0, Verdict::Slower),
             comparison("access2", 1000.0, Verdict::Negligible),
         ];
-        let s = ab_section(&plan(), &r).unwrap();
-        let names: Vec<&str> = s.configs.iter().map(|c| c.name.as_str()).collect();
+        let s = ab_section(&plan(), &r, Layout::ItemRows).unwrap();
+        let names: Vec<&str> = s.report.columns.iter().map(String::as_str).collect();
         assert_eq!(names, ["no override", "cred:fsuid"]);
         // 1000 ns/op = 1M ops/s; 2000 ns/op = 500k ops/s, i.e. -50%.
-        let base = s.configs[0].cell(0, 1).unwrap();
+        let base = cell(&s, 0, 0).unwrap();
         assert!((base.value - 1e6).abs() < 1e-6);
-        let treated = s.configs[1].cell(0, 1).unwrap();
+        let treated = cell(&s, 1, 0).unwrap();
         assert!((treated.value - 5e5).abs() < 1e-6);
-        let (e, lo, hi) = treated.pct.unwrap();
+        let (e, lo, hi) = treated.pct();
         assert!((e + 50.0).abs() < 1e-9, "{e}");
         assert!(lo < e && e < hi, "{lo} {e} {hi}");
-        let text = render_section(&s, Layout::ItemRows);
+        let text = post::render(&s.report, &s.tables);
         assert!(text.contains("access1 [ops/s]"), "{text}");
         assert!(text.contains("500000 (-50.00% ["), "{text}");
         assert!(text.contains(")*"), "{text}");
@@ -744,21 +660,21 @@ mod tests {
         c.overhead_pct.estimate = 37.5;
         let mut r = run(1, "access-2023", "6.18", vec![]);
         r.comparisons = vec![c];
-        let s = ab_section(&plan(), &r).unwrap();
-        let base = s.configs[0].cell(0, 1).unwrap().value;
+        let s = ab_section(&plan(), &r, Layout::ItemRows).unwrap();
+        let base = cell(&s, 0, 0).unwrap().value;
         // The median of the baseline halves: (1040 + 1050) / 2 ns/op.
         assert!((base - 1e9 / 1045.0).abs() < 1e-6, "{base}");
-        let treated = s.configs[1].cell(0, 1).unwrap();
-        let (e, ..) = treated.pct.unwrap();
+        let treated = cell(&s, 1, 0).unwrap();
+        let (e, ..) = treated.pct();
         assert!(((treated.value / base - 1.0) * 100.0 - e).abs() < 1e-9);
-        let text = render_section(&s, Layout::ItemRows);
+        let text = post::render(&s.report, &s.tables);
         assert!(text.contains("956938 "), "{text}");
         assert!(text.contains("695955 (-27.27% ["), "{text}");
     }
 
     #[test]
     fn no_comparison_no_ab_section() {
-        assert!(ab_section(&plan(), &run(1, "x", "6.18", vec![])).is_none());
+        assert!(ab_section(&plan(), &run(1, "x", "6.18", vec![]), Layout::ItemRows).is_none());
     }
 
     #[test]
@@ -786,21 +702,39 @@ mod tests {
         for r in [&mut before, &mut after] {
             r.results.push(result("access2", &noisy(1000.0)));
         }
-        let s = runs_section(&plan(), &after, Some(&before), &DecisionOpts::default());
-        assert_eq!(s.configs.len(), 2);
-        assert_eq!(s.configs[1].name, "after (run 2)");
+        let s = runs_section(
+            &plan(),
+            &after,
+            Some(&before),
+            &DecisionOpts::default(),
+            Layout::ItemRows,
+        );
+        assert_eq!(s.report.columns.len(), 2);
+        assert_eq!(s.report.columns[1], "after (run 2)");
         // 2.5x the rate: +150% ops/s, significant; access2 unchanged.
-        let c = s.configs[1].cell(0, 1).unwrap();
-        let (e, ..) = c.pct.unwrap();
+        let c = cell(&s, 1, 0).unwrap();
+        let (e, ..) = c.pct();
         assert!((e - 150.0).abs() < 1.0, "{e}");
         assert_eq!(c.verdict, Some(Verdict::Faster));
-        let same = s.configs[1].cell(1, 1).unwrap();
+        let same = cell(&s, 1, 1).unwrap();
         assert_ne!(same.verdict, Some(Verdict::Faster));
         assert_ne!(same.verdict, Some(Verdict::Slower));
         // Without a baseline: one column, no %.
-        let alone = runs_section(&plan(), &after, None, &DecisionOpts::default());
-        assert_eq!(alone.configs.len(), 1);
-        assert!(alone.configs[0].cells.iter().all(|(_, c)| c.pct.is_none()));
+        let alone = runs_section(
+            &plan(),
+            &after,
+            None,
+            &DecisionOpts::default(),
+            Layout::ItemRows,
+        );
+        assert_eq!(alone.report.columns.len(), 1);
+        assert!(
+            alone
+                .report
+                .rows
+                .iter()
+                .all(|r| r.cells[0].as_ref().is_none_or(|c| c.change_pct.is_none()))
+        );
     }
 
     #[test]
@@ -865,23 +799,27 @@ mod tests {
             "6.18",
             vec![result("access1", &[500.0, 501.0, 499.0])],
         );
-        let s = runs_section(&plan(), &b, Some(&a), &DecisionOpts::default());
+        let s = runs_section(
+            &plan(),
+            &b,
+            Some(&a),
+            &DecisionOpts::default(),
+            Layout::ItemRows,
+        );
         assert!(
-            s.warnings[0].contains("no cell can be significant"),
+            s.report.warnings[0].contains("no cell can be significant"),
             "{:?}",
-            s.warnings
+            s.report.warnings
         );
         a.results[0] = result("access1", &[1000.0; 10]);
         let b = run(2, "b", "6.18", vec![result("access1", &[500.0; 10])]);
-        let s = runs_section(&plan(), &b, Some(&a), &DecisionOpts::default());
-        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
-    }
-
-    #[test]
-    fn values_keep_four_significant_digits() {
-        assert_eq!(sig4(1234567.8), "1234568");
-        assert_eq!(sig4(123.45), "123.5");
-        assert_eq!(sig4(1.23456), "1.235");
-        assert_eq!(sig4(f64::NAN), "-");
+        let s = runs_section(
+            &plan(),
+            &b,
+            Some(&a),
+            &DecisionOpts::default(),
+            Layout::ItemRows,
+        );
+        assert!(s.report.warnings.is_empty(), "{:?}", s.report.warnings);
     }
 }

@@ -617,6 +617,7 @@ mod tests {
             workload: String::new(),
             tasks: 0,
             label: String::new(),
+            unit: None,
             cells: vec![],
         };
     }

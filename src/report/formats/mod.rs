@@ -19,6 +19,7 @@ pub mod csv;
 pub mod email;
 pub mod json;
 pub mod markdown;
+pub mod post;
 pub mod table;
 
 use serde::Serialize;
@@ -255,6 +256,7 @@ pub(crate) mod testing {
                     workload: "getpid".into(),
                     tasks: 1,
                     label: String::new(),
+                    unit: None,
                     cells: vec![
                         base(297.5),
                         Some(cell(334.1, Some(12.3), (9.4, 16.5), 0.002, Verdict::Slower)),
@@ -271,6 +273,7 @@ pub(crate) mod testing {
                     workload: "tree_walk".into(),
                     tasks: 16,
                     label: String::new(),
+                    unit: None,
                     cells: vec![
                         base(45_000.0),
                         None,
@@ -337,12 +340,14 @@ pub(crate) mod testing {
                     workload: "a_really_quite_extraordinarily_long_workload_name_for_testing".into(),
                     tasks: 4_000_000_000,
                     label: "landlock:fs-ro rules=\"1000\", extra=\u{b1}1 and a long tail of parameters that never ends at all".into(),
+                    unit: None,
                     cells: cells.clone(),
                 },
                 Row {
                     workload: "open,close".into(),
                     tasks: 1,
                     label: "seccomp:allow/kill".into(),
+                    unit: None,
                     cells: missing,
                 },
             ],
