@@ -44,8 +44,6 @@ use crate::sys::{SysError, check, check_int, cstring};
 pub struct Landlock;
 pub static LANDLOCK: Landlock = Landlock;
 
-/// `LANDLOCK_CREATE_RULESET_VERSION`: return the ABI version.
-const CREATE_RULESET_VERSION: u32 = 1 << 0;
 /// `LANDLOCK_RULE_PATH_BENEATH`.
 const RULE_PATH_BENEATH: libc::c_long = 1;
 /// Layers a thread may have in all (`LANDLOCK_MAX_NUM_LAYERS`).
@@ -97,20 +95,7 @@ pub fn fs_rights(abi: u32) -> u64 {
     r
 }
 
-/// The running kernel's Landlock ABI version (errno when not available).
-pub fn abi_version() -> Result<u32, SysError> {
-    // SAFETY: with a NULL attribute and size 0 the kernel reads no memory
-    // and only returns a number; no descriptor is created.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            CREATE_RULESET_VERSION,
-        )
-    };
-    Ok(check("landlock_create_ruleset(VERSION)", r)? as u32)
-}
+pub use crate::sys::query::landlock_abi as abi_version;
 
 /// Why Landlock cannot be used, from the errno of the version query.
 fn unavailable_reason(e: SysError) -> String {

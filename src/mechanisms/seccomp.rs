@@ -44,17 +44,7 @@ pub const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 pub const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 pub const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
 
-/// `AUDIT_ARCH_*` (`<linux/audit.h>`): EM_* | 64-bit | little-endian.
-pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
-pub const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
-
-/// The architecture this binary's syscalls report.
-#[cfg(target_arch = "x86_64")]
-pub const AUDIT_ARCH_NATIVE: Option<u32> = Some(AUDIT_ARCH_X86_64);
-#[cfg(target_arch = "aarch64")]
-pub const AUDIT_ARCH_NATIVE: Option<u32> = Some(AUDIT_ARCH_AARCH64);
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub const AUDIT_ARCH_NATIVE: Option<u32> = None;
+pub use crate::sys::audit::{AUDIT_ARCH_NATIVE, AUDIT_ARCH_X86_64};
 
 /// Offsets in `struct seccomp_data { int nr; __u32 arch; __u64
 /// instruction_pointer; __u64 args[6]; }`.
@@ -304,17 +294,12 @@ impl Mechanism for Seccomp {
         {
             return Availability::Available;
         }
-        // SAFETY: PR_GET_SECCOMP takes no pointers and only returns the
-        // mode; a process in strict mode could not be running this code.
-        let r = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-        if r >= 0 {
-            return Availability::Available;
-        }
-        let e = SysError::last("prctl(PR_GET_SECCOMP)");
-        if e.errno == libc::EINVAL {
-            Availability::Unavailable("kernel built without seccomp (CONFIG_SECCOMP)".into())
-        } else {
-            Availability::Unavailable(format!("unavailable: {e}"))
+        match crate::sys::query::seccomp_mode() {
+            Ok(_) => Availability::Available,
+            Err(e) if e.errno == libc::EINVAL => {
+                Availability::Unavailable("kernel built without seccomp (CONFIG_SECCOMP)".into())
+            }
+            Err(e) => Availability::Unavailable(format!("unavailable: {e}")),
         }
     }
 

@@ -9,12 +9,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::Probed;
-use crate::sys::{SysError, errno_name};
-
-/// `LANDLOCK_CREATE_RULESET_VERSION`: return the ABI version.
-const CREATE_RULESET_VERSION: u32 = 1 << 0;
-/// `LANDLOCK_CREATE_RULESET_ERRATA`: return the fixed-errata bitmask (6.15+).
-const CREATE_RULESET_ERRATA: u32 = 1 << 1;
+use crate::sys::errno_name;
+use crate::sys::query::{
+    LANDLOCK_CREATE_RULESET_ERRATA, LANDLOCK_CREATE_RULESET_VERSION, landlock_query,
+};
 
 /// Whether Landlock can be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,8 +37,9 @@ pub struct LandlockInfo {
 
 /// Asks the running kernel.
 pub fn probe() -> Probed<LandlockInfo> {
-    let version = create_ruleset_query(CREATE_RULESET_VERSION);
-    let errata = || create_ruleset_query(CREATE_RULESET_ERRATA);
+    let query = |flags| landlock_query(flags).map_err(|e| e.errno);
+    let version = query(LANDLOCK_CREATE_RULESET_VERSION);
+    let errata = || query(LANDLOCK_CREATE_RULESET_ERRATA);
     interpret(version, errata)
 }
 
@@ -70,25 +69,6 @@ fn interpret(
             errno_name(errno),
             std::io::Error::from_raw_os_error(errno)
         )),
-    }
-}
-
-/// `landlock_create_ruleset(NULL, 0, flags)`: the value or the errno.
-fn create_ruleset_query(flags: u32) -> Result<i64, i32> {
-    // SAFETY: with a NULL attribute pointer and size 0 the kernel reads no
-    // memory; the call only returns a number (no file descriptor is made).
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            flags,
-        )
-    };
-    if ret < 0 {
-        Err(SysError::last("landlock_create_ruleset").errno)
-    } else {
-        Ok(ret)
     }
 }
 

@@ -84,10 +84,7 @@ fn collect(root: &Path, available: bool, status: Result<String, String>) -> Secc
 
 /// Whether prctl(PR_GET_SECCOMP) works (EINVAL: kernel without seccomp).
 fn prctl_available() -> bool {
-    // SAFETY: PR_GET_SECCOMP takes no pointers and only returns the mode;
-    // the caller made sure the process is not in strict mode.
-    let ret = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    ret >= 0
+    crate::sys::query::seccomp_mode().is_ok()
 }
 
 /// The `Seccomp:` line of /proc/<pid>/status as a mode.

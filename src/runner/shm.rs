@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI32, AtomicU8, AtomicU32, Ordering};
 
 use anyhow::Result;
 
-use crate::sys::{SysError, futex_wait, futex_wake_all};
+use crate::sys::{futex_wait, futex_wake_all};
 pub use crate::workloads::task::Counter;
 
 /// Task states, in `TaskInfo::state`.
@@ -58,21 +58,9 @@ impl Shm {
         let len = std::mem::size_of::<Flags>() + tasks * std::mem::size_of::<TaskSlot>();
         // SAFETY: anonymous shared mapping; the kernel zero-fills it, and
         // all-zero bytes are valid atomics.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(SysError::last("mmap").into());
-        }
+        let p = crate::sys::query::mmap_shared_anon(len)?;
         Ok(Shm {
-            base: p.cast(),
+            base: p,
             len,
             tasks,
         })

@@ -54,8 +54,18 @@ pub const AUDIT_ARCH: u32 = 11;
 pub const AUDIT_FILTERKEY: u32 = 210;
 /// Rule field operator `=` (kept in `fieldflags`).
 pub const AUDIT_EQUAL: u32 = 0x4000_0000;
-/// `AUDIT_ARCH_X86_64` (EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE).
+/// `AUDIT_ARCH_*` (`<linux/audit.h>`): EM_* | __AUDIT_ARCH_64BIT |
+/// __AUDIT_ARCH_LE, as audit rules and seccomp's `seccomp_data.arch` carry.
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+pub const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
+
+/// The architecture this binary's syscalls report.
+#[cfg(target_arch = "x86_64")]
+pub const AUDIT_ARCH_NATIVE: Option<u32> = Some(AUDIT_ARCH_X86_64);
+#[cfg(target_arch = "aarch64")]
+pub const AUDIT_ARCH_NATIVE: Option<u32> = Some(AUDIT_ARCH_AARCH64);
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub const AUDIT_ARCH_NATIVE: Option<u32> = None;
 /// Words in a rule's syscall bitmap.
 pub const AUDIT_BITMASK_SIZE: usize = 64;
 /// Fields a rule may have.

@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod cpus;
+pub mod query;
 
 use std::ffi::CStr;
 use std::fmt;

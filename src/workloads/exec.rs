@@ -222,21 +222,7 @@ struct SharedErrno {
 impl SharedErrno {
     fn new() -> Result<Self> {
         let len = page_size();
-        // SAFETY: an anonymous mapping with no address hint touches no
-        // existing memory; the result is checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(SysError::last("mmap")).context("exec: mapping the errno page");
-        }
+        let p = crate::sys::query::mmap_shared_anon(len).context("exec: mapping the errno page")?;
         // The page is zero-filled: the errno starts at 0.
         Ok(SharedErrno { ptr: p.cast() })
     }
