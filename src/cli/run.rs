@@ -4,20 +4,18 @@
 //! before the store is opened or a task started; then each workload x task
 //! count is measured, stored as soon as it finishes, and shown in a table.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
 use super::args::TaskArgs;
-use crate::engine::current::measure_one;
+use crate::engine::current::RunPlan;
 use crate::engine::measurer::Live;
-use crate::engine::session::{RunSpec, Session, cache_dir, command_line, open_store};
-use crate::model::{Mode, Params, WorkloadResult};
-use crate::runner::MeasureOpts;
+use crate::engine::session::{RunSpec, Session, command_line, open_store};
+use crate::model::WorkloadResult;
 use crate::usage_bail;
-use crate::workloads::WorkloadDef;
 use crate::workloads::select::{parse_list, resolve_params};
 
 #[derive(Debug, Args)]
@@ -50,32 +48,10 @@ pub struct RunArgs {
     pub report: super::args::ReportFormatArgs,
 }
 
-/// Everything `run` will do, validated.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunPlan {
-    #[serde(serialize_with = "ser_names")]
-    pub workloads: Vec<&'static WorkloadDef>,
-    pub tasks: Vec<usize>,
-    pub mode: Mode,
-    pub samples: u32,
-    pub sample_ms: u64,
-    pub warmup: u32,
-    pub pin: bool,
-    /// CPUs tasks are pinned to, in order.
-    pub cpus: Vec<usize>,
-    /// Effective parameters per workload (defaults filled in).
-    pub params: std::collections::BTreeMap<String, Params>,
-    pub label: String,
-    pub scratch: PathBuf,
-    pub quick: bool,
-}
-
-fn ser_names<S: serde::Serializer>(w: &[&'static WorkloadDef], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(w.iter().map(|d| d.name))
-}
-
-impl RunPlan {
-    pub fn from_args(a: &RunArgs) -> Result<RunPlan> {
+impl RunArgs {
+    /// The plan these arguments ask for, every name, number and path checked.
+    fn plan(&self) -> Result<RunPlan> {
+        let a = self;
         let workloads = parse_list(&a.workloads)?;
         let placement = a.placement.resolve("auto")?;
         let samples = a.samples.unwrap_or(if a.quick { 5 } else { 10 });
@@ -102,10 +78,6 @@ impl RunPlan {
             quick: a.quick,
         })
     }
-
-    fn slices(&self) -> u64 {
-        (self.workloads.len() * self.tasks.len()) as u64 * (self.samples + self.warmup) as u64
-    }
 }
 
 #[derive(Serialize)]
@@ -119,7 +91,7 @@ struct RunOutput<'a> {
 }
 
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
-    let plan = RunPlan::from_args(&args)?;
+    let plan = args.plan()?;
     let (db_path, store) = open_store(db)?;
     let mut session = Session::begin(
         db_path,
@@ -132,26 +104,9 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             slices: plan.slices(),
         },
     )?;
-    let mut measurer = Live { lock: None };
-    let mut results = Vec::new();
-    for def in &plan.workloads {
-        for &tasks in &plan.tasks {
-            let opts = MeasureOpts {
-                tasks,
-                mode: plan.mode,
-                cpus: plan.cpus.clone(),
-                warmup: plan.warmup,
-                samples: plan.samples,
-                sample_ms: plan.sample_ms,
-                scratch_root: plan.scratch.clone(),
-                cache_dir: cache_dir(),
-                params: plan.params[def.name].clone(),
-            };
-            let r = measure_one(&mut session, &mut measurer, def, &opts, def.name)
-                .map_err(|e| session.stopped(e))?;
-            results.push(r);
-        }
-    }
+    let results = plan
+        .measure(&mut session, &mut Live { lock: None })
+        .map_err(|e| session.stopped(e))?;
     session.finish()?;
     if json {
         return super::print_json(&RunOutput {
