@@ -1,10 +1,25 @@
 //! secperf: measure what Linux kernel security mechanisms cost.
 //!
-//! The crate is split the way the work is: `workloads` (what is timed, one
-//! file each), `runner` (how it is timed: tasks, shared counters, slices),
-//! `probe` (the machine's security configuration), `store` (SQLite),
-//! `stats` (pure maths), `report` (tables and exports), `suites` (the
-//! reference experiments as recipes) and `cli`.
+//! The modules form layers, each importing only from those below it:
+//!
+//! - `cli`: arguments, a call into the engine, rendering.
+//! - `calibrate`: the A/B method checks itself (A/A, injected slowdowns).
+//! - `engine`: what the measuring commands share: planning, the A/B loop
+//!   behind a measuring seam, measurements of the current configuration,
+//!   the negative control, suite runs, the run session.
+//! - `suites`: the reference experiments as recipes, and their sections.
+//! - `compare`: stored runs side by side, unpaired.
+//! - `report`: the one report model, number formatting, output formats.
+//! - `store`: SQLite and its migrations.
+//! - `safety`: the state lock and the journal of system-wide changes.
+//! - `mechanisms`: one file per security mechanism.
+//! - `runner`: how a workload is timed (tasks, shared counters, slices).
+//! - `workloads`: what is timed, one file each; `probe`: the machine's
+//!   security configuration, one file per item.
+//! - `model`: the data every part passes around.
+//! - `stats`: pure maths, including the one decision step.
+//! - `params`, `sys`, `error`: parameters, raw syscalls and kernel queries,
+//!   errors and exit codes.
 
 pub mod calibrate;
 pub mod cli;
