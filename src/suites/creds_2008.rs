@@ -19,7 +19,7 @@ pub static SUITE: SuiteDef = SuiteDef {
     version: 1,
     seed: "000_c39e10411f9f58ea.txt",
     title: "task credentials behind a pointer, SELinux on/off (Howells, 2008)",
-    summary: "tree_walk (openit: 266 dirs, 19255 files), mean walk time and % degradation per configuration",
+    summary: "tree_walk (openit: 266 dirs, 19255 files), median walk time and % degradation per configuration",
     layout: Layout::ConfigRows,
     plan,
     other_side: "The post compared kernels (with and without the credentials patches) and \
@@ -72,7 +72,7 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
         pct_style: PctStyle::Change,
         collect_avc: false,
         notes: vec![
-            "% degradation: change of the mean walk time (+ is slower), as in the post; \
+            "% degradation: change of the median walk time (+ is slower; the post used the mean); \
              A/B rows carry the paired estimate and its 95% interval"
                 .into(),
         ],
