@@ -31,12 +31,15 @@ pub mod render;
 
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::design::{Case, Design};
 use crate::engine::measurer::Measurer;
+use crate::engine::plan::HalfDesign;
 use crate::engine::progress::Progress;
+use crate::engine::session::{cache_dir, seed_or_clock};
+use crate::mechanisms::Availability;
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Mode, Params};
 use crate::stats::bootstrap::Rng;
@@ -141,6 +144,119 @@ pub struct Plan {
     pub injected_skipped: Option<String>,
     pub budget_s: f64,
     pub quick: bool,
+}
+
+/// What the user asked a calibration for, each value already checked.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub workload: &'static WorkloadDef,
+    pub workload_params: Params,
+    /// The design of a normal comparison (pairs: 10 when not given).
+    pub half: HalfDesign,
+    pub budget_s: f64,
+    pub quick: bool,
+    /// Counts that override the budget's.
+    pub aa_comparisons: Option<u32>,
+    pub injected_comparisons: Option<u32>,
+    pub seed: Option<u64>,
+}
+
+/// What is stored as a calibration run's parameters.
+#[derive(Debug, Serialize)]
+pub struct Record<'a> {
+    workload: &'a str,
+    budget_s: f64,
+    quick: bool,
+    pairs: u32,
+    sample_ms: u64,
+    samples_per_half: u32,
+    warmup: u32,
+    seed: u64,
+    counts: Counts,
+    injected: Vec<&'a str>,
+    injected_skipped: Option<&'a str>,
+}
+
+impl Plan {
+    /// Plans a calibration: the design on the CPUs this process may use,
+    /// the counts from the budget (or as given), and the injected
+    /// slowdowns when seccomp can run here (the reason when not).
+    pub fn new(r: &Request) -> Result<Plan> {
+        let pairs = r.half.pairs.unwrap_or(10);
+        let cpus =
+            crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
+        let design = Design {
+            pairs,
+            sample_ms: r.half.sample_ms,
+            samples_per_half: r.half.samples_per_half,
+            warmup: r.half.warmup,
+            mode: Mode::Process,
+            cpus,
+            scratch_root: std::env::temp_dir(),
+            cache_dir: cache_dir(),
+            seed: seed_or_clock(r.seed),
+        };
+        let mut counts = counts(
+            r.quick,
+            r.budget_s,
+            estimate_comparison_s(&design, pairs),
+            pairs,
+        );
+        if let Some(k) = r.aa_comparisons {
+            counts.aa = k;
+        }
+        if let Some(m) = r.injected_comparisons {
+            counts.injected = m;
+        }
+        let specs = if r.quick {
+            QUICK_INJECTED
+        } else {
+            DEFAULT_INJECTED
+        };
+        let mut injected = Vec::new();
+        let mut injected_skipped = None;
+        for spec in specs {
+            let t = Treatment::parse(spec)?;
+            match t.mechanism.probe() {
+                Availability::Available => injected.push((spec.to_string(), t)),
+                Availability::Unavailable(reason) => {
+                    injected_skipped = Some(format!(
+                        "seccomp is unavailable here ({reason}); the injected slowdowns need it"
+                    ));
+                    injected.clear();
+                    break;
+                }
+            }
+        }
+        Ok(Plan {
+            workload: r.workload,
+            workload_params: r.workload_params.clone(),
+            design,
+            counts,
+            injected,
+            injected_skipped,
+            budget_s: r.budget_s,
+            quick: r.quick,
+        })
+    }
+
+    /// The run's stored parameters.
+    pub fn record(&self) -> Record<'_> {
+        let d = &self.design;
+        Record {
+            workload: self.workload.name,
+            budget_s: self.budget_s,
+            quick: self.quick,
+            pairs: d.pairs,
+            sample_ms: d.sample_ms,
+            samples_per_half: d.samples_per_half,
+            warmup: d.warmup,
+            seed: d.seed,
+            counts: self.counts,
+            injected: self.injected.iter().map(|(s, _)| s.as_str()).collect(),
+            injected_skipped: self.injected_skipped.as_deref(),
+        }
+    }
 }
 
 /// What one comparison of a calibration is for.

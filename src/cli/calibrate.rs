@@ -12,17 +12,14 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
 use super::args::PairArgs;
-use crate::calibrate::{self, CalibrationReport, Counts, Plan};
-use crate::engine::design::Design;
+use crate::calibrate::{self, CalibrationReport, Plan, Request};
 use crate::engine::measurer::Live;
-use crate::engine::session::{RunSpec, Session, cache_dir, open_store, seed_or_clock};
-use crate::mechanisms::{Availability, Treatment};
-use crate::model::Mode;
+use crate::engine::session::{RunSpec, Session, open_store};
 use crate::usage_bail;
 use crate::workloads::select::{parse_list, resolve_params};
 
@@ -101,7 +98,6 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
     let workload = workloads[0];
     let params = resolve_params(&workloads, &[])?;
     let half = a.design.resolve(a.quick)?;
-    let pairs = half.pairs.unwrap_or(10);
     for (flag, v) in [
         ("--aa-comparisons", a.aa_comparisons),
         ("--injected-comparisons", a.injected_comparisons),
@@ -110,77 +106,16 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
             usage_bail!("{flag} must be at least 1");
         }
     }
-    let cpus = crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
-    let design = Design {
-        pairs,
-        sample_ms: half.sample_ms,
-        samples_per_half: half.samples_per_half,
-        warmup: half.warmup,
-        mode: Mode::Process,
-        cpus,
-        scratch_root: std::env::temp_dir(),
-        cache_dir: cache_dir(),
-        seed: seed_or_clock(a.seed),
-    };
-    let mut counts: Counts = calibrate::counts(
-        a.quick,
-        budget_s,
-        calibrate::estimate_comparison_s(&design, pairs),
-        pairs,
-    );
-    if let Some(k) = a.aa_comparisons {
-        counts.aa = k;
-    }
-    if let Some(m) = a.injected_comparisons {
-        counts.injected = m;
-    }
-
-    let specs = if a.quick {
-        calibrate::QUICK_INJECTED
-    } else {
-        calibrate::DEFAULT_INJECTED
-    };
-    let mut injected = Vec::new();
-    let mut injected_skipped = None;
-    for spec in specs {
-        let t = Treatment::parse(spec)?;
-        match t.mechanism.probe() {
-            Availability::Available => injected.push((spec.to_string(), t)),
-            Availability::Unavailable(reason) => {
-                injected_skipped = Some(format!(
-                    "seccomp is unavailable here ({reason}); the injected slowdowns need it"
-                ));
-                injected.clear();
-                break;
-            }
-        }
-    }
-    Ok(Plan {
+    Plan::new(&Request {
         workload,
         workload_params: params[workload.name].clone(),
-        design,
-        counts,
-        injected,
-        injected_skipped,
+        half,
         budget_s,
         quick: a.quick,
+        aa_comparisons: a.aa_comparisons,
+        injected_comparisons: a.injected_comparisons,
+        seed: a.seed,
     })
-}
-
-/// What is stored as the run's parameters.
-#[derive(Serialize)]
-struct RunParams<'a> {
-    workload: &'a str,
-    budget_s: f64,
-    quick: bool,
-    pairs: u32,
-    sample_ms: u64,
-    samples_per_half: u32,
-    warmup: u32,
-    seed: u64,
-    counts: Counts,
-    injected: Vec<&'a str>,
-    injected_skipped: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -214,27 +149,13 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     if let Some(reason) = &plan.injected_skipped {
         eprintln!("secperf: injected slowdowns skipped: {reason}");
     }
-    let d = &plan.design;
-    let params = RunParams {
-        workload: plan.workload.name,
-        budget_s: plan.budget_s,
-        quick: plan.quick,
-        pairs: d.pairs,
-        sample_ms: d.sample_ms,
-        samples_per_half: d.samples_per_half,
-        warmup: d.warmup,
-        seed: d.seed,
-        counts: c,
-        injected: plan.injected.iter().map(|(s, _)| s.as_str()).collect(),
-        injected_skipped: plan.injected_skipped.as_deref(),
-    };
     let mut session = Session::begin(
         db_path,
         store,
         &RunSpec {
             kind: "calibrate",
             label: &label,
-            params: &params,
+            params: &plan.record(),
             system_wide: false,
             slices: plan.total_slices(),
         },
