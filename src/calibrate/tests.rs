@@ -7,17 +7,7 @@ use crate::stats::bootstrap::Rng;
 use crate::stats::paired::OverheadPct;
 
 fn design(pairs: u32) -> Design {
-    Design {
-        pairs,
-        sample_ms: 60,
-        samples_per_half: 2,
-        warmup: 1,
-        mode: Mode::Process,
-        cpus: vec![0],
-        scratch_root: std::env::temp_dir(),
-        cache_dir: std::env::temp_dir(),
-        seed: 7,
-    }
+    Design::for_tests(pairs, 7)
 }
 
 fn plan(counts: Counts, injected: &[&str]) -> Plan {

@@ -249,17 +249,7 @@ mod tests {
     }
 
     fn design(pairs: u32) -> Design {
-        Design {
-            pairs,
-            sample_ms: 20,
-            samples_per_half: 2,
-            warmup: 1,
-            mode: Mode::Process,
-            cpus: vec![0],
-            scratch_root: std::env::temp_dir(),
-            cache_dir: std::env::temp_dir(),
-            seed: 1,
-        }
+        Design::for_tests(pairs, 1)
     }
 
     #[test]

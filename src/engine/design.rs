@@ -40,6 +40,23 @@ pub struct Design {
 }
 
 impl Design {
+    /// A design for tests that time nothing: `pairs` pairs of 60 ms
+    /// halves (one warmup, two samples) on CPU 0, seed `seed`.
+    #[cfg(test)]
+    pub fn for_tests(pairs: u32, seed: u64) -> Design {
+        Design {
+            pairs,
+            sample_ms: 60,
+            samples_per_half: 2,
+            warmup: 1,
+            mode: Mode::Process,
+            cpus: vec![0],
+            scratch_root: std::env::temp_dir(),
+            cache_dir: std::env::temp_dir(),
+            seed,
+        }
+    }
+
     /// Slices one half runs (for progress and time estimates).
     pub fn slices_per_half(&self) -> u64 {
         (self.warmup + self.samples_per_half) as u64
