@@ -34,7 +34,7 @@ pub enum Verdict {
     Negligible,
 }
 
-/// Thresholds of a report's verdicts (methodology.md, point 4).
+/// Thresholds of a table's verdicts (the rule in the module header).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DecisionOpts {
     pub alpha: f64,
