@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::args::{DecisionArgs, PairArgs, ReportFormatArgs, TaskArgs};
 use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
-use crate::engine::plan::{OverheadPlan, OverheadRequest, pairs_for_precision_from_calibration};
+use crate::engine::plan::{OverheadPlan, OverheadRequest};
 use crate::engine::session::{RunSpec, Session, command_line, open_store};
 use crate::model::{Comparison, NegativeControl, Skipped};
 use crate::usage_bail;
@@ -81,6 +81,7 @@ impl OverheadArgs {
             no_control: self.no_control,
             seed: self.seed,
             decision: self.decision.resolve()?,
+            precision: self.precision,
         })
     }
 }
@@ -102,9 +103,7 @@ struct OverheadOutput<'a> {
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
-    if let (Some(precision), None) = (args.precision, args.design.pairs) {
-        plan.pairs = pairs_for_precision_from_calibration(&store, &plan, precision)?;
-    }
+    plan.pairs_from_calibration(&store)?;
     let design = plan.design();
     let slices = plan.cases.len() as u64 * 2 * plan.pairs as u64 * design.slices_per_half();
     eprintln!(

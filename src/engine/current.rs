@@ -94,3 +94,75 @@ pub fn measure_one(
     ));
     Ok(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::measurer::testing::Scripted;
+    use crate::engine::session::{RunSpec, open_store};
+
+    #[test]
+    fn every_workload_at_every_count_is_stored_as_it_finishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db_path, store) = open_store(Some(&dir.path().join("t.db"))).unwrap();
+        let workloads: Vec<&'static WorkloadDef> = ["getppid", "open"]
+            .iter()
+            .map(|n| crate::workloads::find(n).unwrap())
+            .collect();
+        let plan = RunPlan {
+            params: crate::workloads::select::resolve_params(&workloads, &[]).unwrap(),
+            workloads,
+            tasks: vec![1, 2],
+            mode: Mode::Process,
+            samples: 3,
+            sample_ms: 10,
+            warmup: 0,
+            pin: false,
+            cpus: vec![],
+            label: "t".into(),
+            scratch: dir.path().to_path_buf(),
+            quick: false,
+        };
+        let mut session = Session::begin(
+            db_path,
+            store,
+            &RunSpec {
+                kind: "run",
+                label: "t",
+                params: &plan,
+                system_wide: false,
+                slices: plan.slices(),
+            },
+        )
+        .unwrap();
+        assert!(
+            session.lock.is_none(),
+            "no lock without a system-wide mechanism"
+        );
+        let results = plan
+            .measure(&mut session, &mut Scripted::new(|_, _, _| Ok(1.0)))
+            .unwrap();
+        let order: Vec<(String, u32)> = results
+            .iter()
+            .map(|r| (r.workload.clone(), r.tasks))
+            .collect();
+        assert_eq!(
+            order,
+            [("getppid", 1), ("getppid", 2), ("open", 1), ("open", 2)]
+                .map(|(w, n)| (w.to_string(), n))
+        );
+        assert_eq!(results[2].params["depth"], "4");
+        session.finish().unwrap();
+        let stored = session.store.load_run(session.run_id).unwrap();
+        assert_eq!(stored.results.len(), 4);
+        assert!(stored.finished_at.is_some());
+        assert_eq!(stored.meta.kind, "run");
+        assert_eq!(
+            session.stopped(anyhow::anyhow!("boom")).to_string(),
+            format!(
+                "run {0}: what was measured so far is stored (`secperf results show {0}`)",
+                session.run_id
+            )
+        );
+    }
+}

@@ -65,40 +65,8 @@ pub struct OverheadRequest {
     pub no_control: bool,
     pub seed: Option<u64>,
     pub decision: DecisionOpts,
-}
-
-/// Pairs for `precision` percent from the latest calibration of each
-/// workload in the plan (the largest need wins); workloads never
-/// calibrated keep the plan's pairs, with a note saying how to calibrate.
-pub fn pairs_for_precision_from_calibration(
-    store: &Store,
-    plan: &OverheadPlan,
-    precision: f64,
-) -> Result<u32> {
-    let mut pairs = plan.pairs;
-    let mut seen = std::collections::BTreeSet::new();
-    for (case, _) in plan.cases.iter().zip(&plan.control).filter(|(_, c)| !**c) {
-        if !seen.insert(case.workload.name) {
-            continue;
-        }
-        match crate::store::calibrations::latest_calibration(store, case.workload.name)? {
-            Some(c) if c.sd_log_ratio.is_finite() => {
-                let n = crate::stats::power::pairs_for_precision(c.sd_log_ratio, precision);
-                eprintln!(
-                    "secperf: calibration of {} from {} (sd of ln ratio {:.4}): {n} pairs for +-{precision}%",
-                    case.workload.name,
-                    c.created_at.format("%Y-%m-%d %H:%M UTC"),
-                    c.sd_log_ratio
-                );
-                pairs = pairs.max(n);
-            }
-            _ => eprintln!(
-                "secperf: no calibration of {} on this machine: keeping {} pairs (run `secperf calibrate -w {}` first)",
-                case.workload.name, plan.pairs, case.workload.name
-            ),
-        }
-    }
-    Ok(pairs)
+    /// `--precision`: the 95% interval's half-width wanted, percent.
+    pub precision: Option<f64>,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -125,6 +93,11 @@ pub struct OverheadPlan {
     pub label: String,
     pub scratch: PathBuf,
     pub quick: bool,
+    /// The precision to size pairs for from calibrations (see
+    /// [`OverheadPlan::pairs_from_calibration`]); None when `--pairs` was
+    /// given or no precision asked for.
+    #[serde(skip)]
+    precision_from_calibration: Option<f64>,
 }
 
 fn availability_reason(a: &Availability) -> Option<String> {
@@ -294,7 +267,43 @@ impl OverheadPlan {
             label: placement.label.clone(),
             scratch: placement.scratch.clone(),
             quick: a.quick,
+            precision_from_calibration: a.precision.filter(|_| half.pairs.is_none()),
         })
+    }
+
+    /// With a precision asked for and no `--pairs`: pairs for that
+    /// precision from the latest calibration of each workload in `store`
+    /// (the largest need wins); workloads never calibrated keep the plan's
+    /// pairs, with a note saying how to calibrate.
+    pub fn pairs_from_calibration(&mut self, store: &Store) -> Result<()> {
+        let Some(precision) = self.precision_from_calibration else {
+            return Ok(());
+        };
+        let mut pairs = self.pairs;
+        let mut seen = std::collections::BTreeSet::new();
+        for (case, _) in self.cases.iter().zip(&self.control).filter(|(_, c)| !**c) {
+            if !seen.insert(case.workload.name) {
+                continue;
+            }
+            match crate::store::calibrations::latest_calibration(store, case.workload.name)? {
+                Some(c) if c.sd_log_ratio.is_finite() => {
+                    let n = crate::stats::power::pairs_for_precision(c.sd_log_ratio, precision);
+                    eprintln!(
+                        "secperf: calibration of {} from {} (sd of ln ratio {:.4}): {n} pairs for +-{precision}%",
+                        case.workload.name,
+                        c.created_at.format("%Y-%m-%d %H:%M UTC"),
+                        c.sd_log_ratio
+                    );
+                    pairs = pairs.max(n);
+                }
+                _ => eprintln!(
+                    "secperf: no calibration of {} on this machine: keeping {} pairs (run `secperf calibrate -w {}` first)",
+                    case.workload.name, self.pairs, case.workload.name
+                ),
+            }
+        }
+        self.pairs = pairs;
+        Ok(())
     }
 
     /// Whether any case switches a system-wide mechanism (the run then
@@ -353,6 +362,7 @@ mod tests {
             no_control,
             seed: Some(1),
             decision: DecisionOpts::default(),
+            precision: None,
         })
         .unwrap()
     }
