@@ -30,6 +30,7 @@ pub mod mechanisms;
 pub mod model;
 pub mod params;
 pub mod probe;
+pub mod profile;
 pub mod report;
 pub mod runner;
 pub mod safety;

@@ -100,6 +100,10 @@ pub struct WorkloadResult {
     pub sample_data: Vec<Sample>,
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
+    /// Where the time goes, from extra profiled measurements (`run
+    /// --profile`); absent when not profiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
 }
 
 /// What identifies a run: who started it, when, where, with what.
@@ -156,6 +160,135 @@ pub struct Comparison {
     #[serde(default)]
     pub hodges_lehmann_pct: f64,
     pub pair_data: Vec<PairData>,
+    /// Where the difference goes, from extra profiled pairs (`--profile`);
+    /// absent when not profiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<Attribution>,
+}
+
+/// Reads a number written as `null` (how JSON writes NaN) back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// A value with a 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    #[serde(deserialize_with = "nan_if_null")]
+    pub estimate: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ci_low: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ci_high: f64,
+}
+
+/// One row of an attribution table: a group of kernel functions, or one
+/// sampled function (self time). ns/op are means over the profiled pairs
+/// of (the row's share of the half's samples) x (the half's ns/op).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttributionRow {
+    pub name: String,
+    /// The group a symbol row's samples mostly belong to (empty for group rows).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub baseline_ns_per_op: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub treatment_ns_per_op: f64,
+    /// Treatment minus baseline per pair, mean over pairs with a 95%
+    /// Student-t interval (NaN bounds with fewer than 2 pairs).
+    pub delta_ns_per_op: Estimate,
+    /// This row's delta as a percentage of the whole delta.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub share_of_delta_pct: f64,
+    /// Share of the samples in each arm, percent (what `perf diff` shows).
+    #[serde(deserialize_with = "nan_if_null")]
+    pub baseline_share_pct: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub treatment_share_pct: f64,
+    /// The delta's interval contains 0.
+    pub within_noise: bool,
+}
+
+/// One row of a single configuration's profile: a group or a symbol.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRow {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// Share of samples x the measurement's ns/op, mean over the profiled
+    /// measurements with a 95% Student-t interval.
+    pub ns_per_op: Estimate,
+    /// Share of the samples, percent.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub share_pct: f64,
+}
+
+/// Where the time of one workload goes under the current configuration
+/// (`run --profile`), from profiled measurements after the timed one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub measurements: u32,
+    pub hz: u64,
+    pub clock: String,
+    pub samples: ProfileSamples,
+    /// How much slower the profiled measurements ran than the timed one.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub profiling_slowdown_pct: f64,
+    pub total: ProfileRow,
+    pub groups: Vec<ProfileRow>,
+    pub symbols: Vec<ProfileRow>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Folded call stacks summed over the profiled measurements (stored,
+    /// left out of `--json`).
+    #[serde(skip)]
+    pub folded: std::collections::BTreeMap<String, u64>,
+}
+
+/// Sample counts of the profiled halves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSamples {
+    pub total: u64,
+    pub per_half_min: u64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub per_half_median: f64,
+    /// Samples the kernel dropped because the ring buffer was full.
+    pub lost: u64,
+}
+
+/// Where an A/B difference goes: the delta ns/op of each group of kernel
+/// functions and of each sampled function, from profiled pairs measured
+/// after the timed ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attribution {
+    /// Profiled pairs and the sampling frequency (per task, Hz).
+    pub pairs: u32,
+    pub hz: u64,
+    /// The software clock sampled (`cpu-clock`).
+    pub clock: String,
+    pub samples: ProfileSamples,
+    /// How much slower the profiled halves ran than the timed ones of the
+    /// same arm (mean of the two arms, and each), percent.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub profiling_slowdown_pct: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub baseline_slowdown_pct: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub treatment_slowdown_pct: f64,
+    /// The whole profiled delta (the sum of every row).
+    pub total: AttributionRow,
+    pub groups: Vec<AttributionRow>,
+    /// The symbols with the largest deltas, largest first.
+    pub symbols: Vec<AttributionRow>,
+    /// Limits of this profile (too few samples, hidden kernel addresses).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Folded call stacks per arm (`outer;...;leaf` -> samples), summed
+    /// over the profiled halves: what a flame graph is drawn from. Stored
+    /// in the database, left out of `--json`.
+    #[serde(skip)]
+    pub folded: [std::collections::BTreeMap<String, u64>; 2],
 }
 
 /// What the negative control (a workload no mechanism should change) says
@@ -266,6 +399,7 @@ pub mod testing {
                 .collect(),
             started_at: Utc::now(),
             finished_at: Utc::now(),
+            profile: None,
         }
     }
 

@@ -3,31 +3,14 @@
 //! user (unprivileged mechanisms work, root-only ones are skipped with a
 //! reason).
 
+mod common;
+
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn secperf(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("secperf").unwrap();
-    c.arg("--db").arg(db);
-    c
-}
-
-/// The smallest design the CLI accepts; unpinned so tests running side by
-/// side cannot starve each other's tasks out of a whole slice.
-const TINY: &[&str] = &[
-    "--pairs",
-    "10",
-    "--sample-ms",
-    "20",
-    "--samples-per-half",
-    "1",
-    "--warmup",
-    "0",
-    "--no-pin",
-];
+use common::{TINY, secperf};
 
 /// Runs secperf with `args` and the [`TINY`] design; its stdout.
 fn tiny_run(db: &Path, args: &[&str]) -> Vec<u8> {

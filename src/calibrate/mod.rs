@@ -195,6 +195,7 @@ impl Plan {
             scratch_root: std::env::temp_dir(),
             cache_dir: cache_dir(),
             seed: seed_or_clock(r.seed),
+            profile: None,
         };
         let mut counts = counts(
             r.quick,

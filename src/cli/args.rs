@@ -11,6 +11,7 @@ use clap::Args;
 use crate::engine::plan::{HalfDesign, Placement};
 use crate::error::UsageError;
 use crate::model::Mode;
+use crate::profile::ProfileOpts;
 use crate::stats::decision::DecisionOpts;
 use crate::sys::cpus;
 use crate::usage_bail;
@@ -83,6 +84,49 @@ pub struct DecisionArgs {
 impl DecisionArgs {
     pub fn resolve(&self) -> Result<DecisionOpts> {
         DecisionOpts::validated(self.alpha, self.noise, self.equivalence)
+    }
+}
+
+/// `--profile` and its settings (`overhead`, `suite`, `run`).
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// After the timed pairs, measure extra profiled pairs whose tasks are
+    /// sampled (cpu-clock, kernel call chains) and attribute each
+    /// difference to kernel functions in ns/op. Headline figures come only
+    /// from the timed pairs.
+    #[arg(long)]
+    pub profile: bool,
+
+    /// Samples per second per task while profiling, Hz (1 to 50000).
+    #[arg(long, value_name = "HZ", default_value_t = crate::profile::DEFAULT_HZ, requires = "profile")]
+    pub profile_hz: u64,
+
+    /// Profiled pairs per comparison (`run`: profiled measurements per
+    /// workload and task count); at least 2 for an interval.
+    #[arg(long, value_name = "N", default_value_t = crate::profile::DEFAULT_PAIRS, requires = "profile")]
+    pub profile_pairs: u32,
+}
+
+impl ProfileArgs {
+    /// The profile asked for, checked; None without `--profile`.
+    pub fn resolve(&self) -> Result<Option<ProfileOpts>> {
+        if !self.profile {
+            return Ok(None);
+        }
+        if !(1..=crate::profile::MAX_HZ).contains(&self.profile_hz) {
+            usage_bail!(
+                "--profile-hz {}: give a frequency from 1 to {} (e.g. 4000)",
+                self.profile_hz,
+                crate::profile::MAX_HZ
+            );
+        }
+        if self.profile_pairs == 0 {
+            usage_bail!("--profile-pairs 0: give at least 1 (2 or more for an interval)");
+        }
+        Ok(Some(ProfileOpts {
+            hz: self.profile_hz,
+            pairs: self.profile_pairs,
+        }))
     }
 }
 

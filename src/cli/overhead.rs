@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{DecisionArgs, PairArgs, ReportFormatArgs, TaskArgs};
+use super::args::{DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs};
 use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
@@ -58,6 +58,9 @@ pub struct OverheadArgs {
     pub precision: Option<f64>,
 
     #[command(flatten)]
+    pub profile: ProfileArgs,
+
+    #[command(flatten)]
     pub decision: DecisionArgs,
 
     #[command(flatten)]
@@ -82,6 +85,7 @@ impl OverheadArgs {
             seed: self.seed,
             decision: self.decision.resolve()?,
             precision: self.precision,
+            profile: self.profile.resolve()?,
         })
     }
 }
@@ -105,11 +109,19 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
     let design = plan.design();
-    let slices = plan.cases.len() as u64 * 2 * plan.pairs as u64 * design.slices_per_half();
+    let profiled_pairs = plan.profile.map_or(0, |p| p.pairs as u64);
+    let slices = plan.cases.len() as u64
+        * 2
+        * (plan.pairs as u64 + profiled_pairs)
+        * design.slices_per_half();
     eprintln!(
-        "secperf: {} comparisons x {} pairs, about {:.0} s of measurement",
+        "secperf: {} comparisons x {} pairs{}, about {:.0} s of measurement",
         plan.cases.len(),
         plan.pairs,
+        plan.profile.map_or(String::new(), |p| format!(
+            " + {} profiled pairs at {} Hz",
+            p.pairs, p.hz
+        )),
         slices as f64 * plan.sample_ms as f64 / 1000.0 * 1.15
     );
     let mut session = Session::begin(
@@ -172,6 +184,10 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         return super::output::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
+    let attributions = crate::report::table::attributions(&comparisons);
+    if !attributions.is_empty() {
+        super::emit_fmt!("{}", attributions.trim_end());
+    }
     let control = crate::report::table::negative_control(control.as_ref());
     if !control.is_empty() {
         super::emit_fmt!("{}", control.trim_end());

@@ -171,9 +171,17 @@ fn print_run(run: &StoredRun) {
     }
     if !run.results.is_empty() {
         super::emit_fmt!("{}", crate::report::table::results(&run.results));
+        let profiles = crate::report::formats::attribution::profiles(&run.results);
+        if !profiles.is_empty() {
+            super::emit_fmt!("{}", profiles.trim_end());
+        }
     }
     if !run.comparisons.is_empty() {
         super::emit_fmt!("{}", crate::report::table::comparisons(&run.comparisons));
+        let attributions = crate::report::table::attributions(&run.comparisons);
+        if !attributions.is_empty() {
+            super::emit_fmt!("{}", attributions.trim_end());
+        }
         let control = crate::report::table::negative_control(
             crate::engine::control::judge(&run.comparisons).as_ref(),
         );

@@ -45,6 +45,9 @@ pub struct RunArgs {
     pub quick: bool,
 
     #[command(flatten)]
+    pub profile: super::args::ProfileArgs,
+
+    #[command(flatten)]
     pub report: super::args::ReportFormatArgs,
 }
 
@@ -76,6 +79,7 @@ impl RunArgs {
             label: placement.label,
             scratch: placement.scratch,
             quick: a.quick,
+            profile: a.profile.resolve()?,
         })
     }
 }
@@ -134,6 +138,10 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
         return super::output::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::results(&results));
+    let profiles = crate::report::formats::attribution::profiles(&results);
+    if !profiles.is_empty() {
+        super::emit_fmt!("{}", profiles.trim_end());
+    }
     super::emit_fmt!("{}", session.stored_line(&plan.label));
     Ok(())
 }

@@ -13,6 +13,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
+use super::args::ProfileArgs;
 use crate::engine::measurer::Live;
 use crate::engine::session::{RunSpec, Session, open_store, seed_or_clock};
 use crate::engine::suite::{SuiteRecord, SuiteRun, avc_deltas, load_suite_run};
@@ -46,7 +47,7 @@ pub struct SuiteArgs {
     pub baseline: Option<String>,
 
     /// Print the report of a stored run of this suite instead of measuring.
-    #[arg(long, value_name = "RUN", conflicts_with_all = ["quick", "label", "seed", "scratch"])]
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["quick", "label", "seed", "scratch", "profile"])]
     pub report: Option<String>,
 
     /// Seed for the AB/BA coin and the bootstrap [default: from the clock].
@@ -57,6 +58,9 @@ pub struct SuiteArgs {
     /// [default: the system temporary directory].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub profile: ProfileArgs,
 }
 
 #[derive(Serialize)]
@@ -110,7 +114,12 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     }
 
-    let suite = SuiteRun::new(def, args.quick, seed_or_clock(args.seed))?;
+    let suite = SuiteRun::new(
+        def,
+        args.quick,
+        seed_or_clock(args.seed),
+        args.profile.resolve()?,
+    )?;
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
     let label = args.label.clone().unwrap_or_else(|| def.name.to_string());
     let ab_text = match suite.cases.len() {

@@ -207,6 +207,7 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         warnings,
         machine: machine_summary(base),
         command: command.to_string(),
+        attributions: vec![],
     }
 }
 

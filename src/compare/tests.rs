@@ -136,6 +136,7 @@ fn overhead_runs_give_one_row_per_arm() {
                 treatment_ns_per_op: 349.0,
             },
         ],
+        attribution: None,
     });
     let s = series(&a);
     assert_eq!(s.len(), 2);

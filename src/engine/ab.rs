@@ -18,8 +18,10 @@ use super::design::{Case, Design, pair_orders};
 use super::measurer::Measurer;
 use super::progress::Progress;
 use crate::mechanisms::Arm;
-use crate::model::{Comparison, PairData};
-use crate::runner::Tick;
+use crate::model::{Attribution, Comparison, PairData};
+use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
+use crate::profile::{ProfileOpts, profile_half};
+use crate::runner::{Tick, Unobserved};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
 use crate::stats::paired::{PairedOpts, compare_paired};
@@ -41,15 +43,17 @@ pub fn compare(
     for (i, order) in pair_orders(design.pairs, rng).into_iter().enumerate() {
         let mut ns = [0.0f64; 2];
         for arm in order {
-            let v = measurer.half(case, design, arm, on_tick).with_context(|| {
-                format!(
-                    "{} on {}, pair {} of {}, {arm:?} half",
-                    case.treatment,
-                    case.workload.name,
-                    i + 1,
-                    design.pairs
-                )
-            })?;
+            let v = measurer
+                .half(case, design, arm, &mut Unobserved, on_tick)
+                .with_context(|| {
+                    format!(
+                        "{} on {}, pair {} of {}, {arm:?} half",
+                        case.treatment,
+                        case.workload.name,
+                        i + 1,
+                        design.pairs
+                    )
+                })?;
             ns[(arm == Arm::Treatment) as usize] = v;
         }
         baseline.push(ns[0]);
@@ -75,6 +79,17 @@ pub fn compare(
         },
     )
     .context("computing the overhead")?;
+    let attribution = design.profile.map(|p| {
+        profile_pairs(
+            case,
+            design,
+            &p,
+            measurer,
+            on_tick,
+            crate::stats::median(&baseline).unwrap_or(f64::NAN),
+            crate::stats::median(&treatment).unwrap_or(f64::NAN),
+        )
+    });
     let t = &case.treatment;
     Ok(Comparison {
         workload: case.workload.name.to_string(),
@@ -92,7 +107,71 @@ pub fn compare(
         overhead_pct,
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
         pair_data,
+        attribution,
     })
+}
+
+/// Seeds the profiled pairs' coin apart from the timed pairs', so that
+/// `--profile` leaves the timed pairs' order (and estimate) as without it.
+const PROFILE_SEED: u64 = 0x7072_6f66_696c_6564;
+
+/// The profiled pairs of a comparison, after its timed pairs: the same
+/// randomised AB/BA design, fresh tasks per half, each sampled. Sampling
+/// that is refused or fails ends the profile with a note; it never fails
+/// the comparison, whose figures come from the timed pairs.
+fn profile_pairs(
+    case: &Case,
+    design: &Design,
+    opts: &ProfileOpts,
+    measurer: &mut dyn Measurer,
+    on_tick: &mut dyn FnMut(Tick),
+    timed_baseline_ns_per_op: f64,
+    timed_treatment_ns_per_op: f64,
+) -> Attribution {
+    let attribute_opts = AttributeOpts {
+        hz: opts.hz,
+        timed_baseline_ns_per_op,
+        timed_treatment_ns_per_op,
+        top_symbols: crate::profile::TOP_SYMBOLS,
+    };
+    let (symbols, mut notes) = crate::profile::readiness(opts.hz);
+    let mut pairs = Vec::new();
+    if let Some(symbols) = &symbols {
+        let mut rng = Rng::new(design.seed ^ PROFILE_SEED);
+        'pairs: for (i, order) in pair_orders(opts.pairs, &mut rng).into_iter().enumerate() {
+            let mut halves: [HalfProfile; 2] = Default::default();
+            for arm in order {
+                let half = profile_half(symbols, opts.hz, design.sample_ms, |observer| {
+                    measurer.half(case, design, arm, observer, on_tick)
+                });
+                match half {
+                    Ok(half) => halves[(arm == Arm::Treatment) as usize] = half,
+                    Err(e) => {
+                        notes.push(format!(
+                            "profiled pair {} of {}, {arm:?} half failed: {e:#}",
+                            i + 1,
+                            opts.pairs
+                        ));
+                        break 'pairs;
+                    }
+                }
+            }
+            let [baseline, treatment] = halves;
+            pairs.push(ProfiledPair {
+                baseline,
+                treatment,
+            });
+        }
+    }
+    let mut attribution = attribute(&pairs, &attribute_opts);
+    if pairs.is_empty() {
+        attribution
+            .notes
+            .retain(|n| !n.contains("no profiled pair"));
+    }
+    notes.append(&mut attribution.notes);
+    attribution.notes = notes;
+    attribution
 }
 
 /// Measures A/B comparisons in order (each with its own design), stores
@@ -199,6 +278,7 @@ mod tests {
                     treatment_ns_per_op: t,
                 })
                 .collect(),
+            attribution: None,
         }
     }
 
@@ -250,6 +330,46 @@ mod tests {
 
     fn design(pairs: u32) -> Design {
         Design::for_tests(pairs, 1)
+    }
+
+    #[test]
+    fn profiling_runs_after_the_timed_pairs_and_leaves_them_alone() {
+        // Figures depend on the call number, so any change in the timed
+        // halves' calls would change the estimate.
+        let script = |_: &Case, arm: Arm, n: usize| {
+            Ok(if arm == Arm::Treatment { 110.0 } else { 100.0 } + (n % 7) as f64)
+        };
+        let plain = compare(
+            &case("none"),
+            &design(12),
+            &mut Scripted::new(script),
+            &mut Rng::new(3),
+            &mut |_| {},
+        )
+        .unwrap();
+        let mut profiled_design = design(12);
+        profiled_design.profile = Some(ProfileOpts { hz: 1000, pairs: 3 });
+        let mut m = Scripted::new(script);
+        let profiled = compare(
+            &case("none"),
+            &profiled_design,
+            &mut m,
+            &mut Rng::new(3),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(plain.pair_data, profiled.pair_data);
+        assert_eq!(plain.overhead_pct, profiled.overhead_pct);
+        assert!(plain.attribution.is_none());
+        let a = profiled.attribution.expect("an attribution");
+        if a.notes.iter().any(|n| n.starts_with("not profiled")) {
+            eprintln!("profiling unavailable here: {:?}", a.notes);
+            assert_eq!(m.calls.len(), 24);
+        } else {
+            // 3 profiled pairs after the 12 timed ones, both arms each.
+            assert_eq!(m.calls.len(), 30);
+            assert_eq!(a.pairs, 3);
+        }
     }
 
     #[test]

@@ -10,8 +10,10 @@ use serde::Serialize;
 
 use super::measurer::Measurer;
 use super::session::{Session, cache_dir};
-use crate::model::{Mode, Params, WorkloadResult};
-use crate::runner::MeasureOpts;
+use crate::model::{Mode, Params, Profile, WorkloadResult};
+use crate::profile::attribute::profile_of;
+use crate::profile::{ProfileOpts, profile_half};
+use crate::runner::{MeasureOpts, Unobserved};
 use crate::workloads::WorkloadDef;
 
 /// Everything `run` will do, validated.
@@ -32,6 +34,9 @@ pub struct RunPlan {
     pub label: String,
     pub scratch: PathBuf,
     pub quick: bool,
+    /// Profiled measurements after each timed one (`--profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileOpts>,
 }
 
 fn ser_names<S: serde::Serializer>(w: &[&'static WorkloadDef], s: S) -> Result<S::Ok, S::Error> {
@@ -39,9 +44,12 @@ fn ser_names<S: serde::Serializer>(w: &[&'static WorkloadDef], s: S) -> Result<S
 }
 
 impl RunPlan {
-    /// Slices the plan measures, warmup included.
+    /// Slices the plan measures, warmup and profiled measurements included.
     pub fn slices(&self) -> u64 {
-        (self.workloads.len() * self.tasks.len()) as u64 * (self.samples + self.warmup) as u64
+        let per_count = 1 + self.profile.map_or(0, |p| p.pairs) as u64;
+        (self.workloads.len() * self.tasks.len()) as u64
+            * per_count
+            * (self.samples + self.warmup) as u64
     }
 
     /// Each workload at each task count, in order, each stored as it
@@ -65,7 +73,14 @@ impl RunPlan {
                     cache_dir: cache_dir(),
                     params: self.params[def.name].clone(),
                 };
-                results.push(measure_one(session, measurer, def, &opts, def.name)?);
+                results.push(measure_one(
+                    session,
+                    measurer,
+                    def,
+                    &opts,
+                    def.name,
+                    self.profile,
+                )?);
             }
         }
         Ok(results)
@@ -81,11 +96,22 @@ pub fn measure_one(
     def: &WorkloadDef,
     opts: &MeasureOpts,
     name: &str,
+    profile: Option<ProfileOpts>,
 ) -> Result<WorkloadResult> {
     let what = format!("{name} tasks={}", opts.tasks);
     session.progress.start(&format!("{what} ({})", opts.mode));
     let progress = &session.progress;
-    let r = measurer.current(def, opts, &mut |t| progress.tick(t))?;
+    let mut r = measurer.current(def, opts, &mut Unobserved, &mut |t| progress.tick(t))?;
+    if let Some(p) = profile {
+        r.profile = Some(profile_current(
+            measurer,
+            def,
+            opts,
+            &p,
+            &mut |t| progress.tick(t),
+            r.ns_per_op.median,
+        ));
+    }
     session.store.add_result(session.run_id, &r)?;
     session.progress.line(&format!(
         "{what}: {} ops/s, {} per op",
@@ -93,6 +119,49 @@ pub fn measure_one(
         crate::report::ns(r.ns_per_op.median)
     ));
     Ok(r)
+}
+
+/// Profiled measurements of `def` after its timed one, each sampled;
+/// sampling that is refused or fails ends the profile with a note, never
+/// the run.
+fn profile_current(
+    measurer: &mut dyn Measurer,
+    def: &WorkloadDef,
+    opts: &MeasureOpts,
+    p: &ProfileOpts,
+    on_tick: &mut dyn FnMut(crate::runner::Tick),
+    timed_ns_per_op: f64,
+) -> Profile {
+    let (symbols, mut notes) = crate::profile::readiness(p.hz);
+    let mut halves = Vec::new();
+    if let Some(symbols) = &symbols {
+        for i in 0..p.pairs {
+            let half = profile_half(symbols, p.hz, opts.sample_ms, |observer| {
+                Ok(measurer
+                    .current(def, opts, observer, on_tick)?
+                    .ns_per_op
+                    .median)
+            });
+            match half {
+                Ok(half) => halves.push(half),
+                Err(e) => {
+                    notes.push(format!(
+                        "profiled measurement {} of {} failed: {e:#}",
+                        i + 1,
+                        p.pairs
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    let mut profile = profile_of(&halves, p.hz, timed_ns_per_op, crate::profile::TOP_SYMBOLS);
+    if halves.is_empty() {
+        profile.notes.retain(|n| !n.contains("no profiled"));
+    }
+    notes.append(&mut profile.notes);
+    profile.notes = notes;
+    profile
 }
 
 #[cfg(test)]
@@ -122,6 +191,7 @@ mod tests {
             label: "t".into(),
             scratch: dir.path().to_path_buf(),
             quick: false,
+            profile: None,
         };
         let mut session = Session::begin(
             db_path,

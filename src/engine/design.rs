@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::mechanisms::{Arm, Treatment};
 use crate::model::{Mode, Params};
+use crate::profile::ProfileOpts;
 use crate::stats::bootstrap::Rng;
 use crate::workloads::WorkloadDef;
 
@@ -37,6 +38,8 @@ pub struct Design {
     pub scratch_root: PathBuf,
     pub cache_dir: PathBuf,
     pub seed: u64,
+    /// Extra profiled pairs after the timed ones (`--profile`).
+    pub profile: Option<ProfileOpts>,
 }
 
 impl Design {
@@ -54,6 +57,7 @@ impl Design {
             scratch_root: std::env::temp_dir(),
             cache_dir: std::env::temp_dir(),
             seed,
+            profile: None,
         }
     }
 

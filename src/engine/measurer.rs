@@ -10,28 +10,34 @@ use anyhow::{Context, Result};
 use super::design::{Case, Design};
 use crate::mechanisms::{Arm, Scope, SystemEnv, WorkerEnv};
 use crate::model::WorkloadResult;
-use crate::runner::{self, MeasureOpts, Tick};
+#[cfg(doc)]
+use crate::runner::Unobserved;
+use crate::runner::{self, MeasureOpts, Observer, Tick};
 use crate::safety::StateLock;
 use crate::workloads::WorkloadDef;
 
 /// Measures halves of pairs and plain measurements.
 pub trait Measurer {
-    /// One half of a pair: `arm` set up, `case` measured in fresh tasks,
-    /// the arm undone (also when the measurement failed). Returns the
-    /// half's ns/op (median of its slices).
+    /// One half of a pair: `arm` set up, `case` measured in fresh tasks
+    /// watched by `observer` (the profiler, or [`Unobserved`]), the arm
+    /// undone (also when the measurement failed). Returns the half's ns/op
+    /// (median of its slices).
     fn half(
         &mut self,
         case: &Case,
         design: &Design,
         arm: Arm,
+        observer: &mut dyn Observer,
         on_tick: &mut dyn FnMut(Tick),
     ) -> Result<f64>;
 
-    /// One workload under the current configuration.
+    /// One workload under the current configuration, watched by
+    /// `observer`.
     fn current(
         &mut self,
         def: &WorkloadDef,
         opts: &MeasureOpts,
+        observer: &mut dyn Observer,
         on_tick: &mut dyn FnMut(Tick),
     ) -> Result<WorkloadResult>;
 }
@@ -49,6 +55,7 @@ impl Measurer for Live<'_> {
         case: &Case,
         design: &Design,
         arm: Arm,
+        observer: &mut dyn Observer,
         on_tick: &mut dyn FnMut(Tick),
     ) -> Result<f64> {
         let t = &case.treatment;
@@ -85,9 +92,9 @@ impl Measurer for Live<'_> {
                     },
                 )
             };
-            runner::measure_with(def, &opts, &hook, on_tick)
+            runner::measure_observed(def, &opts, &hook, observer, on_tick)
         } else {
-            runner::measure(def, &opts, on_tick)
+            runner::measure_observed(def, &opts, &|_| Ok(()), observer, on_tick)
         };
         if let Some(applied) = applied {
             applied.restore()?;
@@ -99,9 +106,10 @@ impl Measurer for Live<'_> {
         &mut self,
         def: &WorkloadDef,
         opts: &MeasureOpts,
+        observer: &mut dyn Observer,
         on_tick: &mut dyn FnMut(Tick),
     ) -> Result<WorkloadResult> {
-        runner::measure(def, opts, on_tick)
+        runner::measure_observed(def, opts, &|_| Ok(()), observer, on_tick)
     }
 }
 
@@ -140,6 +148,7 @@ pub mod testing {
             case: &Case,
             design: &Design,
             arm: Arm,
+            _observer: &mut dyn Observer,
             on_tick: &mut dyn FnMut(Tick),
         ) -> Result<f64> {
             let n = self.calls.len();
@@ -160,6 +169,7 @@ pub mod testing {
             &mut self,
             def: &WorkloadDef,
             opts: &MeasureOpts,
+            _observer: &mut dyn Observer,
             _on_tick: &mut dyn FnMut(Tick),
         ) -> Result<WorkloadResult> {
             let values = vec![self.current_ns_per_op; opts.samples as usize];

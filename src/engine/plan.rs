@@ -22,6 +22,7 @@ use super::design::{CONTROL_WORKLOAD, Case, Design};
 use super::session::{cache_dir, seed_or_clock};
 use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped};
+use crate::profile::ProfileOpts;
 use crate::stats::decision::{DecisionOpts, min_pairs_for};
 use crate::store::Store;
 use crate::usage_bail;
@@ -67,6 +68,8 @@ pub struct OverheadRequest {
     pub decision: DecisionOpts,
     /// `--precision`: the 95% interval's half-width wanted, percent.
     pub precision: Option<f64>,
+    /// `--profile`: extra profiled pairs per comparison.
+    pub profile: Option<ProfileOpts>,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -93,6 +96,9 @@ pub struct OverheadPlan {
     pub label: String,
     pub scratch: PathBuf,
     pub quick: bool,
+    /// Profiled pairs after the timed ones (`--profile`); absent when off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileOpts>,
     /// The precision to size pairs for from calibrations (see
     /// [`OverheadPlan::pairs_from_calibration`]); None when `--pairs` was
     /// given or no precision asked for.
@@ -267,6 +273,7 @@ impl OverheadPlan {
             label: placement.label.clone(),
             scratch: placement.scratch.clone(),
             quick: a.quick,
+            profile: a.profile,
             precision_from_calibration: a.precision.filter(|_| half.pairs.is_none()),
         })
     }
@@ -326,6 +333,7 @@ impl OverheadPlan {
             scratch_root: self.scratch.clone(),
             cache_dir: cache_dir(),
             seed: self.seed,
+            profile: self.profile,
         }
     }
 }
@@ -363,6 +371,7 @@ mod tests {
             seed: Some(1),
             decision: DecisionOpts::default(),
             precision: None,
+            profile: None,
         })
         .unwrap()
     }

@@ -16,6 +16,7 @@ use super::measurer::Measurer;
 use super::session::{Session, cache_dir};
 use crate::mechanisms::{Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped, StoredRun};
+use crate::profile::ProfileOpts;
 use crate::runner::MeasureOpts;
 use crate::stats::decision::{DecisionOpts, min_pairs_for};
 use crate::store::Store;
@@ -37,6 +38,9 @@ pub struct SuiteRecord {
     /// The plan as measured (for people reading the JSON; the report is
     /// re-planned from suite, version, quick and cpus).
     pub plan: serde_json::Value,
+    /// Profiled pairs after each comparison's timed ones (`--profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileOpts>,
 }
 
 impl SuiteRecord {
@@ -65,7 +69,12 @@ pub const AVC_NOTE: &str = "avc";
 impl SuiteRun {
     /// Plans `def` for the CPUs this process may use; treatments that
     /// cannot run here are recorded as skipped with the reason.
-    pub fn new(def: &SuiteDef, quick: bool, seed: u64) -> Result<SuiteRun> {
+    pub fn new(
+        def: &SuiteDef,
+        quick: bool,
+        seed: u64,
+        profile: Option<ProfileOpts>,
+    ) -> Result<SuiteRun> {
         let cpus =
             crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
         let plan = (def.plan)(&PlanCtx {
@@ -110,6 +119,7 @@ impl SuiteRun {
             seed,
             skipped,
             plan: serde_json::to_value(&plan)?,
+            profile,
         };
         Ok(SuiteRun {
             plan,
@@ -136,7 +146,7 @@ impl SuiteRun {
             .sum();
         let ab = self.cases.len() as u64
             * 2
-            * self.record.pairs as u64
+            * (self.record.pairs + self.record.profile.map_or(0, |p| p.pairs)) as u64
             * (p.ab.warmup + p.ab.samples_per_half) as u64;
         (run, ab)
     }
@@ -176,7 +186,7 @@ impl SuiteRun {
                 } else {
                     None
                 };
-                measure_one(session, measurer, item.def(), &opts, &item.name())?;
+                measure_one(session, measurer, item.def(), &opts, &item.name(), None)?;
                 if let Some(before) = before
                     && let Some(after) = AvcStats::read(avc_root)?
                 {
@@ -203,6 +213,7 @@ impl SuiteRun {
             scratch_root: scratch.to_path_buf(),
             cache_dir: cache_dir(),
             seed: self.record.seed,
+            profile: self.record.profile,
         };
         let cases = self.cases.iter().map(|(case, mode)| {
             let design = Design {

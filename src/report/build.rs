@@ -1,7 +1,7 @@
 //! Reports (see [`super::model`]) from what `run` and `overhead` measured,
 //! so every command speaks every format.
 
-use super::model::{Cell, DesignKind, Report, Row};
+use super::model::{AttributionSection, Cell, DesignKind, Report, Row};
 use crate::model::{Comparison, WorkloadResult};
 
 fn machine(system: &serde_json::Value, host: &str) -> Vec<(String, String)> {
@@ -62,6 +62,7 @@ pub fn from_results(
         warnings: vec![],
         machine: machine(system, host),
         command: command.to_string(),
+        attributions: vec![],
     }
 }
 
@@ -98,6 +99,7 @@ pub fn from_comparisons(
             }
         })
         .collect();
+    let attributions = attributions(comparisons);
     Report {
         title: "secperf overhead".into(),
         design: DesignKind::Paired,
@@ -112,5 +114,24 @@ pub fn from_comparisons(
         warnings: vec![],
         machine: machine(system, host),
         command: command.to_string(),
+        attributions,
     }
+}
+
+/// The attribution of every profiled comparison, named as its row is.
+pub fn attributions(comparisons: &[Comparison]) -> Vec<AttributionSection> {
+    comparisons
+        .iter()
+        .filter_map(|c| {
+            Some(AttributionSection {
+                comparison: format!(
+                    "{} on {} tasks={}",
+                    crate::mechanisms::label_of(c),
+                    c.workload,
+                    c.tasks
+                ),
+                attribution: c.attribution.clone()?,
+            })
+        })
+        .collect()
 }

@@ -148,6 +148,12 @@ pub fn runs(runs: &[RunSummary]) -> String {
 }
 
 /// `secperf overhead`: one row per mechanism x workload x task count.
+/// Where each profiled comparison's difference goes; empty when none was
+/// profiled.
+pub fn attributions(comparisons: &[Comparison]) -> String {
+    super::formats::attribution::table(&super::build::attributions(comparisons))
+}
+
 pub fn comparisons(comparisons: &[Comparison]) -> String {
     let mut t = new_table(&[
         "workload",
@@ -326,6 +332,7 @@ mod tests {
                     treatment_ns_per_op: 100.0 * r,
                 })
                 .collect(),
+            attribution: None,
         };
         let text = outlier_pairs(std::slice::from_ref(&c));
         assert!(text.contains("pair 11 of 12 (kept)"), "{text}");

@@ -87,12 +87,56 @@ pub fn measure(
     measure_with(def, opts, &|_| Ok(()), on_tick)
 }
 
+/// Watches one measurement from outside its tasks (the profiler). Each
+/// call comes from the measuring thread at a fixed point of the
+/// measurement; an error stops it.
+pub trait Observer {
+    /// Every task has prepared (its mechanism applied); none is released
+    /// yet. `cpus[i]` is task i's CPU when pinned.
+    fn ready(&mut self, tids: &[i32], cpus: &[Option<usize>]) -> Result<()>;
+    /// The warmup is over: the kept slices start now.
+    fn keep(&mut self) -> Result<()>;
+    /// A kept slice ended.
+    fn slice(&mut self) -> Result<()>;
+    /// The last kept slice ended; the tasks are still alive.
+    fn done(&mut self) -> Result<()>;
+}
+
+/// Observes nothing.
+pub struct Unobserved;
+
+impl Observer for Unobserved {
+    fn ready(&mut self, _: &[i32], _: &[Option<usize>]) -> Result<()> {
+        Ok(())
+    }
+    fn keep(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn slice(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn done(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// [`measure`], with `after_prepare` run in every task once it prepared
 /// (where a worker-scope mechanism is applied).
 pub fn measure_with(
     def: &WorkloadDef,
     opts: &MeasureOpts,
     after_prepare: &AfterPrepare,
+    on_tick: &mut dyn FnMut(Tick),
+) -> Result<WorkloadResult> {
+    measure_observed(def, opts, after_prepare, &mut Unobserved, on_tick)
+}
+
+/// [`measure_with`], watched by `observer`.
+pub fn measure_observed(
+    def: &WorkloadDef,
+    opts: &MeasureOpts,
+    after_prepare: &AfterPrepare,
+    observer: &mut dyn Observer,
     on_tick: &mut dyn FnMut(Tick),
 ) -> Result<WorkloadResult> {
     let started_at = Utc::now();
@@ -148,6 +192,9 @@ pub fn measure_with(
         let tids: Vec<i32> = (0..opts.tasks)
             .map(|i| shm.slot(i).info.tid.load(Ordering::Relaxed))
             .collect();
+        let task_cpus: Vec<Option<usize>> =
+            (0..opts.tasks).map(|i| opts.cpus.get(i).copied()).collect();
+        observer.ready(&tids, &task_cpus)?;
         let read = |t_ns: u64| Snapshot {
             t_ns,
             ops: (0..opts.tasks)
@@ -178,6 +225,9 @@ pub fn measure_with(
         let total = opts.warmup + opts.samples;
         let mut kept = Vec::with_capacity(opts.samples as usize);
         for k in 0..total {
+            if k == opts.warmup {
+                observer.keep()?;
+            }
             let deadline = prev.t_ns + opts.sample_ms * 1_000_000;
             sleep_until(deadline, &shm, check_alive)
                 .with_context(|| format!("workload {}", def.name))?;
@@ -204,9 +254,11 @@ pub fn measure_with(
             });
             if k >= opts.warmup {
                 kept.push(sample);
+                observer.slice()?;
             }
             prev = cur;
         }
+        observer.done()?;
         Ok(kept)
     })?;
     // A task that failed while the last slice was read still fails the run.
@@ -243,6 +295,7 @@ pub fn measure_with(
         sample_data: samples,
         started_at,
         finished_at: Utc::now(),
+        profile: None,
     })
 }
 

@@ -7,7 +7,11 @@ use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::codec::{int_from_sql, json_from_sql, json_to_sql, real_from_sql, u64_to_sql};
 use super::{Store, no_run_error, run_exists};
-use crate::model::{Comparison, Mode, PairData};
+use std::collections::BTreeMap;
+
+use rusqlite::OptionalExtension;
+
+use crate::model::{Attribution, Comparison, Mode, PairData, Profile};
 use crate::stats::paired::{OverheadPct, Verdict};
 
 fn verdict_to_sql(v: Verdict) -> &'static str {
@@ -92,9 +96,80 @@ impl Store {
                     .with_context(context)?;
             }
         }
+        if let Some(a) = &c.attribution {
+            tx.execute(
+                "INSERT INTO comparison_profiles (comparison_id, attribution_json,
+                     folded_baseline, folded_treatment) VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    id,
+                    json_to_sql(a, "comparison_profiles.attribution_json")?,
+                    folded_to_text(&a.folded[0]),
+                    folded_to_text(&a.folded[1]),
+                ],
+            )
+            .with_context(context)?;
+        }
         tx.commit().with_context(context)?;
         Ok(id)
     }
+}
+
+/// Folded stacks as the lines flame graph tools read: `stack COUNT`.
+pub fn folded_to_text(folded: &BTreeMap<String, u64>) -> String {
+    folded
+        .iter()
+        .map(|(stack, n)| format!("{stack} {n}\n"))
+        .collect()
+}
+
+/// The inverse of [`folded_to_text`].
+pub fn folded_from_text(text: &str, column: &str) -> Result<BTreeMap<String, u64>> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.is_empty()) {
+        let (stack, n) = line
+            .rsplit_once(' ')
+            .and_then(|(s, n)| Some((s, n.parse::<u64>().ok()?)))
+            .with_context(|| format!("{column}: line {} is not 'STACK COUNT'", i + 1))?;
+        *out.entry(stack.to_string()).or_default() += n;
+    }
+    Ok(out)
+}
+
+/// The profile of stored result `result_id`, if it was profiled.
+pub(super) fn load_result_profile(conn: &Connection, result_id: i64) -> Result<Option<Profile>> {
+    let row: Option<(String, String)> = conn
+        .query_row(
+            "SELECT profile_json, folded FROM result_profiles WHERE result_id = ?1",
+            [result_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((json, folded)) = row else {
+        return Ok(None);
+    };
+    let mut p: Profile = json_from_sql(&json, "result_profiles.profile_json")?;
+    p.folded = folded_from_text(&folded, "result_profiles.folded")?;
+    Ok(Some(p))
+}
+
+fn load_attribution(conn: &Connection, comparison_id: i64) -> Result<Option<Attribution>> {
+    let row: Option<(String, String, String)> = conn
+        .query_row(
+            "SELECT attribution_json, folded_baseline, folded_treatment
+             FROM comparison_profiles WHERE comparison_id = ?1",
+            [comparison_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((json, b, t)) = row else {
+        return Ok(None);
+    };
+    let mut a: Attribution = json_from_sql(&json, "comparison_profiles.attribution_json")?;
+    a.folded = [
+        folded_from_text(&b, "comparison_profiles.folded_baseline")?,
+        folded_from_text(&t, "comparison_profiles.folded_treatment")?,
+    ];
+    Ok(Some(a))
 }
 
 impl Store {
@@ -191,6 +266,7 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                         .collect::<Vec<_>>(),
                 ),
                 pair_data,
+                attribution: load_attribution(conn, id)?,
             })
         };
         out.push(read().with_context(|| format!("comparison {id} is corrupt"))?);

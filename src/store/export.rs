@@ -168,6 +168,7 @@ mod tests {
                 }],
                 started_at: t,
                 finished_at: t,
+                profile: None,
             }],
         }
     }

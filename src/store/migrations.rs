@@ -149,6 +149,23 @@ CREATE TABLE run_notes (
 );
 CREATE INDEX run_notes_run_id ON run_notes(run_id, name);
 "#,
+    // 5: where the time goes (`--profile`): a comparison's attribution
+    // table and the folded stacks of each arm, a result's profile and its
+    // folded stacks (for flame graphs).
+    r#"
+CREATE TABLE comparison_profiles (
+    comparison_id         INTEGER PRIMARY KEY REFERENCES comparisons(id) ON DELETE CASCADE,
+    attribution_json      TEXT NOT NULL,      -- groups, symbols, samples, notes
+    folded_baseline       TEXT NOT NULL,      -- "outer;...;leaf COUNT" lines
+    folded_treatment      TEXT NOT NULL
+);
+
+CREATE TABLE result_profiles (
+    result_id             INTEGER PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,
+    profile_json          TEXT NOT NULL,      -- groups, symbols, samples, notes
+    folded                TEXT NOT NULL       -- "outer;...;leaf COUNT" lines
+);
+"#,
 ];
 
 /// Brings the schema up to `MIGRATIONS.len()`. Also performs one write

@@ -274,6 +274,17 @@ impl Store {
                     .with_context(context)?;
             }
         }
+        if let Some(p) = &result.profile {
+            tx.execute(
+                "INSERT INTO result_profiles (result_id, profile_json, folded) VALUES (?1, ?2, ?3)",
+                params![
+                    result_id,
+                    json_to_sql(p, "result_profiles.profile_json")?,
+                    comparisons::folded_to_text(&p.folded),
+                ],
+            )
+            .with_context(context)?;
+        }
         tx.commit().with_context(context)?;
         Ok(result_id)
     }

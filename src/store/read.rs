@@ -183,6 +183,7 @@ impl Store {
                     sample_data: load_samples(&mut samples_stmt, result_id)?,
                     started_at: time_from_sql(&row.get::<_, String>(21)?, "results.started_at")?,
                     finished_at: time_from_sql(&row.get::<_, String>(22)?, "results.finished_at")?,
+                    profile: super::comparisons::load_result_profile(&self.conn, result_id)?,
                 })
             };
             results.push(read().with_context(|| format!("result {result_id} is corrupt"))?);

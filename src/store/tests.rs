@@ -79,6 +79,7 @@ fn result(workload: &str, tasks: u32, values: &[f64]) -> WorkloadResult {
             .collect(),
         started_at: t(1, 123_456_789),
         finished_at: t(2, 987_654_321),
+        profile: None,
     }
 }
 
@@ -572,13 +573,35 @@ fn comparisons_round_trip_and_cascade() {
                 treatment_ns_per_op: 297.0,
             },
         ],
+        attribution: None,
     };
     store.add_comparison(run_id, &c).unwrap();
+    // A profiled one: the attribution (NaN bounds included) and the folded
+    // stacks of both arms come back as they went in.
+    let mut profiled = c.clone();
+    let mut a = crate::report::formats::attribution::testing::section().attribution;
+    a.total.delta_ns_per_op.ci_low = f64::NAN;
+    a.folded[0].insert("entry_SYSCALL_64;do_syscall_64".into(), 7);
+    a.folded[1].insert("[user];getppid".into(), 3);
+    a.folded[1].insert("a;b;c".into(), 11);
+    profiled.attribution = Some(a);
+    store.add_comparison(run_id, &profiled).unwrap();
     store.finish_run(run_id).unwrap();
     let loaded = store.load_run(run_id).unwrap();
-    assert_eq!(loaded.comparisons, vec![c]);
+    assert_eq!(loaded.comparisons[0], c);
+    let back = loaded.comparisons[1]
+        .attribution
+        .clone()
+        .expect("attribution stored");
+    let want = profiled.attribution.clone().unwrap();
+    assert!(back.total.delta_ns_per_op.ci_low.is_nan());
+    assert_eq!(back.folded, want.folded);
+    assert_eq!(back.groups, want.groups);
+    assert_eq!(back.symbols, want.symbols);
+    assert_eq!(back.notes, want.notes);
     assert!(loaded.results.is_empty());
     store.delete_run(run_id).unwrap();
     assert_eq!(count(&store, "comparisons"), 0);
     assert_eq!(count(&store, "comparison_pairs"), 0);
+    assert_eq!(count(&store, "comparison_profiles"), 0);
 }

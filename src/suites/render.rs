@@ -132,6 +132,7 @@ fn assemble(
             warnings,
             machine: Vec::new(),
             command: String::new(),
+            attributions: vec![],
         },
         tables,
     }
@@ -465,8 +466,12 @@ pub struct ReportParts<'a> {
 /// and the runs one.
 pub fn sections(p: &ReportParts) -> (Option<Section>, Section) {
     let layout = p.suite.layout;
+    let mut ab = ab_section(p.plan, p.run, layout);
+    if let Some(ab) = &mut ab {
+        ab.report.attributions = crate::report::build::attributions(&p.run.comparisons);
+    }
     (
-        ab_section(p.plan, p.run, layout),
+        ab,
         runs_section(p.plan, p.run, p.baseline, &p.decision, layout),
     )
 }
@@ -486,6 +491,26 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
     if let Some(ab) = ab {
         out.push_str(&post::render(&ab.report, &ab.tables));
         out.push('\n');
+        for a in &ab.report.attributions {
+            // The shape profiles are posted in (each symbol's share of the
+            // samples before and after, as `perf diff` prints), then what
+            // those shares are in ns/op.
+            let _ = writeln!(
+                out,
+                "Profile: {} (share of samples, as perf diff)",
+                a.comparison
+            );
+            out.push_str(&crate::report::formats::attribution::shares(
+                &a.attribution,
+                10,
+            ));
+        }
+        out.push_str(&crate::report::formats::attribution::email(
+            &ab.report.attributions,
+        ));
+        if !ab.report.attributions.is_empty() {
+            out.push('\n');
+        }
     }
     out.push_str(&post::render(&runs.report, &runs.tables));
     out.push('\n');
@@ -620,6 +645,7 @@ mod tests {
                     treatment_ns_per_op: treated,
                 })
                 .collect(),
+            attribution: None,
         }
     }
 
