@@ -55,7 +55,11 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     for k in ["estimate", "ci_low", "ci_high", "p_value"] {
         assert!(o[k].is_f64(), "overhead_pct.{k} missing: {o}");
     }
-    assert!(["slower", "faster", "no-change"].contains(&o["verdict"].as_str().unwrap()));
+    let verdict = o["verdict"].as_str().unwrap();
+    assert!(
+        ["slower", "faster", "no-change", "negligible"].contains(&verdict),
+        "{verdict}"
+    );
     assert_eq!(c["pair_data"].as_array().unwrap().len(), 10);
     // -w given: no negative control is added, and none was measured.
     assert_eq!(v["design"]["controls"], serde_json::json!([]));
