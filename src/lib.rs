@@ -29,6 +29,7 @@ pub mod error;
 pub mod mechanisms;
 pub mod model;
 pub mod params;
+pub mod policy;
 pub mod probe;
 pub mod profile;
 pub mod report;

@@ -212,6 +212,9 @@ impl OverheadPlan {
             };
             let params = resolve_params(&workloads, &a.params)?;
             for w in workloads {
+                t.mechanism
+                    .check_workload(t, w, &params[w.name])
+                    .with_context(|| format!("{t} on {}", w.name))?;
                 for &n in &placement.tasks {
                     cases.push(Case {
                         workload: w,

@@ -120,9 +120,36 @@ pub trait Mechanism: Sync {
     /// Whether it can be applied here. Never changes anything.
     fn probe(&self) -> Availability;
 
+    /// The variant a parameter written in the variant's place selects:
+    /// `seccomp:profile=PATH` means variant `profile` with `profile=PATH`.
+    /// None (the default) makes `NAME:KEY=VALUE` a usage error.
+    fn variant_of_param(&self, _key: &str) -> Option<&'static str> {
+        None
+    }
+
     /// Checks a parsed treatment's parameters before anything runs (a
     /// usage error names the valid range). Default: nothing to check.
     fn validate(&self, _t: &Treatment) -> Result<()> {
+        Ok(())
+    }
+
+    /// What the user should know about a treatment before it is measured,
+    /// one line per fact (a compiled profile's instruction count, rule-file
+    /// lines accepted but not applied). Printed at the start and kept with
+    /// the run's notes. Default: nothing.
+    fn describe(&self, _t: &Treatment) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
+    /// Checks, before anything is measured, that the treatment lets the
+    /// workload run at all (a seccomp profile that denies one of its
+    /// syscalls is a usage error naming the syscall). Default: it does.
+    fn check_workload(
+        &self,
+        _t: &Treatment,
+        _workload: &WorkloadDef,
+        _workload_params: &Params,
+    ) -> Result<()> {
         Ok(())
     }
 
@@ -229,8 +256,10 @@ pub fn label_of(c: &crate::model::Comparison) -> String {
 }
 
 impl Treatment {
-    /// Parses `NAME[:VARIANT][,KEY=VALUE...]`. Unknown names, variants or
-    /// keys are usage errors listing what is valid.
+    /// Parses `NAME[:VARIANT][,KEY=VALUE...]`, or `NAME:KEY=VALUE[,...]`
+    /// where the mechanism names the variant a key selects
+    /// ([`Mechanism::variant_of_param`]). Unknown names, variants or keys
+    /// are usage errors listing what is valid.
     pub fn parse(spec: &str) -> Result<Treatment> {
         let (head, rest) = match spec.split_once(',') {
             Some((h, r)) => (h, Some(r)),
@@ -244,6 +273,23 @@ impl Treatment {
             crate::usage_bail!("unknown mechanism '{name}' (valid: {})", names());
         };
         let variants = mechanism.variants();
+        // `seccomp:profile=PATH`: the parameter in the variant's place.
+        let (variant, leading) = match variant.and_then(|v| v.split_once('=')) {
+            Some((k, _)) => match mechanism.variant_of_param(k.trim()) {
+                Some(v) => (Some(v), variant),
+                None => crate::usage_bail!(
+                    "mechanism {name}: '{}' is not a variant (write {name}:VARIANT,KEY=VALUE; \
+                     variants: {})",
+                    variant.unwrap_or_default(),
+                    variants
+                        .iter()
+                        .map(|d| d.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            None => (variant, None),
+        };
         let variant = match variant.filter(|v| !v.is_empty()) {
             None => variants[0].name,
             Some(v) => match variants.iter().find(|d| d.name == v) {
@@ -260,9 +306,9 @@ impl Treatment {
         };
         let owner = format!("mechanism {name}");
         let mut given = Params::new();
-        for kv in rest
+        for kv in leading
             .into_iter()
-            .flat_map(|r| r.split(','))
+            .chain(rest.into_iter().flat_map(|r| r.split(',')))
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
