@@ -80,6 +80,16 @@ pub struct UnitRate {
     pub per_sec: Summary,
 }
 
+/// CPU time of the processes a workload's operations started (the
+/// `command` workload's runs), per operation, over the kept samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ChildCpu {
+    /// Operations (runs) the figures average over.
+    pub runs: u64,
+    pub user_ns_per_op: f64,
+    pub sys_ns_per_op: f64,
+}
+
 /// The outcome of measuring one workload at one task count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {
@@ -104,6 +114,10 @@ pub struct WorkloadResult {
     /// --profile`); absent when not profiled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<Profile>,
+    /// CPU time per operation of the processes the operations started
+    /// (`command`); absent for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_cpu: Option<ChildCpu>,
 }
 
 /// What identifies a run: who started it, when, where, with what.
@@ -164,6 +178,11 @@ pub struct Comparison {
     /// absent when not profiled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution: Option<Attribution>,
+    /// CPU time per operation of the processes the workload started
+    /// (`command`), [baseline, treatment], each the median over pairs;
+    /// absent for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_cpu: Option<[ChildCpu; 2]>,
 }
 
 /// Reads a number written as `null` (how JSON writes NaN) back as NaN.
@@ -400,6 +419,7 @@ pub mod testing {
             started_at: Utc::now(),
             finished_at: Utc::now(),
             profile: None,
+            child_cpu: None,
         }
     }
 

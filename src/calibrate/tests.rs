@@ -79,6 +79,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&b, &t),
         pair_data,
         attribution: None,
+        child_cpu: None,
     }
 }
 

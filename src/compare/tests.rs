@@ -137,6 +137,7 @@ fn overhead_runs_give_one_row_per_arm() {
             },
         ],
         attribution: None,
+        child_cpu: None,
     });
     let s = series(&a);
     assert_eq!(s.len(), 2);

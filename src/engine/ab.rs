@@ -18,7 +18,7 @@ use super::design::{Case, Design, pair_orders};
 use super::measurer::Measurer;
 use super::progress::Progress;
 use crate::mechanisms::Arm;
-use crate::model::{Attribution, Comparison, PairData};
+use crate::model::{Attribution, ChildCpu, Comparison, PairData};
 use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
 use crate::profile::{ProfileOpts, profile_half};
 use crate::runner::{Tick, Unobserved};
@@ -40,6 +40,7 @@ pub fn compare(
     let mut baseline = Vec::with_capacity(design.pairs as usize);
     let mut treatment = Vec::with_capacity(design.pairs as usize);
     let mut pair_data = Vec::with_capacity(design.pairs as usize);
+    let mut cpu: [Vec<ChildCpu>; 2] = Default::default();
     for (i, order) in pair_orders(design.pairs, rng).into_iter().enumerate() {
         let mut ns = [0.0f64; 2];
         for arm in order {
@@ -54,7 +55,9 @@ pub fn compare(
                         design.pairs
                     )
                 })?;
-            ns[(arm == Arm::Treatment) as usize] = v;
+            let side = (arm == Arm::Treatment) as usize;
+            ns[side] = v.ns_per_op;
+            cpu[side].extend(v.child_cpu);
         }
         baseline.push(ns[0]);
         treatment.push(ns[1]);
@@ -108,6 +111,19 @@ pub fn compare(
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
         pair_data,
         attribution,
+        child_cpu: median_child_cpu(&cpu[0]).zip(median_child_cpu(&cpu[1])).map(|(b, t)| [b, t]),
+    })
+}
+
+/// Each figure's median over the halves of one arm (runs: their sum).
+fn median_child_cpu(halves: &[ChildCpu]) -> Option<ChildCpu> {
+    let of = |f: fn(&ChildCpu) -> f64| {
+        crate::stats::median(&halves.iter().map(f).collect::<Vec<_>>())
+    };
+    Some(ChildCpu {
+        runs: halves.iter().map(|c| c.runs).sum(),
+        user_ns_per_op: of(|c| c.user_ns_per_op)?,
+        sys_ns_per_op: of(|c| c.sys_ns_per_op)?,
     })
 }
 
@@ -142,7 +158,7 @@ fn profile_pairs(
             let mut halves: [HalfProfile; 2] = Default::default();
             for arm in order {
                 let half = profile_half(symbols, opts.hz, design.sample_ms, |observer| {
-                    measurer.half(case, design, arm, observer, on_tick)
+                    measurer.half(case, design, arm, observer, on_tick).map(|h| h.ns_per_op)
                 });
                 match half {
                     Ok(half) => halves[(arm == Arm::Treatment) as usize] = half,
@@ -279,6 +295,7 @@ mod tests {
                 })
                 .collect(),
             attribution: None,
+            child_cpu: None,
         }
     }
 

@@ -90,6 +90,7 @@ mod tests {
             hodges_lehmann_pct: f64::NAN,
             pair_data: vec![],
             attribution: None,
+            child_cpu: None,
         }
     }
 

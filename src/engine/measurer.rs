@@ -9,19 +9,37 @@ use anyhow::{Context, Result};
 
 use super::design::{Case, Design};
 use crate::mechanisms::{Arm, Scope, SystemEnv, WorkerEnv};
-use crate::model::WorkloadResult;
+use crate::model::{ChildCpu, WorkloadResult};
 #[cfg(doc)]
 use crate::runner::Unobserved;
 use crate::runner::{self, MeasureOpts, Observer, Tick};
 use crate::safety::StateLock;
 use crate::workloads::WorkloadDef;
 
+/// What one half of a pair measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HalfResult {
+    /// Median of the half's slices.
+    pub ns_per_op: f64,
+    /// CPU time per operation of the processes the workload started
+    /// (`command`); None for other workloads.
+    pub child_cpu: Option<ChildCpu>,
+}
+
+impl HalfResult {
+    pub fn of_ns(ns_per_op: f64) -> Self {
+        HalfResult {
+            ns_per_op,
+            child_cpu: None,
+        }
+    }
+}
+
 /// Measures halves of pairs and plain measurements.
 pub trait Measurer {
     /// One half of a pair: `arm` set up, `case` measured in fresh tasks
     /// watched by `observer` (the profiler, or [`Unobserved`]), the arm
-    /// undone (also when the measurement failed). Returns the half's ns/op
-    /// (median of its slices).
+    /// undone (also when the measurement failed).
     fn half(
         &mut self,
         case: &Case,
@@ -29,7 +47,7 @@ pub trait Measurer {
         arm: Arm,
         observer: &mut dyn Observer,
         on_tick: &mut dyn FnMut(Tick),
-    ) -> Result<f64>;
+    ) -> Result<HalfResult>;
 
     /// One workload under the current configuration, watched by
     /// `observer`.
@@ -57,7 +75,7 @@ impl Measurer for Live<'_> {
         arm: Arm,
         observer: &mut dyn Observer,
         on_tick: &mut dyn FnMut(Tick),
-    ) -> Result<f64> {
+    ) -> Result<HalfResult> {
         let t = &case.treatment;
         let def = case.workload;
         let opts = MeasureOpts {
@@ -99,7 +117,11 @@ impl Measurer for Live<'_> {
         if let Some(applied) = applied {
             applied.restore()?;
         }
-        Ok(result?.ns_per_op.median)
+        let result = result?;
+        Ok(HalfResult {
+            ns_per_op: result.ns_per_op.median,
+            child_cpu: result.child_cpu,
+        })
     }
 
     fn current(
@@ -150,7 +172,7 @@ pub mod testing {
             arm: Arm,
             _observer: &mut dyn Observer,
             on_tick: &mut dyn FnMut(Tick),
-        ) -> Result<f64> {
+        ) -> Result<HalfResult> {
             let n = self.calls.len();
             self.calls
                 .push((format!("{} on {}", case.treatment, case.workload.name), arm));
@@ -162,7 +184,7 @@ pub mod testing {
                     ops_per_sec: 0.0,
                 });
             }
-            (self.script)(case, arm, n)
+            (self.script)(case, arm, n).map(HalfResult::of_ns)
         }
 
         fn current(

@@ -333,6 +333,7 @@ mod tests {
                 })
                 .collect(),
             attribution: None,
+            child_cpu: None,
         };
         let text = outlier_pairs(std::slice::from_ref(&c));
         assert!(text.contains("pair 11 of 12 (kept)"), "{text}");

@@ -24,7 +24,8 @@ use chrono::Utc;
 
 use self::shm::Shm;
 use self::workers::{TaskSpec, with_tasks};
-use crate::model::{Mode, Params, Sample, UnitRate, WorkloadResult};
+use crate::model::{ChildCpu, Mode, Params, Sample, UnitRate, WorkloadResult};
+use crate::workloads::task::CounterReading;
 use crate::stats::median_ci;
 use crate::sys;
 use crate::workloads::{SetupCtx, TaskCtx, WorkloadDef};
@@ -224,8 +225,13 @@ pub fn measure_observed(
         prev.t_ns = go_ns;
         let total = opts.warmup + opts.samples;
         let mut kept = Vec::with_capacity(opts.samples as usize);
+        let counters = || -> Vec<CounterReading> {
+            (0..opts.tasks).map(|i| shm.slot(i).counter.read()).collect()
+        };
+        let mut kept_from = counters();
         for k in 0..total {
             if k == opts.warmup {
+                kept_from = counters();
                 observer.keep()?;
             }
             let deadline = prev.t_ns + opts.sample_ms * 1_000_000;
@@ -259,8 +265,12 @@ pub fn measure_observed(
             prev = cur;
         }
         observer.done()?;
-        Ok(kept)
+        let child_cpu = def
+            .child_cpu
+            .then(|| child_cpu_between(&kept_from, &counters()));
+        Ok((kept, child_cpu))
     })?;
+    let (samples, child_cpu) = samples;
     // A task that failed while the last slice was read still fails the run.
     check_failed(&shm).with_context(|| format!("workload {}", def.name))?;
 
@@ -296,6 +306,24 @@ pub fn measure_observed(
         started_at,
         finished_at: Utc::now(),
         profile: None,
+        child_cpu: child_cpu.flatten(),
+    })
+}
+
+/// CPU per operation of the tasks' children between two readings of every
+/// counter (each reading consistent: the CPU times belong to its ops).
+fn child_cpu_between(from: &[CounterReading], to: &[CounterReading]) -> Option<ChildCpu> {
+    let mut runs = 0;
+    let (mut user, mut sys) = (0u64, 0u64);
+    for (a, b) in from.iter().zip(to) {
+        runs += b.ops.saturating_sub(a.ops);
+        user += b.child_user_ns.saturating_sub(a.child_user_ns);
+        sys += b.child_sys_ns.saturating_sub(a.child_sys_ns);
+    }
+    (runs > 0).then(|| ChildCpu {
+        runs,
+        user_ns_per_op: user as f64 / runs as f64,
+        sys_ns_per_op: sys as f64 / runs as f64,
     })
 }
 

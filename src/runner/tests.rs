@@ -224,6 +224,9 @@ fn every_catalog_workload_runs_briefly() {
             params.insert("dirs".into(), "10".into());
             params.insert("files".into(), "200".into());
         }
+        if w.name == "command" {
+            params.insert("argv".into(), r#"["true"]"#.into());
+        }
         let mut o = opts(1, Mode::Process, params);
         o.sample_ms = 50;
         let r = measure(w, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e:#}", w.name));

@@ -54,8 +54,9 @@ impl Store {
             "INSERT INTO comparisons (run_id, workload, workload_params_json, mechanism, variant,
                  params_json, mode, tasks, pairs, sample_ms, samples_per_half,
                  baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
-                 overhead_ci_high, p_value, verdict)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                 overhead_ci_high, p_value, verdict, child_cpu_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                     ?19)",
             params![
                 run_id,
                 c.workload,
@@ -75,6 +76,10 @@ impl Store {
                 o.ci_high,
                 o.p_value,
                 verdict_to_sql(o.verdict),
+                c.child_cpu
+                    .as_ref()
+                    .map(|x| json_to_sql(x, "comparisons.child_cpu_json"))
+                    .transpose()?,
             ],
         )
         .with_context(context)?;
@@ -198,7 +203,7 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
     let mut stmt = conn.prepare(
         "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
                 pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
-                overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict
+                overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json
          FROM comparisons WHERE run_id = ?1 ORDER BY id",
     )?;
     let mut pairs = conn.prepare(
@@ -267,6 +272,10 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                 ),
                 pair_data,
                 attribution: load_attribution(conn, id)?,
+                child_cpu: row
+                    .get::<_, Option<String>>(18)?
+                    .map(|j| json_from_sql(&j, "comparisons.child_cpu_json"))
+                    .transpose()?,
             })
         };
         out.push(read().with_context(|| format!("comparison {id} is corrupt"))?);

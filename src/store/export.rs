@@ -169,6 +169,7 @@ mod tests {
                 started_at: t,
                 finished_at: t,
                 profile: None,
+                child_cpu: None,
             }],
         }
     }

@@ -166,6 +166,13 @@ CREATE TABLE result_profiles (
     folded                TEXT NOT NULL       -- "outer;...;leaf COUNT" lines
 );
 "#,
+    // 6: CPU time per operation of the processes a workload started (the
+    // `command` workload): {runs, user_ns_per_op, sys_ns_per_op}, and for a
+    // comparison [baseline, treatment]. NULL for other workloads.
+    r#"
+ALTER TABLE results ADD COLUMN child_cpu_json TEXT;
+ALTER TABLE comparisons ADD COLUMN child_cpu_json TEXT;
+"#,
 ];
 
 /// Brings the schema up to `MIGRATIONS.len()`. Also performs one write

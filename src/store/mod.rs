@@ -213,9 +213,9 @@ impl Store {
                  ns_per_op_median, ns_per_op_ci_low, ns_per_op_ci_high,
                  unit_rate_unit, unit_rate_per_op,
                  unit_rate_per_sec_median, unit_rate_per_sec_ci_low, unit_rate_per_sec_ci_high,
-                 started_at, finished_at)
+                 started_at, finished_at, child_cpu_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 run_id,
                 result.workload,
@@ -240,6 +240,11 @@ impl Store {
                 unit_rate.map(|u| u.per_sec.ci_high),
                 time_to_sql(&result.started_at),
                 time_to_sql(&result.finished_at),
+                result
+                    .child_cpu
+                    .as_ref()
+                    .map(|c| json_to_sql(c, "results.child_cpu_json"))
+                    .transpose()?,
             ],
         )
         .with_context(context)?;

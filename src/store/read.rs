@@ -131,7 +131,7 @@ impl Store {
                     ns_per_op_median, ns_per_op_ci_low, ns_per_op_ci_high,
                     unit_rate_unit, unit_rate_per_op,
                     unit_rate_per_sec_median, unit_rate_per_sec_ci_low, unit_rate_per_sec_ci_high,
-                    started_at, finished_at
+                    started_at, finished_at, child_cpu_json
              FROM results WHERE run_id = ?1 ORDER BY id",
         )?;
         let mut samples_stmt = self.conn.prepare(
@@ -184,6 +184,10 @@ impl Store {
                     started_at: time_from_sql(&row.get::<_, String>(21)?, "results.started_at")?,
                     finished_at: time_from_sql(&row.get::<_, String>(22)?, "results.finished_at")?,
                     profile: super::comparisons::load_result_profile(&self.conn, result_id)?,
+                    child_cpu: row
+                        .get::<_, Option<String>>(23)?
+                        .map(|j| json_from_sql(&j, "results.child_cpu_json"))
+                        .transpose()?,
                 })
             };
             results.push(read().with_context(|| format!("result {result_id} is corrupt"))?);

@@ -80,6 +80,7 @@ fn result(workload: &str, tasks: u32, values: &[f64]) -> WorkloadResult {
         started_at: t(1, 123_456_789),
         finished_at: t(2, 987_654_321),
         profile: None,
+        child_cpu: None,
     }
 }
 
@@ -574,6 +575,7 @@ fn comparisons_round_trip_and_cascade() {
             },
         ],
         attribution: None,
+        child_cpu: None,
     };
     store.add_comparison(run_id, &c).unwrap();
     // A profiled one: the attribution (NaN bounds included) and the folded

@@ -646,6 +646,7 @@ mod tests {
                 })
                 .collect(),
             attribution: None,
+            child_cpu: None,
         }
     }
 

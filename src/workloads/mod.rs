@@ -17,6 +17,7 @@ use crate::sys::SysError;
 pub mod access1;
 pub mod access2;
 pub mod dbench;
+pub mod command;
 pub mod eventfd;
 pub mod exec;
 pub mod file_copy;
@@ -85,6 +86,11 @@ pub trait Workload: Sized {
     const PARAMS: &'static [ParamDef] = &[];
     /// The unit of [`Setup::units_per_op`], plural ("entries").
     const UNIT: Option<&'static str> = None;
+    /// Whether `-w all` includes it (false for workloads that need a value
+    /// from the user, such as the command to run).
+    const IN_ALL: bool = true;
+    /// Whether [`Workload::child_cpu_ns`] reports CPU time per operation.
+    const CHILD_CPU: bool = false;
     /// Operations long enough (milliseconds) that counting whole operations
     /// in a slice would quantise the rate: the harness then also records
     /// when each operation completed, and measures between completions.
@@ -106,6 +112,21 @@ pub trait Workload: Sized {
 
     /// One operation. Checks every call; the first failure ends the run.
     fn op(&mut self) -> Result<(), SysError>;
+
+    /// After [`Workload::op`] failed: a fuller account than the call and
+    /// errno, when the workload has one (a command's exit status and the
+    /// tail of its stderr). Default: none.
+    fn failure_detail(&self) -> Option<String> {
+        None
+    }
+
+    /// Slow workloads that start processes: the user and system CPU time,
+    /// in ns, of every process they started and waited for so far
+    /// (`wait4`'s rusage), published with each completion. Default: none.
+    #[inline(always)]
+    fn child_cpu_ns(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// A workload as the rest of secperf sees it: a row of the table.
@@ -118,6 +139,8 @@ pub struct WorkloadDef {
     pub params: &'static [ParamDef],
     pub unit: Option<&'static str>,
     pub slow: bool,
+    pub in_all: bool,
+    pub child_cpu: bool,
     pub validate: fn(&Params) -> Result<()>,
     pub setup: fn(&SetupCtx) -> Result<Setup>,
     /// The monomorphised task body (prepare, wait, loop, clean up).
@@ -141,6 +164,8 @@ pub const fn def<W: Workload>() -> WorkloadDef {
         params: W::PARAMS,
         unit: W::UNIT,
         slow: W::SLOW,
+        in_all: W::IN_ALL,
+        child_cpu: W::CHILD_CPU,
         validate: W::validate,
         setup: W::setup,
         task: task::task_body::<W>,
@@ -168,6 +193,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     def::<exec::Exec>(),
     def::<file_copy::FileCopy>(),
     def::<stream::Stream>(),
+    def::<command::Command>(),
 ];
 
 /// Looks a workload up by name.

@@ -25,30 +25,65 @@ pub struct Counter {
     pub seq: AtomicU64,
     /// Monotonic time the last operation completed (slow workloads only).
     pub done_ns: AtomicU64,
+    /// User and system CPU time of the processes the task's operations
+    /// started and waited for, so far, nanoseconds (workloads that report
+    /// it, such as `command`; 0 otherwise).
+    pub child_user_ns: AtomicU64,
+    pub child_sys_ns: AtomicU64,
+}
+
+/// One consistent reading of a [`Counter`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CounterReading {
+    pub ops: u64,
+    pub done_ns: u64,
+    pub child_user_ns: u64,
+    pub child_sys_ns: u64,
 }
 
 impl Counter {
     /// Publishes (ops, done_ns) as a consistent pair (single writer).
     #[inline(always)]
     pub fn publish_timed(&self, ops: u64, done_ns: u64) {
+        self.publish(ops, done_ns, None);
+    }
+
+    /// Publishes (ops, done_ns) and, when given, the children's CPU times
+    /// (user, sys ns) as one consistent reading (single writer).
+    #[inline(always)]
+    pub fn publish(&self, ops: u64, done_ns: u64, child_cpu_ns: Option<(u64, u64)>) {
         let s = self.seq.load(Ordering::Relaxed);
         self.seq.store(s + 1, Ordering::Relaxed);
         fence(Ordering::Release);
         self.ops.store(ops, Ordering::Relaxed);
         self.done_ns.store(done_ns, Ordering::Relaxed);
+        if let Some((user, sys)) = child_cpu_ns {
+            self.child_user_ns.store(user, Ordering::Relaxed);
+            self.child_sys_ns.store(sys, Ordering::Relaxed);
+        }
         self.seq.store(s + 2, Ordering::Release);
     }
 
     /// Reads (ops, done_ns) consistently.
     pub fn read_timed(&self) -> (u64, u64) {
+        let r = self.read();
+        (r.ops, r.done_ns)
+    }
+
+    /// Reads every field consistently.
+    pub fn read(&self) -> CounterReading {
         loop {
             let s1 = self.seq.load(Ordering::Acquire);
-            let ops = self.ops.load(Ordering::Relaxed);
-            let done = self.done_ns.load(Ordering::Relaxed);
+            let r = CounterReading {
+                ops: self.ops.load(Ordering::Relaxed),
+                done_ns: self.done_ns.load(Ordering::Relaxed),
+                child_user_ns: self.child_user_ns.load(Ordering::Relaxed),
+                child_sys_ns: self.child_sys_ns.load(Ordering::Relaxed),
+            };
             fence(Ordering::Acquire);
             let s2 = self.seq.load(Ordering::Relaxed);
             if s1 == s2 && s1.is_multiple_of(2) {
-                return (ops, done);
+                return r;
             }
             std::hint::spin_loop();
         }
@@ -89,7 +124,7 @@ pub fn task_body<W: Workload>(ctx: &TaskCtx, harness: &dyn Harness, after: &Afte
     harness.ready_and_wait();
     match hot_loop(&mut w, harness.counter(), harness.stop_flag()) {
         Ok(()) => harness.done(),
-        Err(e) => harness.fail(&e.to_string()),
+        Err(e) => harness.fail(&w.failure_detail().unwrap_or_else(|| e.to_string())),
     }
 }
 
@@ -102,7 +137,7 @@ fn hot_loop<W: Workload>(w: &mut W, counter: &Counter, stop: &AtomicU32) -> Resu
         w.op()?;
         n += 1;
         if W::SLOW {
-            counter.publish_timed(n, sys::monotonic_ns());
+            counter.publish(n, sys::monotonic_ns(), w.child_cpu_ns());
         } else {
             counter.ops.store(n, Ordering::Relaxed);
         }
