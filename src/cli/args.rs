@@ -130,6 +130,46 @@ impl ProfileArgs {
     }
 }
 
+/// Your own program as the workload (`-- CMD ARGS...`) on `run` and
+/// `overhead`.
+#[derive(Debug, Args)]
+pub struct CommandArgs {
+    /// Pass the command's stdout and stderr through (default: stdout to
+    /// /dev/null, stderr kept for the report when a run fails).
+    #[arg(long, requires = "command")]
+    pub show_output: bool,
+
+    /// Measure this command instead of a built-in workload: everything
+    /// after `--`. One operation is one complete run (wall time per run,
+    /// plus user and system CPU time per run); it must exit with status 0.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+impl CommandArgs {
+    /// The workload list and `--param` values that select the command, or
+    /// None without one. `-w` together with a command is a usage error.
+    pub fn workload(&self, workloads_given: bool) -> Result<Option<(String, Vec<String>)>> {
+        if self.command.is_empty() {
+            return Ok(None);
+        }
+        if workloads_given {
+            usage_bail!(
+                "-w and a command after `--` exclude each other: the command is the workload"
+            );
+        }
+        let name = crate::workloads::command::NAME;
+        let mut params = vec![format!(
+            "{name}.argv={}",
+            crate::workloads::command::argv_param(&self.command)
+        )];
+        if self.show_output {
+            params.push(format!("{name}.show_output=1"));
+        }
+        Ok(Some((name.to_string(), params)))
+    }
+}
+
 /// How each A/B pair is measured (`overhead` and `calibrate`).
 #[derive(Debug, Args)]
 pub struct PairArgs {

@@ -171,3 +171,25 @@ pub(crate) fn emit(text: &str) {
         });
     }
 }
+
+/// With a command as the workload: runs it once before anything is
+/// measured (a failing command is a usage error with its exit status and
+/// stderr tail), says how long it took, and returns its wall time in ms,
+/// which stretches every slice it runs in. None without a command.
+fn command_trial(
+    params: &std::collections::BTreeMap<String, crate::model::Params>,
+) -> Result<Option<f64>> {
+    let Some(p) = params.get(crate::workloads::command::NAME) else {
+        return Ok(None);
+    };
+    let argv = crate::workloads::command::argv_of(p)?;
+    let t = crate::workloads::command::trial(p)?;
+    eprintln!(
+        "secperf: `{}` took {:.1} ms on a trial run (CPU: user {:.1} ms, sys {:.1} ms)",
+        crate::workloads::command::shown(&argv),
+        t.wall_ms,
+        t.user_ms,
+        t.sys_ms
+    );
+    Ok(Some(t.wall_ms))
+}

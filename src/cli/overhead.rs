@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs};
+use super::args::{CommandArgs, DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs};
 use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
@@ -64,6 +64,9 @@ pub struct OverheadArgs {
     pub decision: DecisionArgs,
 
     #[command(flatten)]
+    pub command: CommandArgs,
+
+    #[command(flatten)]
     pub report: ReportFormatArgs,
 }
 
@@ -73,10 +76,22 @@ impl OverheadArgs {
         if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
             usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
+        let mut workloads = self.workloads.clone();
+        let mut params = self.placement.params.clone();
+        if let Some((name, extra)) = self.command.workload(workloads.is_some())? {
+            if self.mechanisms.is_empty() {
+                usage_bail!(
+                    "a command needs the mechanisms to measure it under: -m SPEC [-m SPEC ...] \
+                     -- CMD (see `secperf list`)"
+                );
+            }
+            workloads = Some(name);
+            params.extend(extra);
+        }
         Ok(OverheadRequest {
             mechanisms: self.mechanisms.clone(),
-            workloads: self.workloads.clone(),
-            params: self.placement.params.clone(),
+            workloads,
+            params,
             placement: self.placement.resolve("1")?,
             mode: self.placement.mode,
             half: self.design.resolve(self.quick)?,
@@ -114,6 +129,14 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         * 2
         * (plan.pairs as u64 + profiled_pairs)
         * design.slices_per_half();
+    let run_ms = super::command_trial(
+        &plan
+            .cases
+            .iter()
+            .map(|c| (c.workload.name.to_string(), c.workload_params.clone()))
+            .collect(),
+    )?
+    .unwrap_or(0.0);
     eprintln!(
         "secperf: {} comparisons x {} pairs{}, about {:.0} s of measurement",
         plan.cases.len(),
@@ -122,7 +145,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             " + {} profiled pairs at {} Hz",
             p.pairs, p.hz
         )),
-        slices as f64 * plan.sample_ms as f64 / 1000.0 * 1.15
+        slices as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.15
     );
     let mut session = Session::begin(
         db_path,

@@ -48,6 +48,9 @@ pub struct RunArgs {
     pub profile: super::args::ProfileArgs,
 
     #[command(flatten)]
+    pub command: super::args::CommandArgs,
+
+    #[command(flatten)]
     pub report: super::args::ReportFormatArgs,
 }
 
@@ -55,7 +58,14 @@ impl RunArgs {
     /// The plan these arguments ask for, every name, number and path checked.
     fn plan(&self) -> Result<RunPlan> {
         let a = self;
-        let workloads = parse_list(&a.workloads)?;
+        let mut params = a.placement.params.clone();
+        let workloads = match a.command.workload(a.workloads != "all")? {
+            Some((name, extra)) => {
+                params.extend(extra);
+                parse_list(&name)?
+            }
+            None => parse_list(&a.workloads)?,
+        };
         let placement = a.placement.resolve("auto")?;
         let samples = a.samples.unwrap_or(if a.quick { 5 } else { 10 });
         let sample_ms = a.sample_ms.unwrap_or(if a.quick { 200 } else { 500 });
@@ -67,7 +77,7 @@ impl RunArgs {
             usage_bail!("--sample-ms must be between 10 and 600000 milliseconds");
         }
         Ok(RunPlan {
-            params: resolve_params(&workloads, &a.placement.params)?,
+            params: resolve_params(&workloads, &params)?,
             workloads,
             tasks: placement.tasks,
             mode: a.placement.mode,
@@ -96,6 +106,14 @@ struct RunOutput<'a> {
 
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let plan = args.plan()?;
+    if let Some(run_ms) = super::command_trial(&plan.params)? {
+        eprintln!(
+            "secperf: {} slices of at least {} ms each, about {:.0} s of measurement",
+            plan.slices(),
+            plan.sample_ms,
+            plan.slices() as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.1
+        );
+    }
     let (db_path, store) = open_store(db)?;
     let mut session = Session::begin(
         db_path,

@@ -91,14 +91,18 @@ pub fn results(results: &[WorkloadResult]) -> String {
         "flags",
     ]);
     for r in results {
-        let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let other = r
-            .unit_rate
-            .as_ref()
-            .map(|u| format!("{} {}/s", si(u.per_sec.median), u.unit))
-            .unwrap_or_default();
+        let params = crate::workloads::shown_params(&r.workload, &r.params);
+        let other = match (&r.unit_rate, &r.child_cpu) {
+            (Some(u), _) => format!("{} {}/s", si(u.per_sec.median), u.unit),
+            (None, Some(c)) => format!(
+                "CPU/op: user {}, sys {}",
+                ns(c.user_ns_per_op),
+                ns(c.sys_ns_per_op)
+            ),
+            (None, None) => String::new(),
+        };
         t.add_row(vec![
-            r.workload.clone(),
+            crate::workloads::label(&r.workload, &r.params),
             params.join(" "),
             r.mode.to_string(),
             r.tasks.to_string(),
@@ -166,10 +170,21 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
         "p",
         "verdict",
     ]);
+    let mut cpu = String::new();
     for c in comparisons {
         let mech = crate::mechanisms::label_of(c);
+        let workload = crate::workloads::label(&c.workload, &c.workload_params);
+        if let Some([b, tr]) = &c.child_cpu {
+            cpu.push_str(&format!(
+                "  {workload} under {mech}: user {} -> {}, sys {} -> {}\n",
+                ns(b.user_ns_per_op),
+                ns(tr.user_ns_per_op),
+                ns(b.sys_ns_per_op),
+                ns(tr.sys_ns_per_op)
+            ));
+        }
         t.add_row(vec![
-            c.workload.clone(),
+            workload,
             mech,
             c.tasks.to_string(),
             c.pairs.to_string(),
@@ -184,8 +199,16 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
         ]);
     }
     right_align(&mut t, &[2, 3, 4, 5, 7]);
-    t.to_string()
-        + "\nbaseline/treatment: median ns per operation of one task over pairs; overhead = exp(median ln(treatment/baseline)) - 1.\n"
+    let mut out = t.to_string()
+        + "\nbaseline/treatment: median ns per operation of one task over pairs; overhead = exp(median ln(treatment/baseline)) - 1.\n";
+    if !cpu.is_empty() {
+        out.push_str(
+            "CPU time per run of the command (user and system, baseline -> treatment, medians \
+             over pairs):\n",
+        );
+        out.push_str(&cpu);
+    }
+    out
 }
 
 /// "a", "a and b", "a, b and c".

@@ -170,8 +170,7 @@ impl Workload for Command {
     fn failure_detail(&self) -> Option<String> {
         let status = self.last_status;
         let how = if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 127 {
-            "exited with status 127 (the shell's 'command not found', or execve failed)"
-                .to_string()
+            "exited with status 127 (the shell's 'command not found', or execve failed)".to_string()
         } else if libc::WIFEXITED(status) {
             format!("exited with status {}", libc::WEXITSTATUS(status))
         } else if libc::WIFSIGNALED(status) {
@@ -389,7 +388,11 @@ mod tests {
 
     #[test]
     fn measures_a_real_command_with_its_cpu_time() {
-        let p = params(&["sh", "-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done"]);
+        let p = params(&[
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done",
+        ]);
         let r = crate::runner::testing::measure_briefly(&def::<Command>(), Mode::Process, 50, &p);
         assert!(r.ops_per_sec.median > 0.0);
         let cpu = r.child_cpu.expect("command reports CPU time");
@@ -400,7 +403,11 @@ mod tests {
 
     #[test]
     fn failing_command_reports_status_and_stderr_tail() {
-        let p = params(&["sh", "-c", "echo first line >&2; echo 'no such thing' >&2; exit 3"]);
+        let p = params(&[
+            "sh",
+            "-c",
+            "echo first line >&2; echo 'no such thing' >&2; exit 3",
+        ]);
         let e = trial(&p).unwrap_err();
         let m = format!("{e:#}");
         assert_eq!(exit_code(&e), 2, "{m}");

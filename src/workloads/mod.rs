@@ -16,8 +16,8 @@ use crate::sys::SysError;
 
 pub mod access1;
 pub mod access2;
-pub mod dbench;
 pub mod command;
+pub mod dbench;
 pub mod eventfd;
 pub mod exec;
 pub mod file_copy;
@@ -216,6 +216,26 @@ impl WorkloadDef {
     pub fn params_with_defaults(&self, given: &Params) -> Params {
         crate::params::with_defaults(self.params, given)
     }
+}
+
+/// How tables name a measured workload: the command line for `command`
+/// (`dd if=/dev/zero ...`), the catalog name otherwise.
+pub fn label(name: &str, params: &Params) -> String {
+    if name == command::NAME
+        && let Ok(argv) = command::argv_of(params)
+    {
+        return command::shown(&argv);
+    }
+    name.to_string()
+}
+
+/// The parameters worth showing beside [`label`]: all of them, except a
+/// command's own (its label already shows it).
+pub fn shown_params(name: &str, params: &Params) -> Vec<String> {
+    if name == command::NAME {
+        return Vec::new();
+    }
+    params.iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
 /// Reads a numeric parameter, with an error naming the workload and key.
