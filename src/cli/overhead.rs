@@ -129,6 +129,9 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         * 2
         * (plan.pairs as u64 + profiled_pairs)
         * design.slices_per_half();
+    for note in &plan.treatment_notes {
+        eprintln!("secperf: {note}");
+    }
     let run_ms = super::command_trial(
         &plan
             .cases

@@ -96,6 +96,10 @@ pub struct OverheadPlan {
     pub label: String,
     pub scratch: PathBuf,
     pub quick: bool,
+    /// What each treatment's mechanism says about it before measuring (a
+    /// compiled profile's size, rule-file lines not applied), "label: text".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub treatment_notes: Vec<String>,
     /// Profiled pairs after the timed ones (`--profile`); absent when off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileOpts>,
@@ -199,6 +203,12 @@ impl OverheadPlan {
             }
         }
 
+        let mut treatment_notes = Vec::new();
+        for t in &treatments {
+            for line in t.mechanism.describe(t).with_context(|| t.to_string())? {
+                treatment_notes.push(format!("{t}: {line}"));
+            }
+        }
         let mut cases = Vec::new();
         for t in &treatments {
             let workloads = match &explicit_workloads {
@@ -276,6 +286,7 @@ impl OverheadPlan {
             label: placement.label.clone(),
             scratch: placement.scratch.clone(),
             quick: a.quick,
+            treatment_notes,
             profile: a.profile,
             precision_from_calibration: a.precision.filter(|_| half.pairs.is_none()),
         })

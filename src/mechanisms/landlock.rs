@@ -39,6 +39,7 @@ use anyhow::{Context, Result};
 use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::params::ParamDef;
+use crate::policy::landlock_sandbox::{ROUGHLY_READ, ROUGHLY_WRITE, Sandbox};
 use crate::sys::{SysError, check, check_int, cstring};
 
 pub struct Landlock;
@@ -71,6 +72,28 @@ pub const ACCESS_FILE: u64 = ACCESS_FS_EXECUTE
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+}
+
+/// `struct landlock_ruleset_attr` with network rights (ABI 4 and later).
+#[repr(C)]
+struct RulesetAttrNet {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+}
+
+/// `LANDLOCK_RULE_NET_PORT`.
+const RULE_NET_PORT: libc::c_long = 2;
+/// `LANDLOCK_ACCESS_NET_BIND_TCP`, `LANDLOCK_ACCESS_NET_CONNECT_TCP`.
+pub const ACCESS_NET_BIND_TCP: u64 = 1 << 0;
+pub const ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
+/// The first ABI with network rights (Linux 6.7).
+pub const NET_ABI: u32 = 4;
+
+/// `struct landlock_net_port_attr`.
+#[repr(C)]
+struct NetPortAttr {
+    allowed_access: u64,
+    port: u64,
 }
 
 /// `struct landlock_path_beneath_attr` (packed: 12 bytes).
@@ -163,6 +186,53 @@ fn create_ruleset(handled: u64) -> Result<OwnedFd, SysError> {
             0u32,
         )
     };
+    owned_ruleset(r)
+}
+
+/// Creates a ruleset handling `fs` filesystem and `net` network rights
+/// (ABI 4 and later when `net` is not 0).
+fn create_ruleset_net(fs: u64, net: u64) -> Result<OwnedFd, SysError> {
+    if net == 0 {
+        return create_ruleset(fs);
+    }
+    let attr = RulesetAttrNet {
+        handled_access_fs: fs,
+        handled_access_net: net,
+    };
+    // SAFETY: attr is a valid landlock_ruleset_attr of the size passed;
+    // the kernel copies it and returns a new descriptor.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const RulesetAttrNet,
+            std::mem::size_of::<RulesetAttrNet>(),
+            0u32,
+        )
+    };
+    owned_ruleset(r)
+}
+
+/// Adds a `NET_PORT` rule granting `allowed` on TCP `port`.
+fn add_port_rule(ruleset: &OwnedFd, port: u16, allowed: u64) -> Result<(), SysError> {
+    let attr = NetPortAttr {
+        allowed_access: allowed,
+        port: port as u64,
+    };
+    // SAFETY: attr is a valid landlock_net_port_attr that outlives the
+    // call; the ruleset descriptor is open.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            RULE_NET_PORT,
+            &attr as *const NetPortAttr,
+            0u32,
+        )
+    };
+    check("landlock_add_rule(NET_PORT)", r).map(|_| ())
+}
+
+fn owned_ruleset(r: libc::c_long) -> Result<OwnedFd, SysError> {
     let fd = check("landlock_create_ruleset", r)?;
     // SAFETY: the kernel returned a new descriptor that nobody else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
@@ -206,10 +276,20 @@ impl Mechanism for Landlock {
         Scope::Worker
     }
     fn variants(&self) -> &'static [VariantDef] {
-        &[VariantDef {
-            name: "fs",
-            description: "handles every filesystem right of the running ABI; rules grant what the workload needs",
-        }]
+        &[
+            VariantDef {
+                name: "fs",
+                description: "handles every filesystem right of the running ABI; rules grant what the workload needs",
+            },
+            VariantDef {
+                name: "sandbox",
+                description: "your sandbox, as the kernel's sample sandboxer takes it: ro=PATHS,rw=PATHS (colon-separated), bind=PORTS, connect=PORTS",
+            },
+        ]
+    }
+
+    fn variant_of_param(&self, key: &str) -> Option<&'static str> {
+        SANDBOX_KEYS.contains(&key).then_some("sandbox")
     }
     fn params(&self) -> &'static [ParamDef] {
         &[
@@ -222,6 +302,26 @@ impl Mechanism for Landlock {
                 name: "layers",
                 default: "1",
                 help: "identical rulesets stacked (landlock_restrict_self calls, 1..16)",
+            },
+            ParamDef {
+                name: "ro",
+                default: "",
+                help: "sandbox: paths granted read and execute beneath them, colon-separated (LL_FS_RO)",
+            },
+            ParamDef {
+                name: "rw",
+                default: "",
+                help: "sandbox: paths granted read and write beneath them, colon-separated (LL_FS_RW)",
+            },
+            ParamDef {
+                name: "bind",
+                default: "",
+                help: "sandbox: the only TCP ports bind may use, colon-separated, or none (LL_TCP_BIND; ABI 4)",
+            },
+            ParamDef {
+                name: "connect",
+                default: "",
+                help: "sandbox: the only TCP ports connect may use, colon-separated, or none (LL_TCP_CONNECT; ABI 4)",
             },
         ]
     }
@@ -245,11 +345,51 @@ impl Mechanism for Landlock {
     }
 
     fn validate(&self, t: &Treatment) -> Result<()> {
-        t.param_in_range("rules", 1..=10_000)?;
-        t.param_in_range("layers", 1..=MAX_LAYERS).map(|_| ())
+        let rules = t.param_in_range("rules", 1..=10_000)?;
+        t.param_in_range("layers", 1..=MAX_LAYERS)?;
+        if t.variant != "sandbox" {
+            if let Some(k) = SANDBOX_KEYS.iter().find(|k| !param(t, k).is_empty()) {
+                crate::usage_bail!(
+                    "landlock:{}: {k}= belongs to the sandbox variant (write landlock:{k}=...)",
+                    t.variant
+                );
+            }
+            return Ok(());
+        }
+        if rules != 1 {
+            crate::usage_bail!(
+                "landlock:sandbox: rules= does not apply (the sandbox's own paths are its rules)"
+            );
+        }
+        let s = sandbox_of(t)?;
+        if s.handles_net() {
+            let abi = abi_version().unwrap_or(0);
+            if abi < NET_ABI {
+                crate::usage_bail!(
+                    "landlock:sandbox: bind=/connect= need Landlock ABI {NET_ABI} (Linux 6.7); \
+                     this kernel has ABI {abi}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn describe(&self, t: &Treatment) -> Result<Vec<String>> {
+        if t.variant != "sandbox" {
+            return Ok(Vec::new());
+        }
+        Ok(vec![
+            sandbox_of(t)?.summary(),
+            "landlock sandbox: the workload's scratch and data directories are added read-write \
+             (built-in workloads make their files there)"
+                .to_string(),
+        ])
     }
 
     fn apply_in_worker(&self, t: &Treatment, env: &WorkerEnv) -> Result<()> {
+        if t.variant == "sandbox" {
+            return apply_sandbox(t, env);
+        }
         let rules = t.param_in_range("rules", 1..=10_000)?;
         let layers = t.param_in_range("layers", 1..=MAX_LAYERS)?;
         let abi =
@@ -278,6 +418,72 @@ impl Mechanism for Landlock {
         }
         Ok(())
     }
+}
+
+/// The parameters of the sandbox variant.
+const SANDBOX_KEYS: &[&str] = &["ro", "rw", "bind", "connect"];
+
+fn param<'a>(t: &'a Treatment, key: &str) -> &'a str {
+    t.params.get(key).map(String::as_str).unwrap_or("")
+}
+
+fn sandbox_of(t: &Treatment) -> Result<Sandbox> {
+    crate::policy::landlock_sandbox::parse(
+        param(t, "ro"),
+        param(t, "rw"),
+        param(t, "bind"),
+        param(t, "connect"),
+    )
+}
+
+/// The sandbox variant: the sandboxer's rights on the user's paths and
+/// ports, plus read-write on the workload's own directories.
+fn apply_sandbox(t: &Treatment, env: &WorkerEnv) -> Result<()> {
+    let s = sandbox_of(t)?;
+    let layers = t.param_in_range("layers", 1..=MAX_LAYERS)?;
+    let abi = abi_version().map_err(|e| anyhow::anyhow!("landlock: {}", unavailable_reason(e)))?;
+    let fs = fs_rights(abi);
+    let mut net = 0;
+    if s.bind.is_some() {
+        net |= ACCESS_NET_BIND_TCP;
+    }
+    if s.connect.is_some() {
+        net |= ACCESS_NET_CONNECT_TCP;
+    }
+    let ruleset = create_ruleset_net(fs, net).context("landlock: creating the sandbox ruleset")?;
+    let read = ROUGHLY_READ & fs;
+    let write = (ROUGHLY_READ | ROUGHLY_WRITE) & fs;
+    let own = rule_dirs(env, 0)?;
+    let rules =
+        s.ro.iter()
+            .map(|p| (p, read))
+            .chain(s.rw.iter().map(|p| (p, write)))
+            .chain(own.iter().map(|p| (p, write)));
+    for (path, rights) in rules {
+        let fd = open_path(path)?;
+        let allowed = if is_dir(&fd)? {
+            rights
+        } else {
+            rights & ACCESS_FILE
+        };
+        add_path_rule(&ruleset, &fd, allowed)
+            .with_context(|| format!("landlock: adding a rule for {}", path.display()))?;
+    }
+    for (ports, right) in [
+        (&s.bind, ACCESS_NET_BIND_TCP),
+        (&s.connect, ACCESS_NET_CONNECT_TCP),
+    ] {
+        for &port in ports.iter().flatten() {
+            add_port_rule(&ruleset, port, right)
+                .with_context(|| format!("landlock: adding a rule for TCP port {port}"))?;
+        }
+    }
+    set_no_new_privs()?;
+    for i in 0..layers {
+        restrict_self(&ruleset)
+            .with_context(|| format!("landlock: enforcing sandbox layer {} of {layers}", i + 1))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -340,6 +546,94 @@ mod tests {
                 false
             }
         }
+    }
+
+    #[test]
+    fn sandbox_grants_its_lists_and_denies_the_rest() {
+        if !landlock_here() {
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let ro = tempfile::tempdir().unwrap();
+        let rw = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        for d in [ro.path(), rw.path(), outside.path()] {
+            std::fs::write(d.join("f"), b"x").unwrap();
+        }
+        let (s, r, w, o) = (
+            scratch.path().to_path_buf(),
+            ro.path().to_path_buf(),
+            rw.path().to_path_buf(),
+            outside.path().to_path_buf(),
+        );
+        let abi = abi_version().unwrap_or(0);
+        let spec = if abi >= NET_ABI {
+            format!("landlock:ro={},rw={},connect=1", r.display(), w.display())
+        } else {
+            format!("landlock:ro={},rw={}", r.display(), w.display())
+        };
+        let got = in_thread(move || {
+            let t = Treatment::parse(&spec).unwrap();
+            assert_eq!(t.variant, "sandbox");
+            let def = crate::workloads::find("open").unwrap();
+            LANDLOCK
+                .apply_in_worker(
+                    &t,
+                    &WorkerEnv {
+                        workload: def,
+                        scratch: &s,
+                        data_dir: None,
+                        task: 0,
+                    },
+                )
+                .unwrap();
+            let connect = (abi >= NET_ABI).then(|| {
+                std::net::TcpStream::connect("127.0.0.1:9")
+                    .err()
+                    .and_then(|e| e.raw_os_error())
+            });
+            (
+                open_errno(&r.join("f")),
+                std::fs::write(r.join("g"), b"y")
+                    .err()
+                    .and_then(|e| e.raw_os_error()),
+                std::fs::write(w.join("g"), b"y").err(),
+                open_errno(&o.join("f")),
+                std::fs::write(s.join("mine"), b"y").err(),
+                connect,
+            )
+        });
+        assert_eq!(got.0, None, "ro: reading is granted");
+        assert_eq!(got.1, Some(libc::EACCES), "ro: writing is denied");
+        assert!(got.2.is_none(), "rw: writing is granted: {:?}", got.2);
+        assert_eq!(got.3, Some(libc::EACCES), "outside: denied");
+        assert!(got.4.is_none(), "scratch: granted: {:?}", got.4);
+        if let Some(c) = got.5 {
+            // Port 9 is not in connect=1: Landlock refuses before any packet.
+            assert_eq!(c, Some(libc::EACCES));
+        }
+    }
+
+    #[test]
+    fn sandbox_mistakes_are_usage_errors() {
+        use crate::error::exit_code;
+        for spec in [
+            "landlock:ro=/nonexistent/secperf",
+            "landlock:sandbox",
+            "landlock:ro=/usr,rules=4",
+            "landlock:fs,ro=/usr",
+            "landlock:bind=http",
+        ] {
+            let e = Treatment::parse(spec).unwrap_err();
+            assert_eq!(exit_code(&e), 2, "{spec}: {e:#}");
+        }
+        let t = Treatment::parse("landlock:ro=/usr:/etc,rw=/tmp,layers=2").unwrap();
+        assert_eq!(
+            t.to_string(),
+            "landlock:sandbox,layers=2,ro=/usr:/etc,rw=/tmp"
+        );
+        let d = LANDLOCK.describe(&t).unwrap();
+        assert!(d[0].contains("read-only /usr:/etc"), "{d:?}");
     }
 
     #[test]
