@@ -111,15 +111,16 @@ pub fn compare(
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
         pair_data,
         attribution,
-        child_cpu: median_child_cpu(&cpu[0]).zip(median_child_cpu(&cpu[1])).map(|(b, t)| [b, t]),
+        child_cpu: median_child_cpu(&cpu[0])
+            .zip(median_child_cpu(&cpu[1]))
+            .map(|(b, t)| [b, t]),
     })
 }
 
 /// Each figure's median over the halves of one arm (runs: their sum).
 fn median_child_cpu(halves: &[ChildCpu]) -> Option<ChildCpu> {
-    let of = |f: fn(&ChildCpu) -> f64| {
-        crate::stats::median(&halves.iter().map(f).collect::<Vec<_>>())
-    };
+    let of =
+        |f: fn(&ChildCpu) -> f64| crate::stats::median(&halves.iter().map(f).collect::<Vec<_>>());
     Some(ChildCpu {
         runs: halves.iter().map(|c| c.runs).sum(),
         user_ns_per_op: of(|c| c.user_ns_per_op)?,
@@ -158,7 +159,9 @@ fn profile_pairs(
             let mut halves: [HalfProfile; 2] = Default::default();
             for arm in order {
                 let half = profile_half(symbols, opts.hz, design.sample_ms, |observer| {
-                    measurer.half(case, design, arm, observer, on_tick).map(|h| h.ns_per_op)
+                    measurer
+                        .half(case, design, arm, observer, on_tick)
+                        .map(|h| h.ns_per_op)
                 });
                 match half {
                     Ok(half) => halves[(arm == Arm::Treatment) as usize] = half,

@@ -25,9 +25,9 @@ use chrono::Utc;
 use self::shm::Shm;
 use self::workers::{TaskSpec, with_tasks};
 use crate::model::{ChildCpu, Mode, Params, Sample, UnitRate, WorkloadResult};
-use crate::workloads::task::CounterReading;
 use crate::stats::median_ci;
 use crate::sys;
+use crate::workloads::task::CounterReading;
 use crate::workloads::{SetupCtx, TaskCtx, WorkloadDef};
 
 pub use crate::workloads::task::AfterPrepare;
@@ -226,7 +226,9 @@ pub fn measure_observed(
         let total = opts.warmup + opts.samples;
         let mut kept = Vec::with_capacity(opts.samples as usize);
         let counters = || -> Vec<CounterReading> {
-            (0..opts.tasks).map(|i| shm.slot(i).counter.read()).collect()
+            (0..opts.tasks)
+                .map(|i| shm.slot(i).counter.read())
+                .collect()
         };
         let mut kept_from = counters();
         for k in 0..total {
