@@ -23,6 +23,19 @@
 //!   branches ALLOW). A filter that reads an argument cannot be proven
 //!   constant, so the cache is empty and every filter runs on every
 //!   syscall: the cost of argument-inspecting profiles.
+//! - `profile` (`-m seccomp:profile=PATH`): the user's OCI seccomp profile
+//!   (Docker, Podman, containerd, Kubernetes), compiled by
+//!   [`crate::policy::oci_seccomp`] into one filter as runc would install
+//!   it, with `filters=N` copies stacked. The profile is loaded and
+//!   compiled when the treatment is parsed (every mistake in it is a
+//!   usage error before anything runs), kept in a per-process cache that
+//!   forked tasks inherit, and checked against the workload: a profile
+//!   that denies one of the workload's calls, or one the task itself makes
+//!   once the filter is installed ([`HARNESS_SYSCALLS`]), is refused.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{Context, Result};
 
@@ -30,8 +43,11 @@ use super::worker_util::bpf::{BuildError, Program, SockFilter, SockFprog, Target
 use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::error::UsageError;
+use crate::model::Params;
 use crate::params::ParamDef;
+use crate::policy::oci_seccomp::{self, CompiledProfile, Decision};
 use crate::sys::{SysError, check};
+use crate::workloads::WorkloadDef;
 
 pub struct Seccomp;
 pub static SECCOMP: Seccomp = Seccomp;
@@ -219,27 +235,118 @@ pub fn install(prog: &[SockFilter]) -> Result<(), SysError> {
     check("seccomp(SECCOMP_SET_MODE_FILTER)", r).map(|_| ())
 }
 
+/// System calls a task makes after its filter is installed, whatever the
+/// workload, with why: found by tracing tasks of both modes (`strace -f`
+/// on this module's tests: after `seccomp(2)` a process task makes the
+/// workload's calls, `futex`, the workload's clean-up `fcntl` + `close`
+/// and `exit_group`; a thread task also `sigaltstack`, `munmap`,
+/// `rt_sigprocmask`, `madvise` and `exit` as the thread ends) and checked
+/// by measuring workloads in both modes under default-KILL profiles that
+/// allow only these and the workload's own calls. A profile denying one
+/// of them is refused: in thread mode a killed task thread would leave
+/// the measurement waiting for it, and a KILL_PROCESS would kill secperf.
+pub const HARNESS_SYSCALLS: &[(&str, &str)] = &[
+    ("futex", "to wait for the common start"),
+    ("close", "to close the workload's descriptors when it ends"),
+    ("exit_group", "to exit (process tasks)"),
+    ("exit", "to end (thread tasks)"),
+    ("munmap", "to free its signal stack as a thread task ends"),
+    ("madvise", "to release its stack as a thread task ends"),
+    (
+        "sigaltstack",
+        "to remove its signal stack as a thread task ends",
+    ),
+    ("rt_sigprocmask", "to block signals as a thread task ends"),
+    (
+        "fcntl",
+        "to check a descriptor before closing it, in debug builds",
+    ),
+];
+
+/// Variant `profile`'s compiled profiles by path: compiled once per
+/// process, when the treatment is validated in the parent; forked tasks
+/// inherit the entries. The lock is only held to look up or insert, never
+/// while compiling, and only tried: a forked child whose parent had it
+/// held (another thread inserting at the instant of the fork) compiles
+/// afresh instead of waiting on a lock no one will release.
+static PROFILES: OnceLock<Mutex<HashMap<PathBuf, Arc<CompiledProfile>>>> = OnceLock::new();
+
+/// The compiled profile at `path`, from the cache or loaded now.
+pub fn compiled_profile(path: &Path) -> Result<Arc<CompiledProfile>> {
+    let cache = PROFILES.get_or_init(Default::default);
+    if let Some(p) = cache.try_lock().ok().and_then(|c| c.get(path).cloned()) {
+        return Ok(p);
+    }
+    let p = Arc::new(oci_seccomp::load(path)?);
+    if let Ok(mut c) = cache.try_lock() {
+        c.entry(path.to_path_buf()).or_insert_with(|| p.clone());
+    }
+    Ok(p)
+}
+
+/// The profile of a `profile` treatment (None for the other variants).
+pub fn profile_of(t: &Treatment) -> Result<Option<Arc<CompiledProfile>>> {
+    let path = t.params.get("profile").map(String::as_str).unwrap_or("");
+    match (t.variant == "profile", path.is_empty()) {
+        (true, true) => Err(UsageError::new(
+            "mechanism seccomp: variant profile needs the profile's path: \
+             -m seccomp:profile=/path/to/profile.json",
+        )
+        .into()),
+        (true, false) => compiled_profile(Path::new(path)).map(Some),
+        (false, false) => Err(UsageError::new(format!(
+            "mechanism seccomp: profile={path} is only for variant profile; write \
+             -m seccomp:profile={path}"
+        ))
+        .into()),
+        (false, true) => Ok(None),
+    }
+}
+
 /// The filter a treatment asks for, with its count; parameters out of
-/// range are usage errors.
+/// range and bad profiles are usage errors.
 pub fn plan(t: &Treatment) -> Result<(Vec<SockFilter>, u64)> {
     let Some(arch) = AUDIT_ARCH_NATIVE else {
         anyhow::bail!("seccomp filters are only built for x86_64 and aarch64");
     };
     let filters = t.param_in_range("filters", 1..=1024)?;
-    let insns = t.param_in_range("insns", 1..=super::worker_util::bpf::BPF_MAXINSNS as u64)?;
-    let kind = FilterKind::of_variant(t.variant);
-    let prog = build_filter(kind, arch, insns as usize).context("building the seccomp filter")?;
+    let prog = match profile_of(t)? {
+        Some(profile) => {
+            if t.params.get("insns").is_some_and(|v| v != INSNS_DEFAULT) {
+                crate::usage_bail!(
+                    "mechanism seccomp: insns= pads the synthetic filters; a profile's filter is \
+                     as long as the profile makes it ({} instructions): remove insns",
+                    profile.instructions()
+                );
+            }
+            profile.program.clone()
+        }
+        None => {
+            let insns =
+                t.param_in_range("insns", 1..=super::worker_util::bpf::BPF_MAXINSNS as u64)?;
+            let kind = FilterKind::of_variant(t.variant);
+            build_filter(kind, arch, insns as usize).context("building the seccomp filter")?
+        }
+    };
     let total = filters as usize * (prog.len() + 4);
     if total > MAX_INSNS_PER_PATH {
         return Err(UsageError::new(format!(
             "mechanism seccomp: filters={filters} x ({} instructions + 4) = {total} exceeds the \
-             kernel's {MAX_INSNS_PER_PATH} per task; lower filters or insns",
-            prog.len()
+             kernel's {MAX_INSNS_PER_PATH} per task; lower filters{}",
+            prog.len(),
+            if t.variant == "profile" {
+                ""
+            } else {
+                " or insns"
+            }
         ))
         .into());
     }
     Ok((prog, filters))
 }
+
+/// The default of `insns`.
+const INSNS_DEFAULT: &str = "8";
 
 impl Mechanism for Seccomp {
     fn name(&self) -> &'static str {
@@ -261,6 +368,10 @@ impl Mechanism for Seccomp {
                 name: "args",
                 description: "inspects syscall arguments, so the action cache cannot skip it",
             },
+            VariantDef {
+                name: "profile",
+                description: "your OCI seccomp profile (Docker/Podman/containerd/Kubernetes format), compiled to one filter: seccomp:profile=PATH",
+            },
         ]
     }
     fn params(&self) -> &'static [ParamDef] {
@@ -272,8 +383,13 @@ impl Mechanism for Seccomp {
             },
             ParamDef {
                 name: "insns",
-                default: "8",
-                help: "instructions per filter, padded with deny-list comparisons (minimum 5 for allow, 8 for args; at most 4096)",
+                default: INSNS_DEFAULT,
+                help: "instructions per filter, padded with deny-list comparisons (minimum 5 for allow, 8 for args; at most 4096; not for profile)",
+            },
+            ParamDef {
+                name: "profile",
+                default: "",
+                help: "path of an OCI seccomp profile (JSON) for variant profile: seccomp:profile=PATH",
             },
         ]
     }
@@ -303,8 +419,52 @@ impl Mechanism for Seccomp {
         }
     }
 
+    fn variant_of_param(&self, key: &str) -> Option<&'static str> {
+        (key == "profile").then_some("profile")
+    }
+
     fn validate(&self, t: &Treatment) -> Result<()> {
         plan(t).map(|_| ())
+    }
+
+    fn describe(&self, t: &Treatment) -> Result<Vec<String>> {
+        let Some(p) = profile_of(t)? else {
+            return Ok(Vec::new());
+        };
+        Ok(std::iter::once(p.summary())
+            .chain(p.notes.iter().cloned())
+            .collect())
+    }
+
+    fn check_workload(
+        &self,
+        t: &Treatment,
+        workload: &WorkloadDef,
+        _workload_params: &Params,
+    ) -> Result<()> {
+        // `command` runs a program of the user's: its calls are unknown.
+        let Some(p) = profile_of(t)?.filter(|_| workload.name != "command") else {
+            return Ok(());
+        };
+        let file = p.path.display();
+        for name in workload.syscalls {
+            if let Decision::Deny(action) = p.decision(name) {
+                crate::usage_bail!(
+                    "seccomp profile {file} denies {name} ({action}), which workload {} makes on \
+                     every operation; allow it in the profile or choose another workload",
+                    workload.name
+                );
+            }
+        }
+        for (name, why) in HARNESS_SYSCALLS {
+            if let Decision::Deny(action) = p.decision(name) {
+                crate::usage_bail!(
+                    "seccomp profile {file} denies {name} ({action}), which secperf's task makes \
+                     after the filter is installed ({why}); allow it in the profile"
+                );
+            }
+        }
+        Ok(())
     }
 
     fn apply_in_worker(&self, t: &Treatment, _env: &WorkerEnv) -> Result<()> {
@@ -549,6 +709,239 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{spec} {w} {mode:?}: {e:#}"));
                 assert!(r.ops_per_sec.median > 0.0);
             }
+        }
+    }
+
+    fn fixture(name: &str) -> String {
+        format!(
+            "{}/tests/fixtures/seccomp/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    fn profile_spec(name: &str) -> String {
+        format!("seccomp:profile={}", fixture(name))
+    }
+
+    #[test]
+    fn profile_treatments_parse_describe_and_refuse_mistakes() {
+        let t = Treatment::parse(&profile_spec("docker_like.json")).unwrap();
+        assert_eq!(t.variant, "profile");
+        assert_eq!(t.params["profile"], fixture("docker_like.json"));
+        let lines = SECCOMP.describe(&t).unwrap();
+        assert!(
+            lines[0].starts_with("docker_like.json: ") && lines[0].contains("BPF instructions"),
+            "{lines:?}"
+        );
+        assert!(lines.len() > 3, "{lines:?}");
+        let (prog, n) = plan(&t).unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(
+            prog,
+            compiled_profile(Path::new(&fixture("docker_like.json")))
+                .unwrap()
+                .program
+        );
+        assert!(t.to_string().contains("profile="), "{t}");
+        // Stacked copies are allowed, as for the other variants.
+        let t4 = Treatment::parse(&format!("{},filters=4", profile_spec("docker_like.json")));
+        assert_eq!(plan(&t4.unwrap()).unwrap().1, 4);
+        // The synthetic variants describe nothing.
+        assert!(
+            SECCOMP
+                .describe(&Treatment::parse("seccomp").unwrap())
+                .unwrap()
+                .is_empty()
+        );
+
+        for (spec, want) in [
+            (profile_spec("no_such.json"), "cannot read it".to_string()),
+            (profile_spec("broken_json.json"), "line 4, column 24".into()),
+            (
+                profile_spec("broken_unknown_syscall.json"),
+                "getppidd".into(),
+            ),
+            (profile_spec("broken_notify.json"), "SCMP_ACT_NOTIFY".into()),
+            ("seccomp:profile".into(), "needs the profile's path".into()),
+            ("seccomp:profile=".into(), "needs the profile's path".into()),
+            (
+                format!("seccomp:args,profile={}", fixture("docker_like.json")),
+                "only for variant profile".into(),
+            ),
+            (
+                format!("{},insns=64", profile_spec("docker_like.json")),
+                "remove insns".into(),
+            ),
+            (
+                format!("{},filters=1024", profile_spec("docker_like.json")),
+                "lower filters".into(),
+            ),
+        ] {
+            let e = Treatment::parse(&spec).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{spec}: {e:#}");
+            assert!(format!("{e:#}").contains(&want), "{spec}: {e:#}");
+        }
+    }
+
+    #[test]
+    fn profiles_that_break_the_workload_are_refused() {
+        let w = |n: &str| crate::workloads::find(n).unwrap();
+        let none = crate::model::Params::new();
+        let deny = Treatment::parse(&profile_spec("deny_getppid.json")).unwrap();
+        let e = SECCOMP
+            .check_workload(&deny, w("getppid"), &none)
+            .unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("deny_getppid.json denies getppid (SCMP_ACT_ERRNO(EPERM=1))")
+                && msg.contains("which workload getppid makes"),
+            "{msg}"
+        );
+        SECCOMP.check_workload(&deny, w("eventfd"), &none).unwrap();
+        // The Docker-like profile lets every workload run (clone and
+        // socket are conditional: allowed with nothing said).
+        let docker = Treatment::parse(&profile_spec("docker_like.json")).unwrap();
+        for def in crate::workloads::WORKLOADS {
+            SECCOMP
+                .check_workload(&docker, def, &none)
+                .unwrap_or_else(|e| panic!("{}: {e:#}", def.name));
+        }
+        let kill = Treatment::parse(&profile_spec("kill_allowlist.json")).unwrap();
+        SECCOMP.check_workload(&kill, w("getppid"), &none).unwrap();
+        let e = SECCOMP
+            .check_workload(&kill, w("eventfd"), &none)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("denies write (SCMP_ACT_KILL_THREAD)"),
+            "{e}"
+        );
+        // The harness's own calls.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no_futex.json");
+        std::fs::write(
+            &path,
+            r#"{"defaultAction": "SCMP_ACT_ALLOW",
+                "syscalls": [{"names": ["futex"], "action": "SCMP_ACT_KILL_PROCESS"}]}"#,
+        )
+        .unwrap();
+        let t = Treatment::parse(&format!("seccomp:profile={}", path.display())).unwrap();
+        let e = SECCOMP.check_workload(&t, w("stream"), &none).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(
+            e.to_string()
+                .contains("denies futex (SCMP_ACT_KILL_PROCESS), which secperf's task makes"),
+            "{e}"
+        );
+        // Other variants check nothing.
+        SECCOMP
+            .check_workload(&Treatment::parse("seccomp").unwrap(), w("getppid"), &none)
+            .unwrap();
+    }
+
+    /// Writes, for `workload`, a default-KILL profile allowing only its
+    /// own calls and [`HARNESS_SYSCALLS`]; returns its path.
+    fn minimal_profile(dir: &Path, workload: &str) -> PathBuf {
+        let def = crate::workloads::find(workload).unwrap();
+        let names: Vec<&str> = def
+            .syscalls
+            .iter()
+            .copied()
+            .chain(HARNESS_SYSCALLS.iter().map(|(n, _)| *n))
+            .collect();
+        let path = dir.join(format!("{workload}.json"));
+        let profile = serde_json::json!({
+            "defaultAction": "SCMP_ACT_KILL",
+            "syscalls": [{"names": names, "action": "SCMP_ACT_ALLOW"}],
+        });
+        std::fs::write(&path, profile.to_string()).unwrap();
+        path
+    }
+
+    /// Run by [`tasks_need_only_their_calls_and_the_harness_list`] in a
+    /// process of its own: a thread task killed by its filter would leave
+    /// the measuring thread waiting forever.
+    #[test]
+    #[ignore]
+    fn minimal_profiles_child() {
+        if std::env::var_os("SECPERF_SECCOMP_CHILD").is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for workload in ["getppid", "eventfd", "pipe", "open", "stream"] {
+            let path = minimal_profile(dir.path(), workload);
+            let spec = format!("seccomp:profile={}", path.display());
+            let t = Treatment::parse(&spec).unwrap();
+            SECCOMP
+                .check_workload(
+                    &t,
+                    crate::workloads::find(workload).unwrap(),
+                    &Params::new(),
+                )
+                .unwrap();
+            for mode in [Mode::Process, Mode::Thread] {
+                let r = measure_under(&spec, workload, &[], mode)
+                    .unwrap_or_else(|e| panic!("{workload} {mode:?}: {e:#}"));
+                assert!(r.ops_per_sec.median > 0.0, "{workload} {mode:?}");
+                println!("ok: {workload} {mode:?} {:.0} ns/op", r.ns_per_op.median);
+            }
+        }
+    }
+
+    #[test]
+    fn tasks_need_only_their_calls_and_the_harness_list() {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "mechanisms::seccomp::tests::minimal_profiles_child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("SECPERF_SECCOMP_CHILD", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let out = child.wait_with_output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "status {status:?} (None: timed out, a task thread was probably killed)\n{text}"
+        );
+        assert!(
+            text.contains("1 passed") && text.contains("ok: stream Thread"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn workloads_run_under_a_docker_like_profile() {
+        for (w, mode) in [
+            ("getppid", Mode::Process),
+            ("eventfd", Mode::Thread),
+            ("open", Mode::Process),
+        ] {
+            let r = measure_under(&profile_spec("docker_like.json"), w, &[], mode)
+                .unwrap_or_else(|e| panic!("{w} {mode:?}: {e:#}"));
+            assert!(r.ops_per_sec.median > 0.0);
         }
     }
 
