@@ -42,8 +42,8 @@
 //!   (`chown32`, `arm_fadvise64_64`: Docker's profile lists every
 //!   architecture's names in one list) is skipped with a note, as runc and
 //!   libseccomp do; a name that no architecture has (in the `syscalls`
-//!   crate's tables of all 14 architectures) is a typo and a usage error. runc silently skips both; refusing typos
-//!   is stricter, but a profile that names a call no kernel has cannot
+//!   crate's tables of all 14 architectures) is a typo and a usage error.
+//!   runc silently skips both; refusing typos is stricter, but a profile that names a call no kernel has cannot
 //!   mean anything, while one that merely spans architectures must load.
 //! - `SCMP_ACT_NOTIFY` needs a listener secperf does not have: a usage
 //!   error. `flags` are accepted and not applied (a note says so).
