@@ -222,12 +222,29 @@ impl fmt::Debug for Treatment {
 
 impl fmt::Display for Treatment {
     /// `seccomp:args,filters=4` (parameters shown only when not default).
+    /// A variant selected by a parameter is written the way it is typed:
+    /// `seccomp:profile=PATH`, `landlock:ro=/usr,rw=/tmp`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.mechanism.name(), self.variant)?;
-        for p in self.mechanism.params() {
-            if let Some(v) = self.params.get(p.name).filter(|v| v.as_str() != p.default) {
-                write!(f, ",{}={v}", p.name)?;
+        let m = self.mechanism;
+        let given = |p: &&ParamDef| {
+            self.params
+                .get(p.name)
+                .is_some_and(|v| v.as_str() != p.default)
+        };
+        let leading = m
+            .params()
+            .iter()
+            .filter(given)
+            .find(|p| m.variant_of_param(p.name) == Some(self.variant));
+        match leading {
+            Some(p) => write!(f, "{}:{}={}", m.name(), p.name, self.params[p.name])?,
+            None => write!(f, "{}:{}", m.name(), self.variant)?,
+        }
+        for p in m.params().iter().filter(given) {
+            if leading.is_some_and(|l| l.name == p.name) {
+                continue;
             }
+            write!(f, ",{}={}", p.name, self.params[p.name])?;
         }
         Ok(())
     }
