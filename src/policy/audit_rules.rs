@@ -1,1 +1,2168 @@
-//! (being written)
+//! Rule files in `auditctl` syntax (`/etc/audit/rules.d/*.rules`, what
+//! `auditctl -R FILE` loads), parsed the way auditctl 3.0.9 (Debian 12)
+//! parses them and encoded as the `struct audit_rule_data` it would send,
+//! byte for byte, so that `secperf overhead -m audit:rules=FILE` measures
+//! the rules a machine really runs.
+//!
+//! What is mirrored from audit-userspace (src/auditctl.c `setopt`,
+//! `fileopt`; lib/libaudit.c `audit_rule_fieldpair_data`,
+//! `audit_rule_syscallbyname_data`, `audit_add_watch_dir`, ...):
+//! - lines are split on spaces only (`\ ` is a space inside a value,
+//!   `\\` a backslash); a line whose first word starts with `#` is a
+//!   comment; options are read as getopt reads them (`-kKEY`, `-k KEY`,
+//!   `--backlog_wait_time=N`, long-option prefixes) and act in the order
+//!   given, with auditctl's ordering rules (`-F arch` before `-S`, a list
+//!   before `-F`, a syscall, watch or exe before `-k`, ...);
+//! - `-S` looks names up in the table of the rule's architecture (the
+//!   native one until `-F arch=` says otherwise: `b64`, `b32`, `x86_64`,
+//!   `i386`, ... or an `AUDIT_ARCH_*` number), takes numbers and `all`;
+//!   a rule on any list but `task` with no syscall gets them all;
+//! - `-w PATH` is the exit-list rule auditctl builds: every syscall, the
+//!   path (`AUDIT_DIR` when PATH is a directory on this machine, as
+//!   auditctl's `stat` decides, else `AUDIT_WATCH`), `perm=rwxa` unless
+//!   `-p` says otherwise, then the key;
+//! - keys (`-k`, `-F key=`) are joined with `\x01` and added last; user
+//!   and group names are looked up on this machine (the [`Host`]);
+//! - the checks auditctl makes against a kernel with every audit feature
+//!   (as 6.x kernels have): which fields the exclude and filesystem lists
+//!   take, `exe`, `sessionid`. The `io_uring` list is auditctl 4.x's
+//!   (operations by name from its table, or by number); the rest is 3.0.9,
+//!   which differs from 4.x in one way a rule file can see: 4.x adds the
+//!   syscalls of a permission class to a `-F perm=` rule that has an arch,
+//!   3.0.9 (and secperf) leave the rule as written.
+//!
+//! Where secperf is stricter than auditctl, each on purpose and named in
+//! the error: a number with trailing garbage (`-F uid=10x`, which strtoul
+//! reads as 10) or beyond 32 bits (which auditctl truncates), tabs and
+//! other control characters (auditctl would keep them inside a value),
+//! syscall numbers 2032-2047 (the kernel's syscall-class bits). Lines that
+//! only configure the audit subsystem (`-D`, `-b`, `-f`, `-e`, `-r`,
+//! `--backlog_wait_time`, `-i`, `-c`, `--loginuid-immutable`, ...) and
+//! deletions (`-d`, `-W`) are parsed and kept as [`Control`]s, each with a
+//! note saying why it is not applied: secperf changes only the rule list
+//! and the enabled flag (and puts both back byte for byte).
+//!
+//! Field values that only the kernel can judge (an SELinux label without
+//! SELinux, a watch whose parent directory is missing) are load-time
+//! errors, reported by the `audit` mechanism with the line. Every bad line
+//! of a file is reported at once (up to [`MAX_ERRORS_SHOWN`]) as one usage
+//! error (exit code 2), each as `FILE:LINE: TEXT: why`.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::error::UsageError;
+use crate::sys::audit::{self as au, RuleData, RuleField};
+
+mod tables;
+#[cfg(test)]
+mod tests;
+
+/// auditctl reads a rule file with a line buffer of this many bytes.
+pub const LINE_SIZE: usize = 6144;
+/// The most bad lines one error lists.
+pub const MAX_ERRORS_SHOWN: usize = 20;
+/// `PATH_MAX`: the longest string value (path, exe, label).
+const PATH_MAX: usize = 4096;
+/// `NAME_MAX`: the longest last component of a watched path.
+const NAME_MAX: usize = 255;
+/// `AF_MAX` of glibc 2.36, which auditctl 3.0.9 checks `saddr_fam` against.
+const AF_MAX: u32 = 46;
+/// "No list yet" in auditctl's `add`/`del`.
+const UNSET: u32 = 0x80;
+/// The list part of `add`/`del` (`AUDIT_FILTER_MASK`).
+const LIST_MASK: u32 = 0x07;
+/// The first syscall number that is a syscall-class bit, not a syscall.
+const FIRST_CLASS_BIT: u32 = (au::AUDIT_BITMASK_SIZE * 32 - au::AUDIT_SYSCALL_CLASSES) as u32;
+/// `4294967295`: `-F auid=unset`, `-F sessionid=unset`.
+const UNSET_ID: u32 = u32::MAX;
+
+// ---------------------------------------------------------------------------
+// What a file parses into.
+// ---------------------------------------------------------------------------
+
+/// A parsed rule file: the rules to add, in file order, and the lines that
+/// are not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleFile {
+    /// The file (as given), or the origin passed to [`parse`].
+    pub path: PathBuf,
+    /// The rules, in file order (each added as auditctl would add it).
+    pub lines: Vec<RuleLine>,
+    /// Lines that configure audit or delete rules: parsed, not applied.
+    pub controls: Vec<ControlLine>,
+    /// What the user should know: each control line and why it is not
+    /// applied, lines auditctl would skip.
+    pub notes: Vec<String>,
+    /// What auditctl would warn about (a syscall rule without an arch,
+    /// `..` in a watched path, `-f 2`).
+    pub warnings: Vec<String>,
+}
+
+/// One rule of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// The line as written.
+    pub text: String,
+    /// The rule auditctl would send (flags include
+    /// [`au::AUDIT_FILTER_PREPEND`] for `-A`).
+    pub rule: RuleData,
+}
+
+/// A line that is parsed but not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlLine {
+    pub line: usize,
+    pub text: String,
+    /// What the line asks for (several when it has several options).
+    pub controls: Vec<Control>,
+}
+
+/// What a non-rule line asks auditctl to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// `-D` (with `-k KEY`: only the rules with that key).
+    DeleteAll { key: Option<String> },
+    /// `-d ...` or `-W PATH`: delete this rule.
+    Delete(Box<RuleData>),
+    /// `-e 0|1|2`.
+    Enabled(u32),
+    /// `-f 0|1|2`.
+    Failure(u32),
+    /// `-b N`.
+    Backlog(u32),
+    /// `-r N`.
+    Rate(u32),
+    /// `--backlog_wait_time N`.
+    BacklogWaitTime(u32),
+    /// `--reset-lost`.
+    ResetLost,
+    /// `--reset_backlog_wait_time_actual`.
+    ResetBacklogWaitTimeActual,
+    /// `-i`: ignore errors in the rest of the file.
+    IgnoreErrors,
+    /// `-c`: continue after errors, fail at the end.
+    ContinueOnError,
+    /// `--loginuid-immutable`.
+    LoginuidImmutable,
+    /// Anything else auditctl does besides rules: `-s`, `-l`, `-v`, `-t`,
+    /// `-q`, `-m`, `--signal` (the option as written).
+    Other(String),
+}
+
+impl Control {
+    /// Why secperf does not apply it, in a form that follows the line's
+    /// text.
+    pub fn why_not_applied(&self) -> String {
+        match self {
+            Control::DeleteAll { .. } => "(implied: the measured arm starts with no rules)".into(),
+            Control::Delete(_) => {
+                "(not applied: the measured arm starts with no rules, so there is nothing to \
+                 delete)"
+                    .into()
+            }
+            Control::Enabled(2) => "(never applied: it would lock audit until reboot)".into(),
+            Control::Enabled(1) => "(implied: the measured arm enables audit)".into(),
+            Control::Enabled(_) => "(ignored: the measured arm enables audit)".into(),
+            Control::Failure(n) => format!(
+                "(not applied: secperf changes only the rules and the enabled flag, so the \
+                 failure mode stays as it is; the file asks for {n}, {})",
+                match n {
+                    0 => "silent",
+                    1 => "printk",
+                    _ => "panic",
+                }
+            ),
+            Control::Backlog(_) => not_applied("the backlog limit"),
+            Control::Rate(_) => not_applied("the rate limit"),
+            Control::BacklogWaitTime(_) => not_applied("the backlog wait time"),
+            Control::ResetLost | Control::ResetBacklogWaitTimeActual => {
+                not_applied("the kernel's counters")
+            }
+            Control::IgnoreErrors | Control::ContinueOnError => {
+                "(not applied: secperf stops at the first rule the kernel refuses and names it)"
+                    .into()
+            }
+            Control::LoginuidImmutable => {
+                "(never applied: loginuids would stay immutable until reboot)".into()
+            }
+            Control::Other(opt) => format!(
+                "(not applied: `{opt}` is not a rule; secperf changes only the rules and the \
+                 enabled flag)"
+            ),
+        }
+    }
+}
+
+fn not_applied(what: &str) -> String {
+    format!(
+        "(not applied: secperf changes only the rules and the enabled flag, so {what} stays as \
+         it is)"
+    )
+}
+
+impl RuleFile {
+    /// Rules that watch a path (`-w`, `-F path=`, `-F dir=`).
+    pub fn watches(&self) -> usize {
+        self.lines.iter().filter(|l| l.rule.is_watch()).count()
+    }
+
+    /// Rules on the syscall-exit list that watch no path.
+    pub fn syscall_rules(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| l.rule.list() == au::AUDIT_FILTER_EXIT && !l.rule.is_watch())
+            .count()
+    }
+
+    /// Whether any rule records (`always`): every match becomes a record.
+    pub fn records(&self) -> bool {
+        self.lines.iter().any(|l| l.rule.action == au::AUDIT_ALWAYS)
+    }
+
+    /// "FILE: N rules (M syscall rules, W watches[, O on other lists]),
+    /// K control lines not applied".
+    pub fn summary(&self) -> String {
+        let n = self.lines.len();
+        let (m, w) = (self.syscall_rules(), self.watches());
+        let other = n - m - w;
+        let k = self.controls.len();
+        format!(
+            "{}: {n} rule{} ({m} syscall rule{}, {w} watch{}{}), {k} control line{} not applied",
+            self.path.display(),
+            plural(n),
+            plural(m),
+            if w == 1 { "" } else { "es" },
+            if other > 0 {
+                format!(", {other} on other lists")
+            } else {
+                String::new()
+            },
+            plural(k),
+        )
+    }
+
+    /// The rules as the kernel lists them once added in file order (see
+    /// [`au::listing_after_adding`]).
+    pub fn expected_listing(&self) -> Vec<Vec<u8>> {
+        let rules: Vec<RuleData> = self.lines.iter().map(|l| l.rule.clone()).collect();
+        au::listing_after_adding(&rules)
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+// ---------------------------------------------------------------------------
+// The machine: what auditctl looks up outside the file.
+// ---------------------------------------------------------------------------
+
+/// What auditctl looks up on the machine while parsing: whether a watched
+/// path is a directory, and user and group names.
+pub trait Host {
+    /// Whether `path` is a directory (`stat`, following links).
+    fn is_dir(&self, path: &str) -> bool;
+    /// The uid of user `name` (`getpwnam`).
+    fn user(&self, name: &str) -> Option<u32>;
+    /// The gid of group `name` (`getgrnam`).
+    fn group(&self, name: &str) -> Option<u32>;
+}
+
+/// This machine: `stat`, the passwd and group databases.
+pub struct SystemHost;
+
+impl Host for SystemHost {
+    fn is_dir(&self, path: &str) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| m.is_dir())
+    }
+
+    fn user(&self, name: &str) -> Option<u32> {
+        let name = std::ffi::CString::new(name).ok()?;
+        let mut buf = vec![0 as libc::c_char; 16384];
+        // SAFETY: an all-zero passwd is a valid value to be overwritten.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut out: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call: `name` is a
+        // NUL-terminated string, `pwd` and `out` are live locals, and
+        // `buf` is writable for the length given.
+        let rc = unsafe {
+            libc::getpwnam_r(
+                name.as_ptr(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut out,
+            )
+        };
+        (rc == 0 && !out.is_null()).then_some(pwd.pw_uid)
+    }
+
+    fn group(&self, name: &str) -> Option<u32> {
+        let name = std::ffi::CString::new(name).ok()?;
+        let mut buf = vec![0 as libc::c_char; 16384];
+        // SAFETY: an all-zero group is a valid value to be overwritten.
+        let mut grp: libc::group = unsafe { std::mem::zeroed() };
+        let mut out: *mut libc::group = std::ptr::null_mut();
+        // SAFETY: as in `user`: valid, live, correctly sized arguments.
+        let rc = unsafe {
+            libc::getgrnam_r(
+                name.as_ptr(),
+                &mut grp,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut out,
+            )
+        };
+        (rc == 0 && !out.is_null()).then_some(grp.gr_gid)
+    }
+}
+
+/// The machines auditctl knows (`lib/machinetab.h`), for `-F arch=` and
+/// the syscall table `-S` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Machine {
+    I386,
+    X86_64,
+    Ppc64,
+    Ppc64le,
+    Ppc,
+    S390x,
+    S390,
+    Arm,
+    Aarch64,
+}
+
+impl Machine {
+    /// The machine this secperf runs on (auditctl asks `uname`).
+    pub fn native() -> Option<Machine> {
+        if cfg!(target_arch = "x86_64") {
+            Some(Machine::X86_64)
+        } else if cfg!(target_arch = "x86") {
+            Some(Machine::I386)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(Machine::Aarch64)
+        } else if cfg!(target_arch = "arm") {
+            Some(Machine::Arm)
+        } else if cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+            Some(Machine::Ppc64le)
+        } else if cfg!(target_arch = "powerpc64") {
+            Some(Machine::Ppc64)
+        } else if cfg!(target_arch = "powerpc") {
+            Some(Machine::Ppc)
+        } else if cfg!(target_arch = "s390x") {
+            Some(Machine::S390x)
+        } else {
+            None
+        }
+    }
+
+    const ALL: [Machine; 9] = [
+        Machine::I386,
+        Machine::X86_64,
+        Machine::Ppc64,
+        Machine::Ppc64le,
+        Machine::Ppc,
+        Machine::S390x,
+        Machine::S390,
+        Machine::Arm,
+        Machine::Aarch64,
+    ];
+
+    /// Its `AUDIT_ARCH_*`.
+    pub fn elf(self) -> u32 {
+        match self {
+            Machine::I386 => au::AUDIT_ARCH_I386,
+            Machine::X86_64 => au::AUDIT_ARCH_X86_64,
+            Machine::Ppc64 => au::AUDIT_ARCH_PPC64,
+            Machine::Ppc64le => au::AUDIT_ARCH_PPC64LE,
+            Machine::Ppc => au::AUDIT_ARCH_PPC,
+            Machine::S390x => au::AUDIT_ARCH_S390X,
+            Machine::S390 => au::AUDIT_ARCH_S390,
+            Machine::Arm => au::AUDIT_ARCH_ARM,
+            Machine::Aarch64 => au::AUDIT_ARCH_AARCH64,
+        }
+    }
+
+    /// The machine of an `AUDIT_ARCH_*`.
+    pub fn from_elf(elf: u32) -> Option<Machine> {
+        Machine::ALL.into_iter().find(|m| m.elf() == elf)
+    }
+
+    /// By a name `uname -m` gives (case-insensitive), as machinetab.h.
+    fn by_name(name: &str) -> Option<Machine> {
+        let m = match name.to_ascii_lowercase().as_str() {
+            "i386" | "i486" | "i586" | "i686" => Machine::I386,
+            "x86_64" => Machine::X86_64,
+            "ppc64" => Machine::Ppc64,
+            "ppc64le" => Machine::Ppc64le,
+            "ppc" => Machine::Ppc,
+            "s390x" => Machine::S390x,
+            "s390" => Machine::S390,
+            "armeb" | "arm" | "armv5tejl" | "armv5tel" | "armv6l" | "armv7l" => Machine::Arm,
+            "aarch64" | "armv8l" => Machine::Aarch64,
+            _ => return None,
+        };
+        Some(m)
+    }
+
+    /// `uname -m` spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Machine::I386 => "i386",
+            Machine::X86_64 => "x86_64",
+            Machine::Ppc64 => "ppc64",
+            Machine::Ppc64le => "ppc64le",
+            Machine::Ppc => "ppc",
+            Machine::S390x => "s390x",
+            Machine::S390 => "s390",
+            Machine::Arm => "arm",
+            Machine::Aarch64 => "aarch64",
+        }
+    }
+
+    /// Whether secperf has this machine's syscall names.
+    fn has_table(self) -> bool {
+        self == Machine::I386 || Some(self) == Machine::native()
+    }
+
+    /// A syscall's number by name (case-insensitive), in this machine's
+    /// table: the native one from the `syscalls` crate (plus auditctl's own
+    /// spellings), i386 from the crate's `x86` table (plus
+    /// [`tables::I386_AUDITCTL_SPELLINGS`]).
+    pub fn syscall(self, name: &str) -> Option<u32> {
+        let name = name.to_ascii_lowercase();
+        if self == Machine::I386 {
+            return lookup(tables::I386_AUDITCTL_SPELLINGS, &name).or_else(|| {
+                use std::str::FromStr;
+                syscalls::x86::Sysno::from_str(&name)
+                    .ok()
+                    .map(|s| s.id() as u32)
+            });
+        }
+        if Some(self) != Machine::native() {
+            return None;
+        }
+        // auditctl 3.0.9's x86_64 table says pread/pwrite for
+        // pread64/pwrite64.
+        if self == Machine::X86_64 {
+            match name.as_str() {
+                "pread" => return Some(17),
+                "pwrite" => return Some(18),
+                _ => {}
+            }
+        }
+        name.parse::<syscalls::Sysno>().ok().map(|s| s.id() as u32)
+    }
+}
+
+/// A case-insensitive table lookup (`name` already lower case for the
+/// lower-case tables).
+fn lookup(table: &[(&str, u32)], name: &str) -> Option<u32> {
+    table
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| *v)
+}
+
+// ---------------------------------------------------------------------------
+// Reading and parsing.
+// ---------------------------------------------------------------------------
+
+/// Reads and parses a rule file, looking names and paths up on this
+/// machine. A missing or unreadable file, and every bad line, is a usage
+/// error (exit code 2).
+pub fn load(path: &Path) -> Result<RuleFile> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => crate::usage_bail!(
+            "audit rules file {}: {e} (give the path of a file in auditctl syntax, as \
+             /etc/audit/rules.d/*.rules are)",
+            path.display()
+        ),
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+            crate::usage_bail!(
+                "{}:{line}: not valid UTF-8 (secperf reads rule files as UTF-8 text)",
+                path.display()
+            );
+        }
+    };
+    parse_with(&text, path, &SystemHost)
+}
+
+/// Parses rule-file text, looking names and paths up on this machine
+/// ([`SystemHost`]); `origin` names the file in messages.
+pub fn parse(text: &str, origin: &str) -> Result<RuleFile> {
+    parse_with(text, Path::new(origin), &SystemHost)
+}
+
+/// Parses rule-file text with `host` answering what auditctl would look up
+/// on the machine. Every line is parsed; all bad lines are reported in one
+/// usage error.
+pub fn parse_with(text: &str, origin: &Path, host: &dyn Host) -> Result<RuleFile> {
+    let mut file = RuleFile {
+        path: origin.to_path_buf(),
+        lines: Vec::new(),
+        controls: Vec::new(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut errors = Vec::new();
+    let o = origin.display();
+    for (i, raw) in text.split('\n').enumerate() {
+        let n = i + 1;
+        if raw.trim().is_empty() || raw.trim_start().starts_with('#') {
+            continue;
+        }
+        let shown = raw.trim_end_matches('\r');
+        match parse_line(raw, host) {
+            Ok(parsed) => {
+                let at = |msg: &str| format!("{o}:{n}: {shown}: {msg}");
+                file.warnings.extend(parsed.warnings.iter().map(|w| at(w)));
+                file.notes.extend(parsed.notes.iter().map(|w| at(w)));
+                for c in &parsed.controls {
+                    file.notes
+                        .push(format!("{o}:{n}: {shown} {}", c.why_not_applied()));
+                    if *c == Control::Failure(2) {
+                        file.warnings.push(at(
+                            "the file sets the failure mode to panic (-f 2); secperf leaves the \
+                             machine's failure mode as it is, and refuses to load rules that \
+                             record while it is panic",
+                        ));
+                    }
+                }
+                let mut controls = parsed.controls;
+                match parsed.rule {
+                    Some(Sent::Add(rule)) => file.lines.push(RuleLine {
+                        line: n,
+                        text: shown.to_string(),
+                        rule,
+                    }),
+                    Some(Sent::Delete(rule)) => {
+                        file.notes.push(format!(
+                            "{o}:{n}: {shown} {}",
+                            Control::Delete(Box::new(rule.clone())).why_not_applied()
+                        ));
+                        controls.push(Control::Delete(Box::new(rule)));
+                    }
+                    None => {}
+                }
+                if !controls.is_empty() {
+                    file.controls.push(ControlLine {
+                        line: n,
+                        text: shown.to_string(),
+                        controls,
+                    });
+                }
+            }
+            Err(why) => errors.push(format!("{o}:{n}: {shown}: {why}")),
+        }
+    }
+    if !errors.is_empty() {
+        let count = errors.len();
+        let mut msg = format!(
+            "{o}: {count} bad line{} (each as FILE:LINE: TEXT: why; auditctl(8) and \
+             audit.rules(7) describe the syntax):",
+            plural(count)
+        );
+        for e in errors.iter().take(MAX_ERRORS_SHOWN) {
+            msg.push_str("\n  ");
+            msg.push_str(e);
+        }
+        if count > MAX_ERRORS_SHOWN {
+            msg.push_str(&format!("\n  ... and {} more", count - MAX_ERRORS_SHOWN));
+        }
+        return Err(UsageError::new(msg).into());
+    }
+    Ok(file)
+}
+
+/// The rule a line sends.
+#[derive(Debug)]
+enum Sent {
+    Add(RuleData),
+    Delete(RuleData),
+}
+
+/// What one line parses into.
+#[derive(Debug, Default)]
+struct Parsed {
+    rule: Option<Sent>,
+    controls: Vec<Control>,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+/// Splits a line into words the way `auditctl -R` does: on spaces only;
+/// `\ ` is a space and `\\` a backslash inside a word (auditctl leaves the
+/// first word's escapes as written: it is an option, not a value).
+fn split_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let (mut word, mut raw) = (String::new(), String::new());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some(' ') | Some('\\')) => {
+                let next = chars.next().unwrap_or(' ');
+                word.push(next);
+                raw.push('\\');
+                raw.push(next);
+            }
+            ' ' => {
+                if !raw.is_empty() {
+                    let first = words.is_empty();
+                    let w = std::mem::take(&mut word);
+                    let r = std::mem::take(&mut raw);
+                    words.push(if first { r } else { w });
+                }
+            }
+            c => {
+                word.push(c);
+                raw.push(c);
+            }
+        }
+    }
+    if !raw.is_empty() {
+        words.push(if words.is_empty() { raw } else { word });
+    }
+    words
+}
+
+/// The options auditctl takes an argument for, and those it does not.
+const SHORT_WITH_ARG: &str = "CefrbaAdSFmRwWkpq";
+const SHORT_NO_ARG: &str = "hicslDvt";
+/// Long options: name, takes an argument.
+const LONG_OPTS: &[(&str, bool)] = &[
+    ("loginuid-immutable", false),
+    ("backlog_wait_time", true),
+    ("reset-lost", false),
+    ("reset_backlog_wait_time_actual", false),
+    ("signal", true),
+];
+
+/// One option of a line, as getopt_long hands it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Opt {
+    Short(char, Option<String>),
+    Long(&'static str, Option<String>),
+}
+
+/// getopt_long over a line's words: the options in order, the words that
+/// are no option's argument, or the first malformed option.
+fn getopt(words: &[String]) -> Result<(Vec<Opt>, Vec<String>), String> {
+    let mut opts = Vec::new();
+    let mut strays = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        i += 1;
+        if w == "--" {
+            strays.extend(words[i..].iter().cloned());
+            break;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let exact = LONG_OPTS.iter().find(|(n, _)| *n == name);
+            let prefixed: Vec<_> = LONG_OPTS
+                .iter()
+                .filter(|(n, _)| n.starts_with(name))
+                .collect();
+            let (opt, takes) = match (exact, prefixed.as_slice()) {
+                (Some(o), _) => *o,
+                (None, [o]) => **o,
+                (None, []) => return Err(format!("unknown option '{w}'")),
+                (None, _) => return Err(format!("ambiguous option '{w}'")),
+            };
+            let arg = if takes {
+                match inline {
+                    Some(v) => Some(v),
+                    None if i < words.len() => {
+                        i += 1;
+                        Some(words[i - 1].clone())
+                    }
+                    None => return Err(format!("option '--{opt}' needs a value")),
+                }
+            } else if inline.is_some() {
+                return Err(format!("option '--{opt}' takes no value"));
+            } else {
+                None
+            };
+            opts.push(Opt::Long(opt, arg));
+            continue;
+        }
+        if w.len() < 2 || !w.starts_with('-') {
+            strays.push(w.clone());
+            continue;
+        }
+        let cluster: Vec<char> = w[1..].chars().collect();
+        for (j, &c) in cluster.iter().enumerate() {
+            if SHORT_NO_ARG.contains(c) {
+                opts.push(Opt::Short(c, None));
+            } else if SHORT_WITH_ARG.contains(c) {
+                let rest: String = cluster[j + 1..].iter().collect();
+                let arg = if !rest.is_empty() {
+                    rest
+                } else if i < words.len() {
+                    i += 1;
+                    words[i - 1].clone()
+                } else {
+                    return Err(format!("option -{c} needs a value"));
+                };
+                opts.push(Opt::Short(c, Some(arg)));
+                break;
+            } else {
+                return Err(format!(
+                    "unknown option '-{c}' (rule lines use -a/-A LIST,ACTION, -S, -F, -C, -k, \
+                     -w PATH -p PERMS; see auditctl(8))"
+                ));
+            }
+        }
+    }
+    Ok((opts, strays))
+}
+
+/// One line parsed, as auditctl's `setopt` and `handle_request` do it.
+fn parse_line(raw: &str, host: &dyn Host) -> Result<Parsed, String> {
+    if raw.len() >= LINE_SIZE {
+        return Err(format!(
+            "longer than auditctl's line buffer ({} bytes; auditctl would split it)",
+            LINE_SIZE - 1
+        ));
+    }
+    if let Some(c) = raw.chars().find(|c| c.is_control()) {
+        let what = match c {
+            '\t' => "a tab".to_string(),
+            '\r' => "a carriage return (Windows line end)".to_string(),
+            c => format!("the control character {:?}", c),
+        };
+        return Err(format!(
+            "contains {what}; auditctl splits lines on spaces only and would keep it inside a \
+             value: use spaces and Unix line ends"
+        ));
+    }
+    let words = split_words(raw);
+    if let Some(first @ ("-D" | "-l" | "-s")) = words.first().map(String::as_str) {
+        // auditctl checks these by their word count: -D [-k KEY],
+        // -l [-i | -k KEY], -s [-i].
+        let rest: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        let control = match (first, rest.as_slice()) {
+            ("-D", []) => Control::DeleteAll { key: None },
+            ("-D", ["-k", key]) => Control::DeleteAll {
+                key: Some(key.to_string()),
+            },
+            ("-D", _) => return Err("-D takes no other option but -k KEY".into()),
+            ("-l", [] | ["-i"] | ["-k", _]) | ("-s", [] | ["-i"]) => {
+                Control::Other(words.join(" "))
+            }
+            _ => {
+                return Err(format!(
+                    "{first} takes no other option here (see auditctl(8))"
+                ));
+            }
+        };
+        return Ok(Parsed {
+            controls: vec![control],
+            ..Parsed::default()
+        });
+    }
+    let (opts, strays) = getopt(&words)?;
+    if opts.is_empty() {
+        return Err(format!(
+            "'{}' is not an auditctl option (a rule line starts with -a, -A, -w, ...)",
+            words.first().map_or("", |w| w.as_str())
+        ));
+    }
+    let mut st = LineState::new(host);
+    match st.run(&opts)? {
+        Ran::Returned => return Ok(st.returned()),
+        Ran::StoppedAt(at) => {
+            return Err(format!(
+                "auditctl stops reading the line after {at} and fails on what follows: put it \
+                 on a line of its own"
+            ));
+        }
+        Ran::All => {}
+    }
+    if let Some(stray) = strays.first() {
+        let hint = if stray.starts_with('#') {
+            " (comments must be on a line of their own)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "'{stray}' is not an option's value (parameter passed without an option){hint}"
+        ));
+    }
+    st.finish()
+}
+
+/// How far auditctl's option loop got.
+enum Ran {
+    /// Every option.
+    All,
+    /// `setopt` returned right after an option (the rest of the line is
+    /// ignored, the key and the rule with it).
+    Returned,
+    /// The loop ended after this option (a negative `retval`) with options
+    /// left: an error.
+    StoppedAt(String),
+}
+
+/// auditctl's per-line globals (`add`, `del`, `action`, `_audit_*added`,
+/// `_audit_elf`, the rule and the key being built).
+struct LineState<'h> {
+    host: &'h dyn Host,
+    add: u32,
+    del: u32,
+    action: Option<u32>,
+    multiple: u32,
+    exclude: bool,
+    syscall_added: bool,
+    perm_added: bool,
+    exe_added: bool,
+    filterfs_added: bool,
+    elf: u32,
+    rule: RuleData,
+    key: Vec<u8>,
+    /// auditctl's `retval`: 0 nothing yet, 1 a rule to send, -2 done
+    /// without a reply, -3 a deprecated line to skip.
+    retval: i32,
+    list_requested: bool,
+    out: Parsed,
+}
+
+impl<'h> LineState<'h> {
+    fn new(host: &'h dyn Host) -> Self {
+        LineState {
+            host,
+            add: UNSET,
+            del: UNSET,
+            action: None,
+            multiple: 0,
+            exclude: false,
+            syscall_added: false,
+            perm_added: false,
+            exe_added: false,
+            filterfs_added: false,
+            elf: 0,
+            rule: RuleData::new(0, 0),
+            key: Vec::new(),
+            retval: 0,
+            list_requested: false,
+            out: Parsed::default(),
+        }
+    }
+
+    /// The list of the rule being built: `add`'s, else `del`'s, else none.
+    fn flags(&self) -> Option<u32> {
+        if self.add != UNSET {
+            Some(self.add & LIST_MASK)
+        } else if self.del != UNSET {
+            Some(self.del & LIST_MASK)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `add` or `del` names `list` (`(add & (MASK|UNSET)) == list`).
+    fn on_list(&self, list: u32) -> bool {
+        (self.add & (LIST_MASK | UNSET)) == list || (self.del & (LIST_MASK | UNSET)) == list
+    }
+
+    /// Runs the options in order while auditctl's `retval` is not negative.
+    fn run(&mut self, opts: &[Opt]) -> Result<Ran, String> {
+        for (i, opt) in opts.iter().enumerate() {
+            if self.retval < 0 {
+                return Ok(Ran::StoppedAt(describe(&opts[i - 1])));
+            }
+            if self.option(opt)? {
+                if i + 1 < opts.len() {
+                    self.out.warnings.push(format!(
+                        "auditctl ignores everything after {} on this line",
+                        describe(opt)
+                    ));
+                }
+                return Ok(Ran::Returned);
+            }
+        }
+        Ok(Ran::All)
+    }
+
+    /// What a line that `setopt` returned from early leaves: its controls
+    /// and notes; no key is added and no rule is sent.
+    fn returned(mut self) -> Parsed {
+        if self.retval != -3 && (self.add != UNSET || self.del != UNSET) {
+            self.out.warnings.push(NOT_SENT.into());
+        }
+        self.out
+    }
+
+    /// One option. Returns true when auditctl returns from `setopt` right
+    /// after it (ignoring the rest of the line).
+    fn option(&mut self, opt: &Opt) -> Result<bool, String> {
+        let arg = match opt {
+            Opt::Short(_, a) | Opt::Long(_, a) => a.clone().unwrap_or_default(),
+        };
+        match opt {
+            Opt::Short('h', _) => return Err("-h (help) is not a rule".into()),
+            Opt::Short('i', _) => {
+                self.out.controls.push(Control::IgnoreErrors);
+                self.retval = -2;
+            }
+            Opt::Short('c', _) => {
+                self.out.controls.push(Control::ContinueOnError);
+                self.retval = -2;
+            }
+            Opt::Short(c @ ('s' | 'l' | 'v'), _) => {
+                self.out.controls.push(Control::Other(format!("-{c}")));
+                if *c == 'l' {
+                    self.list_requested = true;
+                }
+                self.retval = -2;
+            }
+            Opt::Short('t', _) => {
+                self.out.controls.push(Control::Other("-t".into()));
+                self.retval = -2;
+                return Ok(true);
+            }
+            Opt::Short('e', _) => match arg.as_str() {
+                "0" | "1" | "2" => self.out.controls.push(Control::Enabled(number_u32(&arg)?)),
+                _ => return Err(format!("-e takes 0, 1 or 2, not '{arg}'")),
+            },
+            Opt::Short('f', _) => match arg.as_str() {
+                "0" | "1" | "2" => self.out.controls.push(Control::Failure(number_u32(&arg)?)),
+                _ => return Err(format!("-f takes 0, 1 or 2, not '{arg}'")),
+            },
+            Opt::Short('r', _) => self.out.controls.push(Control::Rate(count(&arg, "-r")?)),
+            Opt::Short('b', _) => self.out.controls.push(Control::Backlog(count(&arg, "-b")?)),
+            Opt::Long("backlog_wait_time", _) => self.out.controls.push(Control::BacklogWaitTime(
+                count(&arg, "--backlog_wait_time")?,
+            )),
+            Opt::Short(c @ ('a' | 'A'), _) => {
+                if arg.contains("task") && self.syscall_added {
+                    return Err("syscall auditing requested for the task list".into());
+                }
+                let mut add = self.add;
+                let mut action = self.action;
+                match self.rule_setup(&arg, &mut add, &mut action) {
+                    Setup::Ok => {
+                        self.add = add;
+                        self.action = action;
+                        if *c == 'A' {
+                            self.add |= au::AUDIT_FILTER_PREPEND;
+                        }
+                        self.retval = 1;
+                    }
+                    Setup::Deprecated => {
+                        self.out.notes.push(
+                            "skipped: the action 'possible' is deprecated and auditctl skips \
+                             the line"
+                                .into(),
+                        );
+                        self.retval = -3;
+                        return Ok(true);
+                    }
+                    Setup::Multiple => {
+                        return Err("only one -a, -A or -d per line".into());
+                    }
+                    Setup::Bad => return Err(bad_list_action(&arg)),
+                }
+            }
+            Opt::Short('d', _) => {
+                let mut del = self.del;
+                let mut action = self.action;
+                match self.rule_setup(&arg, &mut del, &mut action) {
+                    Setup::Ok => {
+                        self.del = del;
+                        self.action = action;
+                        self.retval = 1;
+                    }
+                    Setup::Deprecated => {
+                        self.out.notes.push(
+                            "skipped: the action 'possible' is deprecated and auditctl skips \
+                             the line"
+                                .into(),
+                        );
+                        self.retval = -3;
+                        return Ok(true);
+                    }
+                    Setup::Multiple => {
+                        return Err("only one -a, -A or -d per line".into());
+                    }
+                    Setup::Bad => return Err(bad_list_action(&arg)),
+                }
+            }
+            Opt::Short('S', _) => self.syscall_option(&arg)?,
+            Opt::Short('F', _) => {
+                let Some(flags) = self.flags() else {
+                    return Err(format!(
+                        "-F {arg} comes before the list: write -a LIST,ACTION (or -w) first"
+                    ));
+                };
+                if let Some(key) = arg.strip_prefix("key=") {
+                    self.add_key(key)?;
+                } else {
+                    self.field_pair(&arg, flags)?;
+                    match self.rule.fields.last().map(|f| f.field) {
+                        Some(au::AUDIT_PERM) => self.perm_added = true,
+                        Some(au::AUDIT_EXE) => self.exe_added = true,
+                        _ => {}
+                    }
+                }
+            }
+            Opt::Short('C', _) => {
+                let flags = self.flags().unwrap_or(UNSET);
+                self.compare_pair(&arg, flags)?;
+            }
+            Opt::Short('m', _) => {
+                self.out.controls.push(Control::Other(format!("-m {arg}")));
+                self.retval = -2;
+                return Ok(true);
+            }
+            Opt::Short('R', _) => {
+                return Err("nested rule files (-R) are not supported, as in auditctl".into());
+            }
+            Opt::Short('D', _) => {
+                self.out.controls.push(Control::DeleteAll { key: None });
+                self.retval = -2;
+            }
+            Opt::Short('w', _) => {
+                if self.add != UNSET || self.del != UNSET {
+                    return Err("-w cannot be given with -a, -A or -d".into());
+                }
+                self.add = au::AUDIT_FILTER_EXIT;
+                self.action = Some(au::AUDIT_ALWAYS);
+                self.syscall_added = true;
+                self.watch(&arg)?;
+                self.retval = 1;
+            }
+            Opt::Short('W', _) => {
+                self.del = au::AUDIT_FILTER_EXIT;
+                self.action = Some(au::AUDIT_ALWAYS);
+                self.syscall_added = true;
+                self.watch(&arg)?;
+                self.retval = 1;
+            }
+            Opt::Short('k', _) => {
+                if !(self.syscall_added || self.perm_added || self.exe_added || self.filterfs_added)
+                    || (self.add == UNSET && self.del == UNSET)
+                {
+                    return Err(
+                        "-k needs a watch (-w), a syscall (-S), a path or an exe before it".into(),
+                    );
+                }
+                self.add_key(&arg)?;
+            }
+            Opt::Short('p', _) => {
+                if self.add == UNSET && self.del == UNSET {
+                    return Err("-p needs a watch (-w PATH) before it".into());
+                }
+                self.perms(&arg)?;
+                self.retval = 1;
+            }
+            Opt::Short('q', _) => {
+                if self.syscall_added {
+                    return Err("-q (make equivalent) cannot be combined with syscalls".into());
+                }
+                match arg.split_once(',') {
+                    Some((m, s)) if !m.is_empty() && !s.is_empty() && !s.contains(',') => {}
+                    _ => return Err(format!("-q takes MOUNT,SUBTREE, not '{arg}'")),
+                }
+                self.out.controls.push(Control::Other(format!("-q {arg}")));
+                self.retval = -2;
+                return Ok(true);
+            }
+            Opt::Long("loginuid-immutable", _) => {
+                self.out.controls.push(Control::LoginuidImmutable);
+                self.retval = -2;
+                return Ok(true);
+            }
+            Opt::Long("reset-lost", _) => {
+                self.out.controls.push(Control::ResetLost);
+                self.retval = -2;
+                return Ok(true);
+            }
+            Opt::Long("reset_backlog_wait_time_actual", _) => {
+                self.out.controls.push(Control::ResetBacklogWaitTimeActual);
+                self.retval = -2;
+                return Ok(true);
+            }
+            Opt::Long("signal", _) => {
+                const SIGNALS: [&str; 5] = ["TERM", "HUP", "USR1", "USR2", "CONT"];
+                if !SIGNALS.iter().any(|s| s.eq_ignore_ascii_case(&arg)) {
+                    return Err(format!(
+                        "--signal takes TERM, HUP, USR1, USR2 or CONT, not '{arg}'"
+                    ));
+                }
+                self.out
+                    .controls
+                    .push(Control::Other(format!("--signal {arg}")));
+                self.retval = -2;
+            }
+            other => return Err(format!("unknown option {}", describe(other))),
+        }
+        Ok(false)
+    }
+
+    /// `audit_rule_setup`: `LIST,ACTION` or `ACTION,LIST` into `filter`
+    /// and `act`.
+    fn rule_setup(&mut self, opt: &str, filter: &mut u32, act: &mut Option<u32>) -> Setup {
+        self.multiple += 1;
+        if self.multiple != 1 {
+            return Setup::Multiple;
+        }
+        let Some((first, second)) = opt.split_once(',') else {
+            return Setup::Bad;
+        };
+        if second.contains(',') {
+            return Setup::Bad;
+        }
+        match action_of(first) {
+            ActionName::Action(a) => *act = Some(a),
+            ActionName::Possible => *act = None,
+            ActionName::Unknown => match self.filter_of(first) {
+                Some(f) => *filter = f,
+                None => return Setup::Bad,
+            },
+        }
+        if *filter == UNSET {
+            if let Some(f) = self.filter_of(second) {
+                *filter = f;
+            }
+        } else {
+            match action_of(second) {
+                ActionName::Action(a) => *act = Some(a),
+                ActionName::Possible => return Setup::Deprecated,
+                ActionName::Unknown => return Setup::Bad,
+            }
+        }
+        if *filter == UNSET || act.is_none() {
+            return Setup::Bad;
+        }
+        Setup::Ok
+    }
+
+    /// `lookup_filter` (which also notes the exclude list).
+    fn filter_of(&mut self, name: &str) -> Option<u32> {
+        let f = match name {
+            "exit" => au::AUDIT_FILTER_EXIT,
+            "task" => au::AUDIT_FILTER_TASK,
+            "user" => au::AUDIT_FILTER_USER,
+            "exclude" => {
+                self.exclude = true;
+                au::AUDIT_FILTER_EXCLUDE
+            }
+            "filesystem" => au::AUDIT_FILTER_FS,
+            "io_uring" => au::AUDIT_FILTER_URING_EXIT,
+            _ => return None,
+        };
+        Some(f)
+    }
+
+    /// `-S NAME[,NAME...]`.
+    fn syscall_option(&mut self, arg: &str) -> Result<(), String> {
+        if self.on_list(au::AUDIT_FILTER_URING_EXIT) {
+            for op in arg.split(',').filter(|s| !s.is_empty()) {
+                self.uring_op(op)?;
+            }
+            self.syscall_added = true;
+            return Ok(());
+        }
+        for (list, name) in [
+            (au::AUDIT_FILTER_TASK, "task"),
+            (au::AUDIT_FILTER_USER, "user"),
+            (au::AUDIT_FILTER_FS, "filesystem"),
+        ] {
+            if self.on_list(list) {
+                return Err(format!(
+                    "syscalls (-S) cannot be audited on the {name} list"
+                ));
+            }
+        }
+        if self.exclude {
+            return Err("syscalls (-S) cannot be put on the exclude list".into());
+        }
+        let unknown_arch = self.elf == 0;
+        if unknown_arch {
+            let Some(native) = Machine::native() else {
+                return Err(
+                    "secperf does not know this machine's architecture; give -F arch= first".into(),
+                );
+            };
+            self.elf = native.elf();
+        }
+        let mut mask = [0u32; au::AUDIT_BITMASK_SIZE];
+        for name in arg.split(',').filter(|s| !s.is_empty()) {
+            self.syscall_by_name(name, &mut mask)?;
+        }
+        for (m, add) in self.rule.mask.iter_mut().zip(mask) {
+            *m |= add;
+        }
+        self.syscall_added = true;
+        if unknown_arch && self.add != UNSET && self.elf == au::AUDIT_ARCH_X86_64 {
+            // check_rule_mismatch: the same names as i386 syscalls.
+            let mut other = [0u32; au::AUDIT_BITMASK_SIZE];
+            for name in arg.split(',').filter(|s| !s.is_empty()) {
+                if name == "all" {
+                    other = [u32::MAX; au::AUDIT_BITMASK_SIZE];
+                } else if let Some(nr) = Machine::I386.syscall(name) {
+                    set_bit(&mut other, nr);
+                } else if let Ok(nr) = syscall_number(name) {
+                    set_bit(&mut other, nr);
+                }
+            }
+            if other != mask {
+                self.out.warnings.push(
+                    "32/64 bit syscall mismatch: without -F arch=b64 or b32 the rule names \
+                     x86_64 numbers, which are other syscalls for 32-bit programs (auditctl \
+                     warns the same; give an arch)"
+                        .into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// `audit_rule_syscallbyname_data`.
+    fn syscall_by_name(&self, name: &str, mask: &mut [u32]) -> Result<(), String> {
+        if name == "all" {
+            mask.iter_mut().for_each(|m| *m = u32::MAX);
+            return Ok(());
+        }
+        let machine = Machine::from_elf(self.elf)
+            .ok_or_else(|| format!("no machine for arch 0x{:x}", self.elf))?;
+        let nr = match machine.syscall(name) {
+            Some(nr) => nr,
+            None if name.starts_with(|c: char| c.is_ascii_digit()) => syscall_number(name)?,
+            None if !machine.has_table() => {
+                return Err(format!(
+                    "secperf has no {} syscall table: give '{name}' as a number",
+                    machine.name()
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "unknown syscall '{name}' for {} (check the spelling, or the rule's -F \
+                     arch=)",
+                    machine.name()
+                ));
+            }
+        };
+        set_bit(mask, nr);
+        Ok(())
+    }
+
+    /// An io_uring operation (`-a always,io_uring -S openat`).
+    fn uring_op(&mut self, name: &str) -> Result<(), String> {
+        if name == "all" {
+            for (_, nr) in tables::URING_OPS {
+                set_bit(&mut self.rule.mask, *nr);
+            }
+            return Ok(());
+        }
+        let nr = match lookup(tables::URING_OPS, name) {
+            Some(nr) => nr,
+            None if name.starts_with(|c: char| c.is_ascii_digit()) => syscall_number(name)?,
+            None => return Err(format!("unknown io_uring operation '{name}'")),
+        };
+        set_bit(&mut self.rule.mask, nr);
+        Ok(())
+    }
+
+    /// `-w PATH` / `-W PATH`: `audit_setup_watch_name`.
+    fn watch(&mut self, path: &str) -> Result<(), String> {
+        if path.len() >= PATH_MAX {
+            return Err(format!(
+                "the watched path is too long (at most {PATH_MAX} bytes)"
+            ));
+        }
+        if !path.starts_with('/') {
+            return Err(format!("the watched path '{path}' must start with '/'"));
+        }
+        let base = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        if base.len() > NAME_MAX {
+            return Err(format!(
+                "the last part of the watched path is longer than {NAME_MAX} bytes"
+            ));
+        }
+        if path.contains("..") {
+            self.out
+                .warnings
+                .push("relative path notation (..) is not supported in watches".into());
+        }
+        if path.contains('*') || path.contains('?') {
+            self.out
+                .warnings
+                .push("wildcards are not supported in watches (matched literally)".into());
+        }
+        let mut path = path.to_string();
+        if path.len() > 2 {
+            while path.len() > 1 && path.ends_with('/') {
+                path.pop();
+            }
+        }
+        let kind = if self.host.is_dir(&path) {
+            au::AUDIT_DIR
+        } else {
+            au::AUDIT_WATCH
+        };
+        if !self.rule.fields.is_empty() {
+            return Err("-w must come before any -F or -C on its line".into());
+        }
+        // audit_add_watch_dir: a fresh rule.
+        let mut rule = RuleData::new(au::AUDIT_FILTER_EXIT, au::AUDIT_ALWAYS);
+        rule.mask = [u32::MAX; au::AUDIT_BITMASK_SIZE];
+        rule.fields.push(RuleField {
+            field: kind,
+            op: au::AUDIT_EQUAL,
+            value: path.len() as u32,
+        });
+        rule.buf.extend_from_slice(path.as_bytes());
+        rule.fields.push(RuleField {
+            field: au::AUDIT_PERM,
+            op: au::AUDIT_EQUAL,
+            value: au::AUDIT_PERM_READ
+                | au::AUDIT_PERM_WRITE
+                | au::AUDIT_PERM_EXEC
+                | au::AUDIT_PERM_ATTR,
+        });
+        self.rule = rule;
+        self.perm_added = true;
+        Ok(())
+    }
+
+    /// `-p PERMS`: `audit_setup_perms` and `audit_update_watch_perms`.
+    fn perms(&mut self, opt: &str) -> Result<(), String> {
+        let val = perm_bits(opt)?;
+        if self.rule.fields.is_empty() {
+            return Err("-p needs a watch (-w PATH) or a path field before it".into());
+        }
+        let mut done = false;
+        for f in self
+            .rule
+            .fields
+            .iter_mut()
+            .filter(|f| f.field == au::AUDIT_PERM)
+        {
+            f.value = val;
+            done = true;
+        }
+        if !done {
+            if self.rule.fields.len() >= au::AUDIT_MAX_FIELDS - 1 {
+                return Err(too_many_fields());
+            }
+            self.rule.fields.push(RuleField {
+                field: au::AUDIT_PERM,
+                op: au::AUDIT_EQUAL,
+                value: val,
+            });
+        }
+        self.perm_added = true;
+        Ok(())
+    }
+
+    /// `-k KEY` and `-F key=KEY`: keys are joined with `\x01`.
+    fn add_key(&mut self, key: &str) -> Result<(), String> {
+        let extra = usize::from(!self.key.is_empty());
+        if key.len() + self.key.len() + extra > au::AUDIT_MAX_KEY_LEN {
+            return Err(format!(
+                "the key is too long: all keys of a rule together (joined by one byte each) are \
+                 at most {} bytes",
+                au::AUDIT_MAX_KEY_LEN
+            ));
+        }
+        if !self.key.is_empty() {
+            self.key.push(au::AUDIT_KEY_SEPARATOR);
+        }
+        self.key.extend_from_slice(key.as_bytes());
+        Ok(())
+    }
+
+    /// `-F field OP value`: `audit_rule_fieldpair_data`.
+    fn field_pair(&mut self, pair: &str, flags: u32) -> Result<(), String> {
+        if self.rule.fields.len() >= au::AUDIT_MAX_FIELDS - 1 {
+            return Err(too_many_fields());
+        }
+        let Some((name, op, v)) = split_op(pair) else {
+            return Err(format!(
+                "no operator in '{pair}' (=, !=, <, >, <=, >=, & or &=)"
+            ));
+        };
+        if name.is_empty() {
+            return Err("no field name before the operator".into());
+        }
+        if v.is_empty() {
+            return Err(format!("no value after the operator for '{name}'"));
+        }
+        let Some(field) = field_of(name) else {
+            return Err(format!(
+                "unknown field '{name}' (auditctl(8) lists them: arch, auid, uid, exit, \
+                 success, a0..a3, path, dir, perm, key, exe, msgtype, ...)"
+            ));
+        };
+        if flags == au::AUDIT_FILTER_EXCLUDE
+            && !matches!(
+                field,
+                au::AUDIT_PID
+                    | au::AUDIT_UID
+                    | au::AUDIT_GID
+                    | au::AUDIT_LOGINUID
+                    | au::AUDIT_MSGTYPE
+                    | au::AUDIT_SUBJ_USER
+                    | au::AUDIT_SUBJ_ROLE
+                    | au::AUDIT_SUBJ_TYPE
+                    | au::AUDIT_SUBJ_SEN
+                    | au::AUDIT_SUBJ_CLR
+                    | au::AUDIT_EXE
+            )
+        {
+            return Err(format!(
+                "'{name}' cannot be used on the exclude list (only msgtype, pid, uid, gid, auid, \
+                 subj_* and exe)"
+            ));
+        }
+        let exit_only =
+            || format!("'{name}' can only be used on the exit list (-a always,exit or never,exit)");
+        let eq_only = || format!("'{name}' takes only = or !=");
+        let value = match field {
+            au::AUDIT_UID
+            | au::AUDIT_EUID
+            | au::AUDIT_SUID
+            | au::AUDIT_FSUID
+            | au::AUDIT_LOGINUID
+            | au::AUDIT_OBJ_UID => {
+                if v.starts_with(|c: char| c.is_ascii_digit()) {
+                    number_u32(v)?
+                } else if v.len() >= 2
+                    && v.starts_with('-')
+                    && v[1..].starts_with(|c: char| c.is_ascii_digit())
+                {
+                    signed_u32(v)?
+                } else if v == "unset" {
+                    UNSET_ID
+                } else {
+                    self.host
+                        .user(v)
+                        .ok_or_else(|| format!("unknown user '{v}' on this machine"))?
+                }
+            }
+            au::AUDIT_GID
+            | au::AUDIT_EGID
+            | au::AUDIT_SGID
+            | au::AUDIT_FSGID
+            | au::AUDIT_OBJ_GID => {
+                if v.starts_with(|c: char| c.is_ascii_digit()) {
+                    signed_u32(v)?
+                } else {
+                    self.host
+                        .group(v)
+                        .ok_or_else(|| format!("unknown group '{v}' on this machine"))?
+                }
+            }
+            au::AUDIT_EXIT => {
+                if flags != au::AUDIT_FILTER_EXIT {
+                    return Err(exit_only());
+                }
+                if v.starts_with(|c: char| c.is_ascii_digit())
+                    || (v.len() >= 2
+                        && v.starts_with('-')
+                        && v[1..].starts_with(|c: char| c.is_ascii_digit()))
+                {
+                    signed_u32(v)?
+                } else {
+                    errno_value(v).ok_or_else(|| {
+                        format!("unknown errno '{v}' (write e.g. -EACCES, -EPERM or a number)")
+                    })?
+                }
+            }
+            au::AUDIT_MSGTYPE => {
+                if flags != au::AUDIT_FILTER_EXCLUDE && flags != au::AUDIT_FILTER_USER {
+                    return Err("msgtype can only be used on the exclude or user list".into());
+                }
+                if v.starts_with(|c: char| c.is_ascii_digit()) {
+                    signed_u32(v)?
+                } else {
+                    msg_type(v).ok_or_else(|| {
+                        format!("unknown message type '{v}' (e.g. CWD, PATH, SYSCALL, or a number)")
+                    })?
+                }
+            }
+            au::AUDIT_OBJ_USER
+            | au::AUDIT_OBJ_ROLE
+            | au::AUDIT_OBJ_TYPE
+            | au::AUDIT_OBJ_LEV_LOW
+            | au::AUDIT_OBJ_LEV_HIGH
+            | au::AUDIT_WATCH
+            | au::AUDIT_DIR
+            | au::AUDIT_SUBJ_USER
+            | au::AUDIT_SUBJ_ROLE
+            | au::AUDIT_SUBJ_TYPE
+            | au::AUDIT_SUBJ_SEN
+            | au::AUDIT_SUBJ_CLR
+            | au::AUDIT_FILTERKEY
+            | au::AUDIT_EXE => {
+                if matches!(
+                    field,
+                    au::AUDIT_OBJ_USER
+                        | au::AUDIT_OBJ_ROLE
+                        | au::AUDIT_OBJ_TYPE
+                        | au::AUDIT_OBJ_LEV_LOW
+                        | au::AUDIT_OBJ_LEV_HIGH
+                        | au::AUDIT_WATCH
+                        | au::AUDIT_DIR
+                ) {
+                    if flags != au::AUDIT_FILTER_EXIT {
+                        return Err(exit_only());
+                    }
+                    if field == au::AUDIT_WATCH || field == au::AUDIT_DIR {
+                        self.perm_added = true;
+                    }
+                }
+                if field == au::AUDIT_EXE {
+                    if op != au::AUDIT_EQUAL && op != au::AUDIT_NOT_EQUAL {
+                        return Err(eq_only());
+                    }
+                    self.exe_added = true;
+                }
+                if field == au::AUDIT_FILTERKEY
+                    && !(self.syscall_added
+                        || self.perm_added
+                        || self.exe_added
+                        || self.filterfs_added)
+                {
+                    return Err(
+                        "a key needs a watch, a syscall or an exe path before it on its line"
+                            .into(),
+                    );
+                }
+                if field == au::AUDIT_FILTERKEY && v.len() > au::AUDIT_MAX_KEY_LEN {
+                    return Err(format!(
+                        "the key is longer than {} bytes",
+                        au::AUDIT_MAX_KEY_LEN
+                    ));
+                } else if v.len() > PATH_MAX {
+                    return Err(format!("'{name}' is longer than {PATH_MAX} bytes"));
+                }
+                self.rule.buf.extend_from_slice(v.as_bytes());
+                v.len() as u32
+            }
+            au::AUDIT_ARCH => {
+                if self.syscall_added {
+                    return Err("-F arch= must come before -S (as auditctl requires)".into());
+                }
+                if op != au::AUDIT_EQUAL && op != au::AUDIT_NOT_EQUAL {
+                    return Err(eq_only());
+                }
+                let elf = arch_value(v)?;
+                self.elf = elf;
+                elf
+            }
+            au::AUDIT_PERM => {
+                if flags != au::AUDIT_FILTER_EXIT {
+                    return Err(exit_only());
+                }
+                if op != au::AUDIT_EQUAL {
+                    return Err("'perm' takes only =".into());
+                }
+                perm_bits(v)?
+            }
+            au::AUDIT_FILETYPE => {
+                if flags != au::AUDIT_FILTER_EXIT {
+                    return Err(exit_only());
+                }
+                lookup(tables::FILE_TYPES, v).ok_or_else(|| {
+                    let hint = if v.eq_ignore_ascii_case("symlink") {
+                        " (auditctl calls it 'link')"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "unknown file type '{v}'{hint} (file, dir, socket, link, character, \
+                         block or fifo)"
+                    )
+                })?
+            }
+            au::AUDIT_FSTYPE => {
+                if flags != au::AUDIT_FILTER_FS {
+                    return Err("fstype can only be used on the filesystem list".into());
+                }
+                if op != au::AUDIT_EQUAL && op != au::AUDIT_NOT_EQUAL {
+                    return Err(eq_only());
+                }
+                let t = if v.starts_with(|c: char| c.is_ascii_digit()) {
+                    number_u32(v)?
+                } else {
+                    lookup(tables::FS_TYPES, v).ok_or_else(|| {
+                        format!(
+                            "unknown file-system type '{v}' (tracefs, debugfs or a magic number)"
+                        )
+                    })?
+                };
+                self.filterfs_added = true;
+                t
+            }
+            au::AUDIT_ARG0..=au::AUDIT_ARG3 => {
+                if v.starts_with(|c: char| c.is_ascii_digit()) {
+                    number_u32(v)?
+                } else if v.len() >= 2
+                    && v.starts_with('-')
+                    && v[1..].starts_with(|c: char| c.is_ascii_digit())
+                {
+                    signed_u32(v)?
+                } else {
+                    return Err(format!("'{name}' takes a number, not '{v}'"));
+                }
+            }
+            au::AUDIT_SESSIONID => {
+                if flags != au::AUDIT_FILTER_EXCLUDE
+                    && flags != au::AUDIT_FILTER_USER
+                    && flags != au::AUDIT_FILTER_EXIT
+                {
+                    return Err(
+                        "sessionid can only be used on the exclude, user or exit list".into(),
+                    );
+                }
+                if v.starts_with(|c: char| c.is_ascii_digit()) {
+                    number_u32(v)?
+                } else if v.len() >= 2
+                    && v.starts_with('-')
+                    && v[1..].starts_with(|c: char| c.is_ascii_digit())
+                {
+                    signed_u32(v)?
+                } else if v == "unset" {
+                    UNSET_ID
+                } else {
+                    return Err(format!("sessionid takes a number or 'unset', not '{v}'"));
+                }
+            }
+            au::AUDIT_SADDR_FAM => {
+                let fam = number_u32(v)?;
+                if fam >= AF_MAX {
+                    return Err(format!(
+                        "saddr_fam {fam} is not an address family (below {AF_MAX})"
+                    ));
+                }
+                fam
+            }
+            _ => {
+                if matches!(
+                    field,
+                    au::AUDIT_DEVMAJOR | au::AUDIT_DEVMINOR | au::AUDIT_INODE | au::AUDIT_SUCCESS
+                ) && flags != au::AUDIT_FILTER_EXIT
+                {
+                    return Err(exit_only());
+                }
+                if field == au::AUDIT_INODE && op != au::AUDIT_EQUAL && op != au::AUDIT_NOT_EQUAL {
+                    return Err(eq_only());
+                }
+                if field == au::AUDIT_PPID && flags != au::AUDIT_FILTER_EXIT {
+                    return Err(exit_only());
+                }
+                if !v.starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(format!("'{name}' takes a number, not '{v}'"));
+                }
+                if field == au::AUDIT_INODE {
+                    number_u32(v)?
+                } else {
+                    signed_u32(v)?
+                }
+            }
+        };
+        self.rule.fields.push(RuleField { field, op, value });
+        Ok(())
+    }
+
+    /// `-C left OP right`: `audit_rule_interfield_comp_data`.
+    fn compare_pair(&mut self, pair: &str, flags: u32) -> Result<(), String> {
+        if self.rule.fields.len() >= au::AUDIT_MAX_FIELDS - 1 {
+            return Err(too_many_fields());
+        }
+        let (left, op, right) = if let Some((l, r)) = pair.split_once("!=") {
+            (l, au::AUDIT_NOT_EQUAL, r)
+        } else if let Some((l, r)) = pair.split_once('=') {
+            (l, au::AUDIT_EQUAL, r)
+        } else {
+            return Err(format!("-C {pair}: comparisons take only = or !="));
+        };
+        if left.is_empty() {
+            return Err("-C: no field name before the operator".into());
+        }
+        if right.is_empty() {
+            return Err("-C: no field name after the operator".into());
+        }
+        let f1 = field_of(left).ok_or_else(|| format!("-C: unknown field '{left}'"))?;
+        let f2 = field_of(right).ok_or_else(|| format!("-C: unknown field '{right}'"))?;
+        if flags != au::AUDIT_FILTER_EXIT {
+            return Err("-C can only be used on the exit list".into());
+        }
+        let value = compare_of(f1, f2).ok_or_else(|| {
+            format!(
+                "-C {left}{}{right}: the kernel cannot compare these fields (uids with uids, \
+                 gids with gids)",
+                if op == au::AUDIT_EQUAL { "=" } else { "!=" }
+            )
+        })?;
+        self.rule.fields.push(RuleField {
+            field: au::AUDIT_FIELD_COMPARE,
+            op,
+            value,
+        });
+        Ok(())
+    }
+
+    /// After the options: the key, then what `handle_request` sends.
+    fn finish(mut self) -> Result<Parsed, String> {
+        if !self.key.is_empty() && !self.list_requested {
+            let flags = self.flags().unwrap_or(0);
+            let key = std::mem::take(&mut self.key);
+            // Through audit_rule_fieldpair_data, as auditctl adds it.
+            let key = String::from_utf8(key).map_err(|_| "the key is not UTF-8".to_string())?;
+            self.field_pair(&format!("key={key}"), flags)?;
+        }
+        match self.retval {
+            0 if self.syscall_added => {
+                return Err("-S without a list: write -a always,exit (or another list) too".into());
+            }
+            r if r > 0 => {
+                let (list, delete) = if self.add != UNSET {
+                    (self.add, false)
+                } else if self.del != UNSET {
+                    (self.del, true)
+                } else {
+                    return Err("nothing to add: a rule needs -a LIST,ACTION or -w PATH".into());
+                };
+                if (list & LIST_MASK) != au::AUDIT_FILTER_TASK && !self.syscall_added {
+                    self.rule.mask = [u32::MAX; au::AUDIT_BITMASK_SIZE];
+                }
+                self.rule.flags = list;
+                self.rule.action = self.action.unwrap_or(au::AUDIT_ALWAYS);
+                let rule = std::mem::replace(&mut self.rule, RuleData::new(0, 0));
+                self.out.rule = Some(if delete {
+                    Sent::Delete(rule)
+                } else {
+                    Sent::Add(rule)
+                });
+            }
+            _ => {
+                if self.add != UNSET || self.del != UNSET {
+                    self.out.warnings.push(NOT_SENT.into());
+                }
+            }
+        }
+        Ok(self.out)
+    }
+}
+
+/// Why a line with a rule sends none.
+const NOT_SENT: &str = "auditctl sends no rule from this line (an option after the rule, such \
+                        as -i, -c or --reset-lost, ends it), so secperf does not add it either; \
+                        put that option on a line of its own";
+
+/// An option as written, for messages.
+fn describe(opt: &Opt) -> String {
+    match opt {
+        Opt::Short(c, _) => format!("-{c}"),
+        Opt::Long(n, _) => format!("--{n}"),
+    }
+}
+
+/// `audit_rule_setup`'s outcome.
+enum Setup {
+    Ok,
+    Deprecated,
+    Multiple,
+    Bad,
+}
+
+/// `lookup_action`.
+enum ActionName {
+    Action(u32),
+    Possible,
+    Unknown,
+}
+
+fn action_of(name: &str) -> ActionName {
+    match name {
+        "always" => ActionName::Action(au::AUDIT_ALWAYS),
+        "never" => ActionName::Action(au::AUDIT_NEVER),
+        "possible" => ActionName::Possible,
+        _ => ActionName::Unknown,
+    }
+}
+
+fn bad_list_action(arg: &str) -> String {
+    format!(
+        "'{arg}' is not LIST,ACTION (lists: exit, task, user, exclude, filesystem, io_uring; \
+         actions: always, never)"
+    )
+}
+
+fn too_many_fields() -> String {
+    format!(
+        "too many fields: a rule holds at most {} (key included)",
+        au::AUDIT_MAX_FIELDS - 1
+    )
+}
+
+/// Sets syscall `nr`'s bit.
+fn set_bit(mask: &mut [u32], nr: u32) {
+    mask[nr as usize / 32] |= 1 << (nr % 32);
+}
+
+/// A syscall given by number.
+fn syscall_number(text: &str) -> Result<u32, String> {
+    let nr = c_unsigned(text).ok_or_else(|| format!("'{text}' is not a syscall name or number"))?;
+    if nr >= u64::from(FIRST_CLASS_BIT) {
+        return Err(format!(
+            "syscall number {nr} is out of range (below {FIRST_CLASS_BIT}; the bitmap's top bits \
+             are the kernel's syscall classes)"
+        ));
+    }
+    Ok(nr as u32)
+}
+
+/// Splits `field OP value` at the first operator auditctl finds, trying
+/// `!=`, `>=`, `<=`, `&=`, `=`, `>`, `<`, `&` in that order.
+fn split_op(pair: &str) -> Option<(&str, u32, &str)> {
+    const OPS: [(&str, u32); 8] = [
+        ("!=", au::AUDIT_NOT_EQUAL),
+        (">=", au::AUDIT_GREATER_THAN_OR_EQUAL),
+        ("<=", au::AUDIT_LESS_THAN_OR_EQUAL),
+        ("&=", au::AUDIT_BIT_TEST),
+        ("=", au::AUDIT_EQUAL),
+        (">", au::AUDIT_GREATER_THAN),
+        ("<", au::AUDIT_LESS_THAN),
+        ("&", au::AUDIT_BIT_MASK),
+    ];
+    OPS.iter().find_map(|(text, op)| {
+        pair.find(text)
+            .map(|at| (&pair[..at], *op, &pair[at + text.len()..]))
+    })
+}
+
+/// A field by name (lib/fieldtab.h), case-insensitive.
+fn field_of(name: &str) -> Option<u32> {
+    const FIELDS: &[(&str, u32)] = &[
+        ("pid", au::AUDIT_PID),
+        ("uid", au::AUDIT_UID),
+        ("euid", au::AUDIT_EUID),
+        ("suid", au::AUDIT_SUID),
+        ("fsuid", au::AUDIT_FSUID),
+        ("gid", au::AUDIT_GID),
+        ("egid", au::AUDIT_EGID),
+        ("sgid", au::AUDIT_SGID),
+        ("fsgid", au::AUDIT_FSGID),
+        ("auid", au::AUDIT_LOGINUID),
+        ("loginuid", au::AUDIT_LOGINUID),
+        ("pers", au::AUDIT_PERS),
+        ("arch", au::AUDIT_ARCH),
+        ("msgtype", au::AUDIT_MSGTYPE),
+        ("subj_user", au::AUDIT_SUBJ_USER),
+        ("subj_role", au::AUDIT_SUBJ_ROLE),
+        ("subj_type", au::AUDIT_SUBJ_TYPE),
+        ("subj_sen", au::AUDIT_SUBJ_SEN),
+        ("subj_clr", au::AUDIT_SUBJ_CLR),
+        ("ppid", au::AUDIT_PPID),
+        ("obj_user", au::AUDIT_OBJ_USER),
+        ("obj_role", au::AUDIT_OBJ_ROLE),
+        ("obj_type", au::AUDIT_OBJ_TYPE),
+        ("obj_lev_low", au::AUDIT_OBJ_LEV_LOW),
+        ("obj_lev_high", au::AUDIT_OBJ_LEV_HIGH),
+        ("sessionid", au::AUDIT_SESSIONID),
+        ("devmajor", au::AUDIT_DEVMAJOR),
+        ("devminor", au::AUDIT_DEVMINOR),
+        ("inode", au::AUDIT_INODE),
+        ("exit", au::AUDIT_EXIT),
+        ("success", au::AUDIT_SUCCESS),
+        ("path", au::AUDIT_WATCH),
+        ("perm", au::AUDIT_PERM),
+        ("dir", au::AUDIT_DIR),
+        ("filetype", au::AUDIT_FILETYPE),
+        ("fstype", au::AUDIT_FSTYPE),
+        ("obj_uid", au::AUDIT_OBJ_UID),
+        ("obj_gid", au::AUDIT_OBJ_GID),
+        ("field_compare", au::AUDIT_FIELD_COMPARE),
+        ("a0", au::AUDIT_ARG0),
+        ("a1", au::AUDIT_ARG1),
+        ("a2", au::AUDIT_ARG2),
+        ("a3", au::AUDIT_ARG3),
+        ("key", au::AUDIT_FILTERKEY),
+        ("exe", au::AUDIT_EXE),
+        ("saddr_fam", au::AUDIT_SADDR_FAM),
+    ];
+    lookup(FIELDS, name)
+}
+
+/// `AUDIT_COMPARE_*` for `-C left=right` (uid-like with uid-like,
+/// gid-like with gid-like), as audit_rule_interfield_comp_data maps them.
+fn compare_of(left: u32, right: u32) -> Option<u32> {
+    use au::{
+        AUDIT_EGID as EGID, AUDIT_EUID as EUID, AUDIT_FSGID as FSGID, AUDIT_FSUID as FSUID,
+        AUDIT_GID as GID, AUDIT_LOGINUID as AUID, AUDIT_OBJ_GID as OGID, AUDIT_OBJ_UID as OUID,
+        AUDIT_SGID as SGID, AUDIT_SUID as SUID, AUDIT_UID as UID,
+    };
+    // AUDIT_COMPARE_* from <linux/audit.h>, by unordered pair.
+    const PAIRS: &[(u32, u32, u32)] = &[
+        (UID, OUID, 1),
+        (GID, OGID, 2),
+        (EUID, OUID, 3),
+        (EGID, OGID, 4),
+        (AUID, OUID, 5),
+        (SUID, OUID, 6),
+        (SGID, OGID, 7),
+        (FSUID, OUID, 8),
+        (FSGID, OGID, 9),
+        (UID, AUID, 10),
+        (UID, EUID, 11),
+        (UID, FSUID, 12),
+        (UID, SUID, 13),
+        (AUID, FSUID, 14),
+        (AUID, SUID, 15),
+        (AUID, EUID, 16),
+        (EUID, SUID, 17),
+        (EUID, FSUID, 18),
+        (SUID, FSUID, 19),
+        (GID, EGID, 20),
+        (GID, FSGID, 21),
+        (GID, SGID, 22),
+        (EGID, FSGID, 23),
+        (EGID, SGID, 24),
+        (SGID, FSGID, 25),
+    ];
+    PAIRS
+        .iter()
+        .find(|(a, b, _)| (*a, *b) == (left, right) || (*b, *a) == (left, right))
+        .map(|(_, _, v)| *v)
+}
+
+/// `-F arch=`: `b64`, `b32` (this machine's 64- or 32-bit ABI), a machine
+/// name, or an `AUDIT_ARCH_*` number (decimal, 0x hex or 0 octal; a
+/// machine name that is not one is read as hex, as auditctl does).
+fn arch_value(v: &str) -> Result<u32, String> {
+    let unknown = || {
+        format!(
+            "unknown arch '{v}' (b64, b32, x86_64, i386, aarch64, ... or an AUDIT_ARCH_* number)"
+        )
+    };
+    if v.starts_with(|c: char| c.is_ascii_digit()) {
+        let elf = number_u32(v)?;
+        return Machine::from_elf(elf).map(|_| elf).ok_or_else(unknown);
+    }
+    let bits64 = v.eq_ignore_ascii_case("b64");
+    let bits32 = v.eq_ignore_ascii_case("b32");
+    let machine = if bits64 || bits32 {
+        Machine::native().ok_or_else(|| {
+            format!("secperf does not know this machine's architecture: write the arch for '{v}'")
+        })?
+    } else {
+        match Machine::by_name(v) {
+            Some(m) => m,
+            None => u32::from_str_radix(v, 16)
+                .ok()
+                .and_then(Machine::from_elf)
+                .ok_or_else(unknown)?,
+        }
+    };
+    let machine = if bits32 {
+        match machine {
+            Machine::X86_64 => Machine::I386,
+            Machine::Ppc64 => Machine::Ppc,
+            Machine::S390x => Machine::S390,
+            Machine::Aarch64 => Machine::Arm,
+            m => m,
+        }
+    } else {
+        machine
+    };
+    let ok = match machine {
+        Machine::I386 | Machine::Ppc | Machine::S390 | Machine::Arm => !bits64,
+        Machine::Aarch64 | Machine::Ppc64le => !bits32,
+        Machine::X86_64 | Machine::Ppc64 | Machine::S390x => true,
+    };
+    if !ok {
+        return Err(format!(
+            "arch '{v}': this bit width is not supported by {}",
+            machine.name()
+        ));
+    }
+    Ok(machine.elf())
+}
+
+/// `-p`/`perm=`: up to four of r, w, x, a (any case).
+fn perm_bits(text: &str) -> Result<u32, String> {
+    if text.len() > 4 {
+        return Err(format!(
+            "permissions '{text}' are too long (r, w, x and a, each once)"
+        ));
+    }
+    let mut val = 0;
+    for c in text.chars() {
+        val |= match c.to_ascii_lowercase() {
+            'r' => au::AUDIT_PERM_READ,
+            'w' => au::AUDIT_PERM_WRITE,
+            'x' => au::AUDIT_PERM_EXEC,
+            'a' => au::AUDIT_PERM_ATTR,
+            _ => {
+                return Err(format!(
+                    "permission '{c}' is not one of r, w, x, a (read, write, execute, attribute \
+                     change)"
+                ));
+            }
+        };
+    }
+    Ok(val)
+}
+
+/// An errno by name, `EACCES` or `-EACCES` (case-insensitive).
+fn errno_value(text: &str) -> Option<u32> {
+    let (minus, name) = match text.strip_prefix('-') {
+        Some(n) => (true, n),
+        None => (false, text),
+    };
+    let v = lookup(tables::ERRNOS, name)?;
+    Some(if minus { v.wrapping_neg() } else { v })
+}
+
+/// A record type by name (`CWD`; case-insensitive), or `UNKNOWN[N]`.
+fn msg_type(text: &str) -> Option<u32> {
+    if let Some(v) = lookup(tables::MSG_TYPES, text) {
+        return Some(v);
+    }
+    let inner = text.strip_prefix("UNKNOWN[")?.strip_suffix(']')?;
+    inner.parse().ok()
+}
+
+/// An unsigned number as C's strtoul(…, 0) reads it (0x hex, 0 octal,
+/// decimal), but all of the text, and within 64 bits.
+fn c_unsigned(text: &str) -> Option<u64> {
+    let (digits, radix) =
+        if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            (h, 16)
+        } else if text.len() > 1 && text.starts_with('0') {
+            (&text[1..], 8)
+        } else {
+            (text, 10)
+        };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// A whole number that fits 32 bits unsigned.
+fn number_u32(text: &str) -> Result<u32, String> {
+    let v = c_unsigned(text).ok_or_else(|| not_a_number(text))?;
+    u32::try_from(v).map_err(|_| out_of_range(text))
+}
+
+/// A number that may be negative (stored as its 32-bit two's complement,
+/// as auditctl's strtol does): from -2147483648 to 4294967295.
+fn signed_u32(text: &str) -> Result<u32, String> {
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, text),
+    };
+    let v = c_unsigned(digits).ok_or_else(|| not_a_number(text))?;
+    if neg {
+        if v > 1 << 31 {
+            return Err(out_of_range(text));
+        }
+        Ok((v as u32).wrapping_neg())
+    } else {
+        u32::try_from(v).map_err(|_| out_of_range(text))
+    }
+}
+
+/// `-b`, `-r`, `--backlog_wait_time`: a whole number.
+fn count(text: &str, opt: &str) -> Result<u32, String> {
+    if !text.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!("{opt} takes a number, not '{text}'"));
+    }
+    number_u32(text)
+}
+
+fn not_a_number(text: &str) -> String {
+    format!(
+        "'{text}' is not a number (decimal, 0x hex or 0 octal, nothing after it; auditctl \
+         would read only its leading digits)"
+    )
+}
+
+fn out_of_range(text: &str) -> String {
+    format!(
+        "{text} is out of range (fields hold 32 bits: -2147483648 to 4294967295; auditctl would \
+         silently truncate it)"
+    )
+}
+
+/// Groups the kernel's errno for a refused rule with what it usually
+/// means for that rule, for the mechanism's error.
+pub fn kernel_refusal(rule: &RuleData, errno: i32) -> String {
+    let name = crate::sys::errno_name(errno);
+    let has = |f: u32| rule.fields.iter().any(|x| x.field == f);
+    let meaning = match errno {
+        libc::ENOENT if has(au::AUDIT_WATCH) => {
+            "the watched path's parent directory does not exist on this machine (the kernel \
+             watches a path through its parent); create it or drop the line"
+        }
+        libc::ENOENT if has(au::AUDIT_DIR) => {
+            "the watched directory does not exist on this machine; create it or drop the line"
+        }
+        libc::ENOENT if has(au::AUDIT_EXE) => {
+            "the executable's directory does not exist on this machine"
+        }
+        libc::EEXIST => "the same rule appears earlier in the file (auditctl -R fails there too)",
+        libc::EINVAL
+            if rule.fields.iter().any(|f| {
+                matches!(f.field, au::AUDIT_SUBJ_USER..=au::AUDIT_SUBJ_CLR)
+                    || matches!(f.field, au::AUDIT_OBJ_USER..=au::AUDIT_OBJ_LEV_HIGH)
+            }) =>
+        {
+            "the kernel refused an LSM label field (subj_*/obj_*): the label is invalid, or no \
+             LSM that understands it (SELinux, AppArmor, Smack) is active"
+        }
+        libc::EINVAL => {
+            "the kernel refused the rule as invalid (for example an operator the field does not \
+             take, path= with a trailing '/', or a field the list does not allow)"
+        }
+        libc::EOPNOTSUPP => "this kernel does not support something the rule uses",
+        libc::ENOSPC | libc::ENOMEM => "the kernel is out of room for watches or memory",
+        libc::EPERM | libc::EACCES => "needs CAP_AUDIT_CONTROL (run as root)",
+        _ => "",
+    };
+    let desc = std::io::Error::from_raw_os_error(errno);
+    if meaning.is_empty() {
+        format!("the kernel refused it: {name} ({desc})")
+    } else {
+        format!("the kernel refused it: {name} ({desc}): {meaning}")
+    }
+}
+
+/// The lines of `file` in the order the kernel will list them, with their
+/// line numbers (see [`au::listing_after_adding`]).
+pub fn listing_order(file: &RuleFile) -> Vec<usize> {
+    let mut lists: Vec<VecDeque<usize>> =
+        (0..au::AUDIT_NR_FILTERS).map(|_| VecDeque::new()).collect();
+    for l in &file.lines {
+        if let Some(list) = lists.get_mut(l.rule.list() as usize) {
+            if l.rule.flags & au::AUDIT_FILTER_PREPEND != 0 {
+                list.push_front(l.line);
+            } else {
+                list.push_back(l.line);
+            }
+        }
+    }
+    lists.into_iter().flatten().collect()
+}

@@ -44,20 +44,116 @@ pub const AUDIT_STATUS_ENABLED: u32 = 0x0001;
 /// backlog_wait_time_actual); the kernel copies what it knows of it.
 pub const AUDIT_STATUS_LEN: usize = 44;
 
+/// Rule lists (`struct audit_rule_data.flags`, `-a LIST,ACTION`), as in
+/// `<linux/audit.h>`: user-space messages (`user`), task creation
+/// (`task`), syscall exit (`exit`), record types to drop (`exclude`),
+/// file systems (`filesystem`), io_uring operations (`io_uring`).
+pub const AUDIT_FILTER_USER: u32 = 0x00;
+pub const AUDIT_FILTER_TASK: u32 = 0x01;
 /// Rule list: on syscall exit (`-a ...,exit`).
 pub const AUDIT_FILTER_EXIT: u32 = 0x04;
-/// Rule action: always record (`-a always,...`).
+pub const AUDIT_FILTER_EXCLUDE: u32 = 0x05;
+pub const AUDIT_FILTER_FS: u32 = 0x06;
+pub const AUDIT_FILTER_URING_EXIT: u32 = 0x07;
+/// Number of rule lists; the kernel lists rules list by list in this order.
+pub const AUDIT_NR_FILTERS: u32 = 8;
+/// Flag beside the list: add at the front of the list (`-A`). The kernel
+/// clears it once the rule is in place, so listings never show it.
+pub const AUDIT_FILTER_PREPEND: u32 = 0x10;
+/// Rule actions (`-a always,...`, `-a never,...`).
+pub const AUDIT_NEVER: u32 = 0;
 pub const AUDIT_ALWAYS: u32 = 2;
+
+/// Rule fields (`-F field...`), `<linux/audit.h>`.
+pub const AUDIT_PID: u32 = 0;
+pub const AUDIT_UID: u32 = 1;
+pub const AUDIT_EUID: u32 = 2;
+pub const AUDIT_SUID: u32 = 3;
+pub const AUDIT_FSUID: u32 = 4;
+pub const AUDIT_GID: u32 = 5;
+pub const AUDIT_EGID: u32 = 6;
+pub const AUDIT_SGID: u32 = 7;
+pub const AUDIT_FSGID: u32 = 8;
+/// `auid`, `loginuid`.
+pub const AUDIT_LOGINUID: u32 = 9;
+pub const AUDIT_PERS: u32 = 10;
 /// Rule field: the syscall's architecture (`-F arch=...`).
 pub const AUDIT_ARCH: u32 = 11;
+pub const AUDIT_MSGTYPE: u32 = 12;
+pub const AUDIT_SUBJ_USER: u32 = 13;
+pub const AUDIT_SUBJ_ROLE: u32 = 14;
+pub const AUDIT_SUBJ_TYPE: u32 = 15;
+pub const AUDIT_SUBJ_SEN: u32 = 16;
+pub const AUDIT_SUBJ_CLR: u32 = 17;
+pub const AUDIT_PPID: u32 = 18;
+pub const AUDIT_OBJ_USER: u32 = 19;
+pub const AUDIT_OBJ_ROLE: u32 = 20;
+pub const AUDIT_OBJ_TYPE: u32 = 21;
+pub const AUDIT_OBJ_LEV_LOW: u32 = 22;
+pub const AUDIT_OBJ_LEV_HIGH: u32 = 23;
+pub const AUDIT_SESSIONID: u32 = 25;
+pub const AUDIT_FSTYPE: u32 = 26;
+pub const AUDIT_DEVMAJOR: u32 = 100;
+pub const AUDIT_DEVMINOR: u32 = 101;
+pub const AUDIT_INODE: u32 = 102;
+pub const AUDIT_EXIT: u32 = 103;
+pub const AUDIT_SUCCESS: u32 = 104;
+/// `path=`, `-w FILE`: a string field.
+pub const AUDIT_WATCH: u32 = 105;
+pub const AUDIT_PERM: u32 = 106;
+/// `dir=`, `-w DIRECTORY`: a string field.
+pub const AUDIT_DIR: u32 = 107;
+pub const AUDIT_FILETYPE: u32 = 108;
+pub const AUDIT_OBJ_UID: u32 = 109;
+pub const AUDIT_OBJ_GID: u32 = 110;
+/// `-C left op right`: the value is an `AUDIT_COMPARE_*` number.
+pub const AUDIT_FIELD_COMPARE: u32 = 111;
+pub const AUDIT_EXE: u32 = 112;
+pub const AUDIT_SADDR_FAM: u32 = 113;
+pub const AUDIT_ARG0: u32 = 200;
+pub const AUDIT_ARG1: u32 = 201;
+pub const AUDIT_ARG2: u32 = 202;
+pub const AUDIT_ARG3: u32 = 203;
 /// Rule field: the key records carry (`-k KEY`, `-F key=KEY`).
 pub const AUDIT_FILTERKEY: u32 = 210;
+
+/// Rule field operators, kept in `fieldflags` (`<linux/audit.h>`).
+pub const AUDIT_BIT_MASK: u32 = 0x0800_0000;
+pub const AUDIT_LESS_THAN: u32 = 0x1000_0000;
+pub const AUDIT_GREATER_THAN: u32 = 0x2000_0000;
+pub const AUDIT_NOT_EQUAL: u32 = 0x3000_0000;
 /// Rule field operator `=` (kept in `fieldflags`).
 pub const AUDIT_EQUAL: u32 = 0x4000_0000;
+pub const AUDIT_BIT_TEST: u32 = AUDIT_BIT_MASK | AUDIT_EQUAL;
+pub const AUDIT_LESS_THAN_OR_EQUAL: u32 = AUDIT_LESS_THAN | AUDIT_EQUAL;
+pub const AUDIT_GREATER_THAN_OR_EQUAL: u32 = AUDIT_GREATER_THAN | AUDIT_EQUAL;
+
+/// `perm=` bits (`-p rwxa`).
+pub const AUDIT_PERM_EXEC: u32 = 1;
+pub const AUDIT_PERM_WRITE: u32 = 2;
+pub const AUDIT_PERM_READ: u32 = 4;
+pub const AUDIT_PERM_ATTR: u32 = 8;
+
+/// The longest key, all `-k` of a rule joined.
+pub const AUDIT_MAX_KEY_LEN: usize = 256;
+/// What joins several keys of one rule (`-k a -k b`).
+pub const AUDIT_KEY_SEPARATOR: u8 = 0x01;
+/// The top bits of the syscall bitmap name syscall classes, not syscalls:
+/// the kernel clears them (and adds the class's syscalls) when a rule is
+/// added.
+pub const AUDIT_SYSCALL_CLASSES: usize = 16;
+
 /// `AUDIT_ARCH_*` (`<linux/audit.h>`): EM_* | __AUDIT_ARCH_64BIT |
 /// __AUDIT_ARCH_LE, as audit rules and seccomp's `seccomp_data.arch` carry.
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 pub const AUDIT_ARCH_AARCH64: u32 = 0xc000_00b7;
+pub const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+pub const AUDIT_ARCH_ARM: u32 = 0x4000_0028;
+pub const AUDIT_ARCH_PPC: u32 = 0x0000_0014;
+pub const AUDIT_ARCH_PPC64: u32 = 0x8000_0015;
+pub const AUDIT_ARCH_PPC64LE: u32 = 0xc000_0015;
+pub const AUDIT_ARCH_S390: u32 = 0x0000_0016;
+pub const AUDIT_ARCH_S390X: u32 = 0x8000_0016;
 
 /// The architecture this binary's syscalls report.
 #[cfg(target_arch = "x86_64")]
@@ -332,6 +428,18 @@ pub struct RuleData {
 }
 
 impl RuleData {
+    /// A rule on `list` (with [`AUDIT_FILTER_PREPEND`] when it goes first)
+    /// with `action`, no syscalls and no fields yet.
+    pub fn new(list: u32, action: u32) -> Self {
+        RuleData {
+            flags: list,
+            action,
+            mask: [0; AUDIT_BITMASK_SIZE],
+            fields: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
     /// `-a always,exit -F arch=<arch>` with no syscalls yet.
     pub fn always_exit(arch: u32) -> Self {
         RuleData {
@@ -391,6 +499,45 @@ impl RuleData {
             }
         }
         None
+    }
+
+    /// The strings of the string fields, in field order: (field, bytes).
+    pub fn strings(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut offset = 0usize;
+        let mut out = Vec::new();
+        for f in self.fields.iter().filter(|f| is_string_field(f.field)) {
+            let end = offset.saturating_add(f.value as usize);
+            let text = self.buf.get(offset..end).unwrap_or_default();
+            out.push((f.field, text.to_vec()));
+            offset = end;
+        }
+        out
+    }
+
+    /// Whether the rule watches a path (`-w`, `-F path=`, `-F dir=`).
+    pub fn is_watch(&self) -> bool {
+        self.fields
+            .iter()
+            .any(|f| f.field == AUDIT_WATCH || f.field == AUDIT_DIR)
+    }
+
+    /// The list the rule is on, without [`AUDIT_FILTER_PREPEND`].
+    pub fn list(&self) -> u32 {
+        self.flags & !AUDIT_FILTER_PREPEND
+    }
+
+    /// The rule as the kernel lists it once added: without
+    /// [`AUDIT_FILTER_PREPEND`], and with the syscall-class bits (the top
+    /// [`AUDIT_SYSCALL_CLASSES`] bits of the bitmap, all set by `-S all`)
+    /// cleared. (The kernel also adds each named class's syscalls; a rule
+    /// that sets those bits without `all` is not modelled: the rule-file
+    /// parser refuses such syscall numbers.)
+    pub fn as_listed(&self) -> RuleData {
+        let mut r = self.clone();
+        r.flags = self.list();
+        let last = AUDIT_BITMASK_SIZE - 1;
+        r.mask[last] &= !(u32::MAX << (32 - AUDIT_SYSCALL_CLASSES));
+        r
     }
 
     /// The wire form: native-endian u32s (little-endian on x86_64), then
@@ -466,8 +613,30 @@ impl RuleData {
 
 /// Whether a rule field's value is a string length (its text in `buf`):
 /// subj/obj LSM labels (13-17, 19-23), watch, dir, exe, filterkey.
-fn is_string_field(field: u32) -> bool {
+pub fn is_string_field(field: u32) -> bool {
     matches!(field, 13..=17 | 19..=23 | 105 | 107 | 112 | 210)
+}
+
+/// What AUDIT_LIST_RULES answers after `added` were added, in this order,
+/// to an empty rule list: list by list (user, task, exit, exclude,
+/// filesystem, io_uring), each list in the order the rules went in, except
+/// that a prepended rule (`-A`) goes before the rules already on its list;
+/// each rule [`RuleData::as_listed`].
+pub fn listing_after_adding(added: &[RuleData]) -> Vec<Vec<u8>> {
+    let mut lists: Vec<std::collections::VecDeque<RuleData>> =
+        (0..AUDIT_NR_FILTERS).map(|_| Default::default()).collect();
+    for rule in added {
+        let Some(list) = lists.get_mut(rule.list() as usize) else {
+            // Not a list the kernel has; it refuses the rule.
+            continue;
+        };
+        if rule.flags & AUDIT_FILTER_PREPEND != 0 {
+            list.push_front(rule.as_listed());
+        } else {
+            list.push_back(rule.as_listed());
+        }
+    }
+    lists.into_iter().flatten().map(|r| r.encode()).collect()
 }
 
 /// Lower-case hex of bytes.

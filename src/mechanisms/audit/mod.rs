@@ -10,7 +10,20 @@
 //!   rules (again without the machine's own): `enabled` none,
 //!   `unrelated-rule` one `-a always,exit -F arch=b64 -S <syscall>` on a
 //!   syscall the workload never makes (pivot_root), `matching-rule` one
-//!   `-a always,exit -F arch=b64 -S <the workload's syscalls> -k secperf`.
+//!   `-a always,exit -F arch=b64 -S <the workload's syscalls> -k secperf`,
+//!   `rules` (`-m audit:rules=FILE`) the rules of a file in auditctl
+//!   syntax, encoded as auditctl encodes them ([`crate::policy::audit_rules`])
+//!   and added one by one in file order (`-A` lines go to the front of their
+//!   list, as the kernel does it). The file is read and checked when the
+//!   treatment is parsed (every bad line is a usage error before anything
+//!   runs) and not again, so every arm loads the same rules. Its control
+//!   lines (`-D`, `-b`, `-f`, `-e`, ...) are not applied: they are listed
+//!   by `describe`. The first time a file is used, its rules are loaded
+//!   once with audit disabled (whichever arm comes first), so a rule the
+//!   kernel refuses (a watch whose parent directory does not exist, an LSM
+//!   label without that LSM, a duplicate) stops the run before anything is
+//!   measured, naming FILE:LINE, the line and the kernel's errno (a usage
+//!   error: exit code 2), with the machine restored.
 //!
 //! Everything is restored exactly after each arm (by the safety framework,
 //! `safety`): the snapshot holds the enabled flag and every rule
@@ -35,13 +48,24 @@
 //! when one runs, else to the kernel log (rate limited), and a full backlog
 //! makes tasks wait (backlog_wait_time); that is part of what it measures.
 //! It is refused when the failure mode is "panic" (`auditctl -f 2`), where
-//! a lost record would panic the kernel.
+//! a lost record would panic the kernel; so is a rules file with any
+//! `always` rule. The kernel lists the rules of a file list by list, a
+//! prepended rule without its prepend flag and `-S all` without the
+//! syscall-class bits; the check after applying compares the listing with
+//! exactly that ([`crate::sys::audit::listing_after_adding`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{Arm, Availability, Mechanism, Scope, SystemEnv, Treatment, VariantDef};
-use crate::sys::audit::{AuditSocket, AuditState, RuleData, from_hex, to_hex};
+use crate::error::UsageError;
+use crate::params::ParamDef;
+use crate::policy::audit_rules::{self, RuleFile, RuleLine};
+use crate::sys::audit::{AuditError, AuditSocket, AuditState, RuleData, from_hex, to_hex};
 
 pub struct Audit;
 pub static AUDIT: Audit = Audit;
@@ -54,6 +78,137 @@ pub const KEY: &str = "secperf";
 const UNRELATED: &[&str] = &["pivot_root", "acct", "swapoff"];
 /// `failure` mode in which a lost record panics the kernel.
 const AUDIT_FAIL_PANIC: u32 = 2;
+
+/// Rule files as parsed when their treatment was validated, by path: read
+/// once per process, so every arm loads the same rules.
+static RULE_FILES: Mutex<BTreeMap<PathBuf, Arc<RuleFile>>> = Mutex::new(BTreeMap::new());
+/// Rule files whose every rule this kernel has accepted in this process.
+static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// The rules file of a `rules` treatment (None for the other variants); a
+/// missing path, or a path with another variant, is a usage error.
+pub fn rule_file(t: &Treatment) -> Result<Option<Arc<RuleFile>>> {
+    let path = t.params.get("rules").map(String::as_str).unwrap_or("");
+    match (t.variant == "rules", path.is_empty()) {
+        (true, true) => crate::usage_bail!(
+            "mechanism audit: variant rules needs a rules file: -m audit:rules=PATH (a file in \
+             auditctl syntax, as in /etc/audit/rules.d/)"
+        ),
+        (false, false) => crate::usage_bail!(
+            "mechanism audit: rules={path} is only for variant rules; write -m audit:rules={path}"
+        ),
+        (false, true) => Ok(None),
+        (true, false) => {
+            let path = PathBuf::from(path);
+            let mut files = RULE_FILES.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(f) = files.get(&path) {
+                return Ok(Some(f.clone()));
+            }
+            let file = Arc::new(audit_rules::load(&path)?);
+            files.insert(path, file.clone());
+            Ok(Some(file))
+        }
+    }
+}
+
+/// A rule the kernel refused while loading `file`: FILE:LINE, the line,
+/// the errno and what it means. A refusal of the rule itself is the
+/// user's to fix (a usage error); not being allowed to ask is not.
+fn refused(file: &RuleFile, line: &RuleLine, e: AuditError) -> anyhow::Error {
+    let at = format!("{}:{}: {}", file.path.display(), line.line, line.text);
+    match e.errno {
+        Some(errno)
+            if !matches!(
+                errno,
+                libc::EPERM
+                    | libc::EACCES
+                    | libc::ECONNREFUSED
+                    | libc::EAGAIN
+                    | libc::EPROTONOSUPPORT
+            ) =>
+        {
+            UsageError::new(format!(
+                "{at}: {}; nothing was measured with this file",
+                audit_rules::kernel_refusal(&line.rule, errno)
+            ))
+            .into()
+        }
+        _ => anyhow::Error::new(e).context(format!("{at}: loading the rule")),
+    }
+}
+
+/// Deletes every rule, then adds `file`'s one by one in file order,
+/// naming the line the kernel refuses.
+fn load_rules(sock: &AuditSocket, file: &RuleFile) -> Result<()> {
+    sock.replace_rules(&[])
+        .context("audit: deleting the loaded rules before loading the file's")?;
+    for line in &file.lines {
+        sock.add_rule(&line.rule.encode())
+            .map_err(|e| refused(file, line, e))?;
+    }
+    Ok(())
+}
+
+/// Refuses a file whose rules record while a lost record panics the kernel.
+fn refuse_panic(status_failure: u32, file: &RuleFile) -> Result<()> {
+    if status_failure == AUDIT_FAIL_PANIC && file.records() {
+        bail!(
+            "audit:rules: {} has rules that record (always), and the audit failure mode is panic \
+             (failure=2), so a record lost under load would panic the kernel; set `auditctl -f \
+             1` first or measure another file",
+            file.path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The first time a file is used in this process: loads its rules with
+/// audit disabled (no records), so a rule the kernel refuses stops the run
+/// before anything is measured. Leaves audit disabled with the file's
+/// rules; the caller sets its arm's state next.
+fn check_once(sock: &AuditSocket, file: &RuleFile) -> Result<()> {
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    if checked.contains(&file.path) {
+        return Ok(());
+    }
+    if sock.status()?.enabled != 0 {
+        sock.set_enabled(0)?;
+    }
+    load_rules(sock, file)?;
+    checked.insert(file.path.clone());
+    Ok(())
+}
+
+/// Checks that the kernel lists exactly `file`'s rules (in its order, as
+/// [`RuleFile::expected_listing`]) and audit enabled; names the first line
+/// whose rule is listed otherwise.
+fn verify_file(sock: &AuditSocket, file: &RuleFile) -> Result<()> {
+    let want = AuditState {
+        enabled: 1,
+        rules: file.expected_listing(),
+    };
+    let now = sock.state()?;
+    if now == want {
+        return Ok(());
+    }
+    let order = audit_rules::listing_order(file);
+    let first_bad = now
+        .rules
+        .iter()
+        .zip(&want.rules)
+        .position(|(a, b)| a != b)
+        .and_then(|i| order.get(i))
+        .map(|n| format!("; the first rule listed otherwise is line {n}"))
+        .unwrap_or_default();
+    bail!(
+        "audit: after loading {}, the kernel reports enabled={} with {} rules, expected \
+         enabled=1 with {} rules listed as secperf encoded them{first_bad}; check `auditctl -l`",
+        file.path.display(),
+        now.enabled,
+        now.rules.len(),
+        want.rules.len()
+    )
+}
 
 /// What the journal keeps: enough to put audit back exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -250,7 +405,44 @@ impl Mechanism for Audit {
                 name: "matching-rule",
                 description: "an always,exit rule with a key on the workload's own syscall",
             },
+            VariantDef {
+                name: "rules",
+                description: "your rules file in auditctl syntax (-m audit:rules=PATH)",
+            },
         ]
+    }
+    fn params(&self) -> &'static [ParamDef] {
+        &[ParamDef {
+            name: "rules",
+            default: "",
+            help: "variant rules: a rules file in auditctl syntax, as in /etc/audit/rules.d/ \
+                   (control lines such as -D, -b, -f, -e are listed, not applied)",
+        }]
+    }
+
+    fn variant_of_param(&self, key: &str) -> Option<&'static str> {
+        (key == "rules").then_some("rules")
+    }
+
+    fn validate(&self, t: &Treatment) -> Result<()> {
+        rule_file(t).map(|_| ())
+    }
+
+    fn describe(&self, t: &Treatment) -> Result<Vec<String>> {
+        let Some(file) = rule_file(t)? else {
+            return Ok(Vec::new());
+        };
+        let mut lines = vec![file.summary()];
+        if file.records() {
+            lines.push(
+                "its always rules write a record for every match: to auditd when it runs, else \
+                 to the kernel log (rate limited); that is part of what is measured"
+                    .into(),
+            );
+        }
+        lines.extend(file.notes.iter().cloned());
+        lines.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
+        Ok(lines)
     }
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["getppid", "mutex_yield"]
@@ -299,6 +491,17 @@ impl Mechanism for Audit {
 
     fn apply_system(&self, t: &Treatment, arm: Arm, env: &SystemEnv) -> Result<()> {
         let (sock, status) = open_unlocked()?;
+        if let Some(file) = rule_file(t)? {
+            refuse_panic(status.failure, &file)?;
+            check_once(&sock, &file)?;
+            if arm == Arm::Treatment {
+                load_rules(&sock, &file)?;
+                if sock.status()?.enabled != 1 {
+                    sock.set_enabled(1)?;
+                }
+                return verify_file(&sock, &file);
+            }
+        }
         let want = match arm {
             Arm::Baseline => AuditState {
                 enabled: 0,

@@ -27,11 +27,102 @@ fn env(workload: &str) -> SystemEnv<'static> {
 }
 
 #[test]
-fn variants_are_the_documented_three() {
+fn variants_are_the_documented_four() {
     let names: Vec<_> = AUDIT.variants().iter().map(|v| v.name).collect();
-    assert_eq!(names, ["enabled", "unrelated-rule", "matching-rule"]);
+    assert_eq!(
+        names,
+        ["enabled", "unrelated-rule", "matching-rule", "rules"]
+    );
     assert_eq!(AUDIT.scope(), Scope::System);
     assert!(Treatment::parse("audit:matching-rule").is_ok());
+    // A user's rules file is never part of the default survey.
+    assert!(!AUDIT.survey_variants().iter().any(|v| v.contains("rules")));
+}
+
+/// A rules file in a fresh temporary directory.
+fn rules_file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("test.rules");
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+fn usage_error(spec: &str) -> String {
+    let e = Treatment::parse(spec).unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2, "{spec}: {e:#}");
+    format!("{e:#}")
+}
+
+#[test]
+fn rules_treatments_parse_and_describe_themselves() {
+    let (_dir, path) = rules_file(
+        "-D\n-b 8192\n-f 2\n\
+         -a always,exit -F arch=b64 -S getppid -k secperf\n\
+         -w /etc/passwd -p wa -k identity\n\
+         -a never,exclude -F msgtype=CWD\n",
+    );
+    let spec = format!("audit:rules={}", path.display());
+    let t = Treatment::parse(&spec).unwrap();
+    assert_eq!(t.variant, "rules");
+    assert_eq!(t.params["rules"], path.display().to_string());
+    let file = rule_file(&t).unwrap().unwrap();
+    assert_eq!(file.lines.len(), 3);
+    let d = AUDIT.describe(&t).unwrap();
+    assert_eq!(
+        d[0],
+        format!(
+            "{}: 3 rules (1 syscall rule, 1 watch, 1 on other lists), 3 control lines not applied",
+            path.display()
+        )
+    );
+    assert!(d[1].contains("write a record for every match"), "{d:?}");
+    let all = d.join("\n");
+    assert!(
+        all.contains(":1: -D (implied: the measured arm starts with no rules)"),
+        "{all}"
+    );
+    assert!(all.contains("warning: "), "{all}");
+    assert!(all.contains("-f 2"), "{all}");
+    // The long form, too.
+    let t = Treatment::parse(&format!("audit:rules,rules={}", path.display())).unwrap();
+    assert_eq!(t.variant, "rules");
+    // The other variants describe nothing.
+    assert!(AUDIT.describe(&treatment("enabled")).unwrap().is_empty());
+}
+
+#[test]
+fn rules_mistakes_are_usage_errors() {
+    let e = usage_error("audit:rules");
+    assert!(e.contains("-m audit:rules=PATH"), "{e}");
+    let e = usage_error("audit:enabled,rules=/etc/audit/audit.rules");
+    assert!(e.contains("only for variant rules"), "{e}");
+    let e = usage_error("audit:rules=/nonexistent/secperf.rules");
+    assert!(e.contains("/nonexistent/secperf.rules"), "{e}");
+    let (_dir, path) = rules_file("-a always,exit -F arch=b64 -S getppid\n-a bogus\n-S x\n");
+    let e = usage_error(&format!("audit:rules={}", path.display()));
+    assert!(
+        e.contains(&format!("{}:2: -a bogus: ", path.display())),
+        "{e}"
+    );
+    assert!(e.contains(&format!("{}:3: -S x: ", path.display())), "{e}");
+}
+
+#[test]
+fn rules_that_record_are_refused_under_failure_panic() {
+    let (_dir, path) = rules_file("-a always,exit -F arch=b64 -S getppid\n");
+    let t = Treatment::parse(&format!("audit:rules={}", path.display())).unwrap();
+    let file = rule_file(&t).unwrap().unwrap();
+    let e = refuse_panic(AUDIT_FAIL_PANIC, &file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("failure=2") && e.contains("auditctl -f 1"),
+        "{e}"
+    );
+    refuse_panic(1, &file).unwrap();
+    let (_dir, path) = rules_file("-a never,exit -F arch=b64 -S getppid\n");
+    let t = Treatment::parse(&format!("audit:rules={}", path.display())).unwrap();
+    refuse_panic(AUDIT_FAIL_PANIC, &rule_file(&t).unwrap().unwrap()).unwrap();
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -263,4 +354,116 @@ fn live_baseline_removes_existing_rules_and_puts_them_back() {
     live.sock.del_rule(&own).unwrap();
     live.sock.set_enabled(live.before.enabled).unwrap();
     assert_eq!(live.sock.state().unwrap(), live.before);
+}
+
+/// A rules file the kernel lists in another order and form than it was
+/// written (a prepended rule, several lists, `-S all`, a watch).
+fn live_rules_text(watched_dir: &std::path::Path) -> String {
+    format!(
+        "# secperf live test\n\
+         -D\n\
+         -b 320\n\
+         -a never,exclude -F msgtype=1999\n\
+         -a always,exit -F arch=b64 -S acct -k secperf-test\n\
+         -a never,exit -S all -F uid=2147483632\n\
+         -A always,exit -F arch=b64 -S pivot_root -k secperf-test\n\
+         -a never,user -F uid=2147483632\n\
+         -w {}/watched -p wa -k secperf-test\n",
+        watched_dir.display()
+    )
+}
+
+#[test]
+fn live_rules_file_applies_exactly_and_restores() {
+    let test = "live_rules_file_applies_exactly_and_restores";
+    let Some(live) = live_or_skip(test) else {
+        return;
+    };
+    if let Availability::Unavailable(reason) = AUDIT.probe() {
+        eprintln!("{test}: skipped: {reason}");
+        return;
+    }
+    if live.sock.status().unwrap().failure == AUDIT_FAIL_PANIC {
+        eprintln!("{test}: skipped: the audit failure mode is panic");
+        return;
+    }
+    let _put_back = PutBack(live.before.clone());
+    let watched = tempfile::tempdir().unwrap();
+    let (_dir, path) = rules_file(&live_rules_text(watched.path()));
+    let t = Treatment::parse(&format!("audit:rules={}", path.display())).unwrap();
+    let file = rule_file(&t).unwrap().unwrap();
+    assert_eq!(file.lines.len(), 6);
+    let state = tempfile::tempdir().unwrap();
+    let lock = StateLock::acquire_in(state.path(), Duration::ZERO).unwrap();
+    for arm in [Arm::Baseline, Arm::Treatment, Arm::Treatment] {
+        let applied = lock.apply(&t, arm, &env("getppid")).unwrap();
+        let during = live.sock.state().unwrap();
+        match arm {
+            Arm::Baseline => {
+                assert_eq!(during.enabled, 0);
+                assert!(during.rules.is_empty());
+            }
+            Arm::Treatment => {
+                assert_eq!(during.enabled, 1);
+                assert_eq!(during.rules, file.expected_listing());
+                // The kernel put the -A rule first on the exit list.
+                let exit: Vec<RuleData> = during
+                    .rules
+                    .iter()
+                    .map(|r| RuleData::decode(r).unwrap())
+                    .filter(|r| r.list() == crate::sys::audit::AUDIT_FILTER_EXIT)
+                    .collect();
+                assert_eq!(exit[0].syscalls(), [libc::SYS_pivot_root as u32]);
+                assert!(exit[3].is_watch());
+            }
+        }
+        drop(applied);
+        assert_eq!(
+            live.sock.state().unwrap(),
+            live.before,
+            "restored exactly after {arm:?}"
+        );
+    }
+    assert!(!state.path().join("journal.json").exists());
+}
+
+#[test]
+fn live_a_rule_the_kernel_refuses_names_its_line_and_changes_nothing() {
+    let test = "live_a_rule_the_kernel_refuses_names_its_line_and_changes_nothing";
+    let Some(live) = live_or_skip(test) else {
+        return;
+    };
+    if let Availability::Unavailable(reason) = AUDIT.probe() {
+        eprintln!("{test}: skipped: {reason}");
+        return;
+    }
+    let _put_back = PutBack(live.before.clone());
+    let (_dir, path) = rules_file(
+        "-a always,exit -F arch=b64 -S acct -k secperf-test\n\
+         -w /nonexistent/secperf/dir/file -p wa -k secperf-test\n",
+    );
+    let t = Treatment::parse(&format!("audit:rules={}", path.display())).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let lock = StateLock::acquire_in(state.path(), Duration::ZERO).unwrap();
+    for arm in [Arm::Baseline, Arm::Treatment] {
+        let e = lock.apply(&t, arm, &env("getppid")).unwrap_err();
+        let msg = format!("{e:#}");
+        assert_eq!(crate::error::exit_code(&e), 2, "{msg}");
+        assert!(
+            msg.contains(&format!(
+                "{}:2: -w /nonexistent/secperf/dir/file -p wa -k secperf-test: the kernel \
+                 refused it: ENOENT",
+                path.display()
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains("parent directory does not exist"), "{msg}");
+        assert!(msg.contains("the previous state was restored"), "{msg}");
+        assert_eq!(
+            live.sock.state().unwrap(),
+            live.before,
+            "{arm:?}: nothing changed"
+        );
+    }
+    assert!(!state.path().join("journal.json").exists());
 }

@@ -378,6 +378,106 @@ fn live_set_state_is_exact_and_idempotent() {
     assert_eq!(live.sock.state().unwrap(), live.before);
 }
 
+/// A rule on `list` with one `field = value`, every syscall (`-S all`,
+/// as auditctl gives rules without -S).
+fn rule_on(list: u32, action: u32, field: u32, value: u32) -> RuleData {
+    let mut r = RuleData::new(list, action);
+    r.mask = [u32::MAX; AUDIT_BITMASK_SIZE];
+    r.fields.push(RuleField {
+        field,
+        op: AUDIT_EQUAL,
+        value,
+    });
+    r
+}
+
+/// Rules the kernel lists in another order and form than they were
+/// added: prepended, on several lists, with `-S all`.
+fn mixed_rules(watched: &str) -> Vec<RuleData> {
+    let mut watch = RuleData::new(AUDIT_FILTER_EXIT, AUDIT_ALWAYS);
+    watch.mask = [u32::MAX; AUDIT_BITMASK_SIZE];
+    watch.fields = vec![
+        RuleField {
+            field: AUDIT_WATCH,
+            op: AUDIT_EQUAL,
+            value: watched.len() as u32,
+        },
+        RuleField {
+            field: AUDIT_PERM,
+            op: AUDIT_EQUAL,
+            value: AUDIT_PERM_WRITE | AUDIT_PERM_ATTR,
+        },
+    ];
+    watch.buf = watched.as_bytes().to_vec();
+    let mut prepended = RuleData::always_exit(AUDIT_ARCH_X86_64)
+        .with_syscall(libc::SYS_pivot_root as u32)
+        .with_key("secperf-test");
+    prepended.flags |= AUDIT_FILTER_PREPEND;
+    vec![
+        // exclude: drop records of a type nothing here produces.
+        rule_on(AUDIT_FILTER_EXCLUDE, AUDIT_NEVER, AUDIT_MSGTYPE, 1999),
+        RuleData::always_exit(AUDIT_ARCH_X86_64)
+            .with_syscall(libc::SYS_acct as u32)
+            .with_key("secperf-test"),
+        // `-a never,exit -F uid=<nobody's>` with -S all.
+        rule_on(AUDIT_FILTER_EXIT, AUDIT_NEVER, AUDIT_UID, 0x7fff_fff0),
+        prepended,
+        rule_on(AUDIT_FILTER_USER, AUDIT_NEVER, AUDIT_UID, 0x7fff_fff0),
+        watch,
+    ]
+}
+
+#[test]
+fn listing_model_orders_lists_and_normalises_rules() {
+    let rules = mixed_rules("/tmp/x");
+    let listed = listing_after_adding(&rules);
+    let order: Vec<RuleData> = listed
+        .iter()
+        .map(|r| RuleData::decode(r).unwrap())
+        .collect();
+    // user list first, then exit (the prepended rule at its head), then
+    // exclude.
+    assert_eq!(order[0], rules[4].as_listed());
+    assert_eq!(order[1].syscalls(), [libc::SYS_pivot_root as u32]);
+    assert_eq!(order[1].flags, AUDIT_FILTER_EXIT, "no PREPEND once added");
+    assert_eq!(order[2], rules[1]);
+    assert_eq!(order[3], rules[2].as_listed());
+    assert_eq!(order[3].mask[63], 0xffff, "class bits cleared");
+    assert_eq!(order[4], rules[5].as_listed());
+    assert_eq!(order[5].list(), AUDIT_FILTER_EXCLUDE);
+    // Rules with neither are listed as sent.
+    assert_eq!(rules[1].as_listed(), rules[1]);
+    assert_eq!(rules[5].strings(), [(AUDIT_WATCH, b"/tmp/x".to_vec())]);
+    assert!(rules[5].is_watch() && !rules[1].is_watch());
+}
+
+/// The model above against the real kernel: the rules added one by one,
+/// then listed.
+#[test]
+fn live_listing_after_adding_is_what_the_kernel_lists() {
+    let Some(live) = live_or_skip("live_listing_after_adding_is_what_the_kernel_lists") else {
+        return;
+    };
+    let _put_back = PutBack(live.before.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let watched = dir.path().join("watched");
+    let rules = mixed_rules(watched.to_str().unwrap());
+    live.sock.replace_rules(&[]).unwrap();
+    for r in &rules {
+        live.sock.add_rule(&r.encode()).unwrap();
+    }
+    let listed = live.sock.list_rules().unwrap();
+    assert_eq!(listed.len(), rules.len());
+    for (i, (got, want)) in listed.iter().zip(listing_after_adding(&rules)).enumerate() {
+        assert_eq!(to_hex(got), to_hex(&want), "rule {i} of the listing");
+    }
+    // And the listed rules add back to the same listing (what restoring
+    // relies on).
+    live.sock.replace_rules(&[]).unwrap();
+    live.sock.replace_rules(&listed).unwrap();
+    assert_eq!(live.sock.list_rules().unwrap(), listed);
+}
+
 /// Regenerates tests/fixtures/audit/list_rules_getppid_key_secperf.hex
 /// from this machine's kernel (needs root; leaves the rules as found):
 /// `cargo test capture_rule_listing_fixture -- --ignored`.
