@@ -44,14 +44,9 @@ pub fn from_results(
         rows: results
             .iter()
             .map(|r| Row {
-                workload: r.workload.clone(),
+                workload: crate::workloads::label(&r.workload, &r.params),
                 tasks: r.tasks,
-                label: r
-                    .params
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                label: crate::workloads::shown_params(&r.workload, &r.params).join(" "),
                 unit: None,
                 cells: vec![Some(Cell::from_samples(
                     r.sample_data.iter().map(|s| s.ns_per_op).collect(),
@@ -86,7 +81,7 @@ pub fn from_comparisons(
             treatment.p_value = Some(o.p_value);
             treatment.verdict = Some(o.verdict);
             Row {
-                workload: c.workload.clone(),
+                workload: crate::workloads::label(&c.workload, &c.workload_params),
                 tasks: c.tasks,
                 label,
                 unit: None,
@@ -127,7 +122,7 @@ pub fn attributions(comparisons: &[Comparison]) -> Vec<AttributionSection> {
                 comparison: format!(
                     "{} on {} tasks={}",
                     crate::mechanisms::label_of(c),
-                    c.workload,
+                    crate::workloads::label(&c.workload, &c.workload_params),
                     c.tasks
                 ),
                 attribution: c.attribution.clone()?,

@@ -68,7 +68,7 @@ pub fn outlier_pairs(comparisons: &[Comparison]) -> String {
             let pairs: Vec<String> = idx.iter().map(|i| (i + 1).to_string()).collect();
             out.push_str(&format!(
                 "  {} {} tasks={}: pair {} of {} (kept)\n",
-                c.workload,
+                crate::workloads::label(&c.workload, &c.workload_params),
                 crate::mechanisms::label_of(c),
                 c.tasks,
                 pairs.join(", "),
