@@ -1321,15 +1321,12 @@ pub fn compile(p: &Profile, ctx: &EvalContext) -> Result<CompiledProfile> {
         }
     }
     if !other_arch.is_empty() {
-        let names: Vec<String> = other_arch
-            .iter()
-            .map(|(n, a)| format!("{n} ({a})"))
-            .collect();
+        let names: Vec<String> = other_arch.keys().cloned().collect();
         notes.push(format!(
             "{} names are system calls of other architectures only and are skipped, as runc \
              does: {}",
             names.len(),
-            list_some(&names, 12)
+            list_some(&names, 8)
         ));
     }
     if !gated.is_empty() {
