@@ -1090,3 +1090,36 @@ fn docker_default_child() -> i32 {
     }
     failed
 }
+
+/// Docker's own default profile, when CI unpacked it from Debian's
+/// `golang-github-docker-docker-dev` package (`.ci/run` sets
+/// `SECPERF_DOCKER_PROFILE`; the repository does not ship it): it compiles
+/// to one filter within the kernel's limit, the filter agrees with the
+/// profile's rules, no workload is refused, and in the kernel getppid runs
+/// while personality(0x1234) fails with EPERM.
+#[test]
+fn docker_default_profile_when_present() {
+    let Some(path) = std::env::var_os("SECPERF_DOCKER_PROFILE") else {
+        println!("skipped: SECPERF_DOCKER_PROFILE is not set (.ci/run sets it)");
+        return;
+    };
+    let p = load(std::path::Path::new(&path)).unwrap_or_else(|e| panic!("{e:#}"));
+    println!("{}", p.summary());
+    assert!(p.instructions() <= BPF_MAXINSNS, "{}", p.summary());
+    assert!(
+        p.summary().contains("default SCMP_ACT_ERRNO"),
+        "{}",
+        p.summary()
+    );
+    check_filter_matches_rules(&p);
+    for w in crate::workloads::WORKLOADS {
+        for s in w.syscalls {
+            assert!(
+                !matches!(p.decision(s), Decision::Deny(_)),
+                "Docker's profile denies {s} of workload {}",
+                w.name
+            );
+        }
+    }
+    assert_eq!(in_filtered_child(&p.program, docker_default_child), 0);
+}
