@@ -76,9 +76,9 @@ fn collect(root: &Path, available: bool, status: Result<String, String>) -> Secc
             .map_err(Clone::clone)
             .and_then(parse_mode)
             .into(),
-        self_filters: status
-            .ok()
-            .and_then(|s| status_field(&s, "Seccomp_filters").and_then(|v| v.parse().ok())),
+        self_filters: status.ok().and_then(|s| {
+            crate::sys::query::status_field(&s, "Seccomp_filters").and_then(|v| v.parse().ok())
+        }),
     }
 }
 
@@ -89,7 +89,7 @@ fn prctl_available() -> bool {
 
 /// The `Seccomp:` line of /proc/<pid>/status as a mode.
 fn parse_mode(status: &str) -> Result<SeccompMode, String> {
-    match status_field(status, "Seccomp") {
+    match crate::sys::query::status_field(status, "Seccomp") {
         Some("0") => Ok(SeccompMode::Disabled),
         Some("1") => Ok(SeccompMode::Strict),
         Some("2") => Ok(SeccompMode::Filter),
@@ -98,14 +98,6 @@ fn parse_mode(status: &str) -> Result<SeccompMode, String> {
             "{STATUS} has no Seccomp line (kernel without CONFIG_SECCOMP)"
         )),
     }
-}
-
-/// The value of a `Key:\tvalue` line of a status file.
-fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
-    status.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k == key).then(|| v.trim())
-    })
 }
 
 #[cfg(test)]

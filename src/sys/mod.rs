@@ -6,6 +6,7 @@
 //! policy; the callers decide what a failure means.
 
 pub mod audit;
+pub mod bpf;
 pub mod cpus;
 pub mod query;
 

@@ -93,3 +93,11 @@ mod tests {
         }
     }
 }
+
+/// The value of a `Key:\tvalue` line of a `/proc/.../status` file, trimmed.
+pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == key).then(|| v.trim())
+    })
+}

@@ -3,7 +3,8 @@
 //! `/proc/thread-self/status`, and a classic-BPF builder ([`bpf`]). Nothing
 //! here has policy; every system call is checked and named in its error.
 
-pub mod bpf;
+pub use crate::sys::bpf;
+pub use crate::sys::query::status_field;
 
 use anyhow::{Context, Result};
 
@@ -23,14 +24,6 @@ pub fn set_no_new_privs() -> Result<(), SysError> {
 pub fn thread_status() -> Result<String> {
     const PATH: &str = "/proc/thread-self/status";
     std::fs::read_to_string(PATH).with_context(|| format!("reading {PATH}"))
-}
-
-/// The value of a `Key:\tvalue` line of a status file, trimmed.
-pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
-    status.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k == key).then(|| v.trim())
-    })
 }
 
 /// Test helpers: running a closure in a fresh thread (seccomp filters,

@@ -100,7 +100,7 @@ use seccompiler::{
 use serde::Deserialize;
 
 use crate::error::UsageError;
-use crate::mechanisms::worker_util::bpf::{
+use crate::sys::bpf::{
     BPF_ABS, BPF_JA, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W, SockFilter,
     stmt,
 };
@@ -946,7 +946,7 @@ impl EvalContext {
     pub fn current() -> Result<EvalContext> {
         let status = std::fs::read_to_string("/proc/self/status")
             .context("reading /proc/self/status for the capabilities")?;
-        let cap_eff = crate::mechanisms::worker_util::status_field(&status, "CapEff")
+        let cap_eff = crate::sys::query::status_field(&status, "CapEff")
             .context("/proc/self/status has no CapEff line")?;
         let caps_effective = u64::from_str_radix(cap_eff, 16)
             .with_context(|| format!("CapEff '{cap_eff}' in /proc/self/status is not hex"))?;

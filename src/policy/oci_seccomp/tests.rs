@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::error::exit_code;
-use crate::mechanisms::worker_util::bpf::SockFprog;
+use crate::sys::bpf::SockFprog;
 
 const ALL_CAPS: u64 = (1 << CAPS.len()) - 1;
 const ROOT: EvalContext = EvalContext {
