@@ -64,6 +64,14 @@ pub fn mmap_shared_anon(len: usize) -> Result<*mut u8, SysError> {
     Ok(p.cast())
 }
 
+/// The value of a `Key:\tvalue` line of a `/proc/.../status` file, trimmed.
+pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == key).then(|| v.trim())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,12 +100,4 @@ mod tests {
             Err(e) => assert_eq!(e.errno, libc::EINVAL),
         }
     }
-}
-
-/// The value of a `Key:\tvalue` line of a `/proc/.../status` file, trimmed.
-pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
-    status.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k == key).then(|| v.trim())
-    })
 }
