@@ -185,6 +185,65 @@ pub struct Comparison {
     pub child_cpu: Option<[ChildCpu; 2]>,
 }
 
+/// A parameter sweep (`overhead --sweep KEY=V1,V2,...`): one comparison per
+/// value of one parameter, in the same randomised design, and a straight
+/// line fitted by least squares to the per-pair differences in ns/op.
+/// Stored with the run as a run note named [`Sweep::NOTE`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// What was swept, as given: `filters` (a mechanism parameter) or
+    /// `open.depth` (a workload parameter).
+    pub key: String,
+    /// The comparisons' common part: "seccomp:args on getppid tasks=1".
+    pub label: String,
+    /// What the fitted coefficients mean, e.g. "ns/op added = entry cost +
+    /// cost per filter x filters".
+    pub model: String,
+    /// The names of the intercept and the slope ("entry cost", "per filter").
+    pub intercept_name: String,
+    pub slope_name: String,
+    pub points: Vec<SweepPoint>,
+    /// Absent when fewer than two distinct values could be fitted.
+    pub fit: Option<LineFit>,
+}
+
+impl Sweep {
+    /// The run-note name sweeps are stored under.
+    pub const NOTE: &'static str = "sweep";
+}
+
+/// One value of a sweep: its comparison's per-pair differences.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub value: f64,
+    /// The comparison's treatment label (`seccomp:args,filters=4`).
+    pub comparison: String,
+    /// Treatment minus baseline ns/op, one per pair, in pair order.
+    pub delta_ns_per_op: Vec<f64>,
+    /// The comparison's overhead estimate, percent.
+    pub overhead_pct: f64,
+}
+
+/// A least-squares line `y = intercept + slope * x` over every pair of
+/// every point, with 95% intervals (Student t, n - 2 degrees of freedom)
+/// and the lack-of-fit test that says whether a straight line fits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineFit {
+    pub intercept: Estimate,
+    pub slope: Estimate,
+    /// Pairs fitted.
+    pub n: usize,
+    pub r_squared: f64,
+    /// Standard deviation of the residuals, ns/op.
+    pub residual_sd: f64,
+    /// p-value of the lack-of-fit F test (point means against the line,
+    /// measured against the scatter within points); None with fewer than
+    /// three distinct values.
+    pub lack_of_fit_p: Option<f64>,
+    /// False when the lack-of-fit test rejects the line at alpha 0.05.
+    pub straight: bool,
+}
+
 /// Reads a number written as `null` (how JSON writes NaN) back as NaN.
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
