@@ -482,6 +482,36 @@ pub mod testing {
         }
     }
 
+    /// A comparison of `mechanism:variant` on `workload`, one task, no
+    /// pairs yet (tests fill `pair_data` and `params` as they need).
+    pub fn comparison(workload: &str, mechanism: &str, variant: &str) -> super::Comparison {
+        super::Comparison {
+            workload: workload.into(),
+            workload_params: Default::default(),
+            mechanism: mechanism.into(),
+            variant: variant.into(),
+            params: Default::default(),
+            mode: Mode::Process,
+            tasks: 1,
+            pairs: 0,
+            sample_ms: 60,
+            samples_per_half: 2,
+            baseline_ns_per_op: f64::NAN,
+            treatment_ns_per_op: f64::NAN,
+            overhead_pct: crate::stats::paired::OverheadPct {
+                estimate: 0.0,
+                ci_low: 0.0,
+                ci_high: 0.0,
+                p_value: 1.0,
+                verdict: crate::stats::decision::Verdict::NoChange,
+            },
+            hodges_lehmann_pct: f64::NAN,
+            pair_data: vec![],
+            attribution: None,
+            child_cpu: None,
+        }
+    }
+
     pub fn run(id: i64, label: &str, kernel: &str, results: Vec<WorkloadResult>) -> StoredRun {
         StoredRun {
             run_id: id,

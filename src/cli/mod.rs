@@ -11,6 +11,7 @@ mod overhead;
 mod probe;
 mod results;
 mod run;
+mod shell;
 mod suite;
 
 use std::path::PathBuf;
@@ -67,8 +68,9 @@ pub enum Command {
     /// detection and interval coverage of known injected slowdowns, and the
     /// smallest slowdown detectable in a time budget.
     Calibrate(calibrate::CalibrateArgs),
-    /// Reproduce a reference experiment (shared/seeds/) with one command and
-    /// print it in the shape of the post's table; `secperf suite list` shows them.
+    /// Reproduce a published measurement (one of five kernel mailing-list posts)
+    /// with one command and print it in the shape of the post's table;
+    /// `secperf suite list` shows them, each with its citation.
     ///
     /// A suite measures the current configuration (stored as results) and
     /// switches what the post compared that a live kernel can switch (audit,
@@ -86,6 +88,10 @@ pub enum Command {
         #[command(subcommand)]
         command: results::ResultsCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page, or write one page per command into a directory.
+    Man(shell::ManArgs),
 }
 
 /// Entry point: parses, runs, prints errors, returns the exit code.
@@ -137,6 +143,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::List => list::list(cli.json),
         Command::Probe => probe::probe(cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args, cli.json),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
 use crate::engine::session::{RunSpec, Session, command_line, open_store};
-use crate::model::{Comparison, NegativeControl, Skipped};
+use crate::model::{Comparison, NegativeControl, Skipped, Sweep};
 use crate::usage_bail;
 
 #[derive(Debug, Args)]
@@ -56,6 +56,15 @@ pub struct OverheadArgs {
     /// 95% interval's half-width is about this (overrides --pairs' default).
     #[arg(long, value_name = "PCT")]
     pub precision: Option<f64>,
+
+    /// Sweep one parameter: one comparison per value, and a straight line
+    /// fitted to the per-pair differences (ns/op added = intercept + slope x
+    /// value, each with a 95% interval, and a test of whether a line fits).
+    /// KEY is a mechanism parameter (seccomp filters, landlock rules or
+    /// layers, audit count) or WORKLOAD.KEY (open.depth). E.g. -m
+    /// seccomp:args -w getppid --sweep filters=1,2,4,8.
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    pub sweep: Option<String>,
 
     #[command(flatten)]
     pub profile: ProfileArgs,
@@ -101,6 +110,11 @@ impl OverheadArgs {
             decision: self.decision.resolve()?,
             precision: self.precision,
             profile: self.profile.resolve()?,
+            sweep: self
+                .sweep
+                .as_deref()
+                .map(crate::engine::sweep::parse)
+                .transpose()?,
         })
     }
 }
@@ -117,6 +131,8 @@ struct OverheadOutput<'a> {
     /// when none was measured.
     negative_control: Option<NegativeControl>,
     skipped: &'a [Skipped],
+    /// `--sweep`: each sweep's points and fitted line; empty without one.
+    sweeps: &'a [Sweep],
 }
 
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -181,6 +197,12 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         &plan.decision,
     );
     let comparisons = measured.map_err(|e| session.stopped(e))?;
+    let sweeps = match &plan.sweep {
+        Some(spec) => {
+            crate::engine::sweep::record(&mut session.store, session.run_id, spec, &comparisons)?
+        }
+        None => Vec::new(),
+    };
     session.finish()?;
     let control = crate::engine::control::judge(&comparisons);
     if json {
@@ -193,6 +215,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             comparisons: &comparisons,
             negative_control: control,
             skipped: &plan.skipped,
+            sweeps: &sweeps,
         });
     }
     if let Some(format) = args.report.format {
@@ -210,6 +233,10 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         return super::output::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
+    let sweep_table = crate::report::formats::sweep::table(&sweeps);
+    if !sweep_table.is_empty() {
+        super::emit_fmt!("{}", sweep_table.trim_end());
+    }
     let attributions = crate::report::table::attributions(&comparisons);
     if !attributions.is_empty() {
         super::emit_fmt!("{}", attributions.trim_end());

@@ -74,8 +74,13 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         } => {
             let id = store.resolve_run(&run)?;
             let run = store.load_run(id)?;
+            let sweeps = crate::engine::sweep::stored(&store, id)?;
             if json {
-                return super::print_json(&run);
+                let mut v = serde_json::to_value(&run)?;
+                if !sweeps.is_empty() {
+                    v["sweeps"] = serde_json::to_value(&sweeps)?;
+                }
+                return super::print_json(&v);
             }
             if let Some(format) = format {
                 let m = &run.meta;
@@ -98,7 +103,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 };
                 return super::output::write_report(&report, format, output.as_deref());
             }
-            print_run(&run);
+            print_run(&run, &sweeps);
         }
         ResultsCommand::Export {
             runs,
@@ -147,7 +152,7 @@ fn load_all(store: &Store, specs: &[String]) -> Result<Vec<StoredRun>> {
         .collect()
 }
 
-fn print_run(run: &StoredRun) {
+fn print_run(run: &StoredRun, sweeps: &[crate::model::Sweep]) {
     let m = &run.meta;
     let label = if m.label.is_empty() {
         "(no label)"
@@ -178,6 +183,10 @@ fn print_run(run: &StoredRun) {
     }
     if !run.comparisons.is_empty() {
         super::emit_fmt!("{}", crate::report::table::comparisons(&run.comparisons));
+        let sweep_table = crate::report::formats::sweep::table(sweeps);
+        if !sweep_table.is_empty() {
+            super::emit_fmt!("{}", sweep_table.trim_end());
+        }
         let attributions = crate::report::table::attributions(&run.comparisons);
         if !attributions.is_empty() {
             super::emit_fmt!("{}", attributions.trim_end());

@@ -24,3 +24,4 @@ pub mod plan;
 pub mod progress;
 pub mod session;
 pub mod suite;
+pub mod sweep;

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use super::design::{CONTROL_WORKLOAD, Case, Design};
 use super::session::{cache_dir, seed_or_clock};
+use super::sweep::SweepSpec;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped};
 use crate::profile::ProfileOpts;
@@ -70,6 +71,8 @@ pub struct OverheadRequest {
     pub precision: Option<f64>,
     /// `--profile`: extra profiled pairs per comparison.
     pub profile: Option<ProfileOpts>,
+    /// `--sweep`: one comparison per value of one parameter.
+    pub sweep: Option<SweepSpec>,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -100,6 +103,9 @@ pub struct OverheadPlan {
     /// compiled profile's size, rule-file lines not applied), "label: text".
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub treatment_notes: Vec<String>,
+    /// The parameter swept (`--sweep`); absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSpec>,
     /// Profiled pairs after the timed ones (`--profile`); absent when off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileOpts>,
@@ -165,6 +171,69 @@ fn with_negative_controls(cases: Vec<Case>, tasks: usize) -> Result<Vec<(Case, b
     Ok(out)
 }
 
+/// The `-m` specs with a mechanism-parameter sweep applied: each spec
+/// whose mechanism has the parameter becomes one spec per value; a sweep
+/// that no named mechanism takes is a usage error.
+fn sweep_specs(specs: &[String], sweep: Option<&SweepSpec>) -> Result<Vec<String>> {
+    let Some(sw) = sweep.filter(|s| s.workload.is_none()) else {
+        return Ok(specs.to_vec());
+    };
+    let mut out = Vec::new();
+    for spec in specs {
+        let t = Treatment::parse(spec)?;
+        if t.mechanism.params().iter().any(|p| p.name == sw.param) {
+            out.extend(sw.values.iter().map(|v| format!("{spec},{}={v}", sw.param)));
+        } else {
+            out.push(spec.clone());
+        }
+    }
+    if out.len() == specs.len() {
+        usage_bail!(
+            "--sweep {}: no mechanism given with -m has a parameter '{}' (see `secperf list`; \
+             for a workload parameter write WORKLOAD.{})",
+            sw.key,
+            sw.param,
+            sw.param
+        );
+    }
+    Ok(out)
+}
+
+/// A workload's parameters, once per value of a workload-parameter sweep
+/// on it (each checked as the workload checks them), or just once.
+fn swept_workload_params(
+    w: &crate::workloads::WorkloadDef,
+    params: &crate::model::Params,
+    sweep: Option<&SweepSpec>,
+) -> Result<Vec<crate::model::Params>> {
+    let Some(sw) = sweep.filter(|s| s.workload.as_deref() == Some(w.name)) else {
+        return Ok(vec![params.clone()]);
+    };
+    if !w.params.iter().any(|p| p.name == sw.param) {
+        let valid: Vec<&str> = w.params.iter().map(|p| p.name).collect();
+        usage_bail!(
+            "--sweep {}: workload {} has no parameter '{}' (valid: {})",
+            sw.key,
+            w.name,
+            sw.param,
+            if valid.is_empty() {
+                "none".to_string()
+            } else {
+                valid.join(", ")
+            }
+        );
+    }
+    sw.values
+        .iter()
+        .map(|v| {
+            let mut p = params.clone();
+            p.insert(sw.param.clone(), v.clone());
+            (w.validate)(&p).with_context(|| format!("--sweep {}={v}", sw.key))?;
+            Ok(p)
+        })
+        .collect()
+}
+
 impl OverheadPlan {
     /// Plans what `a` asks for: every name checked, unavailable mechanisms
     /// asked for by name refused with the reason, the survey otherwise.
@@ -191,7 +260,7 @@ impl OverheadPlan {
                 }
             }
         } else {
-            for spec in &a.mechanisms {
+            for spec in &sweep_specs(&a.mechanisms, a.sweep.as_ref())? {
                 let t = Treatment::parse(spec)?;
                 if let Some(reason) = availability_reason(&t.mechanism.probe()) {
                     usage_bail!(
@@ -222,17 +291,28 @@ impl OverheadPlan {
             };
             let params = resolve_params(&workloads, &a.params)?;
             for w in workloads {
-                t.mechanism
-                    .check_workload(t, w, &params[w.name])
-                    .with_context(|| format!("{t} on {}", w.name))?;
-                for &n in &placement.tasks {
-                    cases.push(Case {
-                        workload: w,
-                        workload_params: params[w.name].clone(),
-                        treatment: t.clone(),
-                        tasks: n,
-                    });
+                for wp in swept_workload_params(w, &params[w.name], a.sweep.as_ref())? {
+                    t.mechanism
+                        .check_workload(t, w, &wp)
+                        .with_context(|| format!("{t} on {}", w.name))?;
+                    for &n in &placement.tasks {
+                        cases.push(Case {
+                            workload: w,
+                            workload_params: wp.clone(),
+                            treatment: t.clone(),
+                            tasks: n,
+                        });
+                    }
                 }
+            }
+        }
+        if let Some(sw) = a.sweep.as_ref().filter(|s| s.workload.is_some()) {
+            let w = sw.workload.as_deref().unwrap_or_default();
+            if !cases.iter().any(|c| c.workload.name == w) {
+                usage_bail!(
+                    "--sweep {}: workload {w} is not measured; select it with -w {w}",
+                    sw.key
+                );
             }
         }
         // The negative control, in the same Holm family as the rest: with
@@ -287,6 +367,7 @@ impl OverheadPlan {
             scratch: placement.scratch.clone(),
             quick: a.quick,
             treatment_notes,
+            sweep: a.sweep.clone(),
             profile: a.profile,
             precision_from_calibration: a.precision.filter(|_| half.pairs.is_none()),
         })
@@ -363,7 +444,16 @@ mod tests {
         no_control: bool,
         tasks: &[usize],
     ) -> OverheadPlan {
-        OverheadPlan::new(&OverheadRequest {
+        OverheadPlan::new(&request_of(mechanisms, workloads, no_control, tasks)).unwrap()
+    }
+
+    fn request_of(
+        mechanisms: &[&str],
+        workloads: Option<&str>,
+        no_control: bool,
+        tasks: &[usize],
+    ) -> OverheadRequest {
+        OverheadRequest {
             mechanisms: mechanisms.iter().map(|m| m.to_string()).collect(),
             workloads: workloads.map(str::to_string),
             params: vec![],
@@ -386,8 +476,52 @@ mod tests {
             decision: DecisionOpts::default(),
             precision: None,
             profile: None,
-        })
-        .unwrap()
+            sweep: None,
+        }
+    }
+
+    #[test]
+    fn a_sweep_makes_one_case_per_value() {
+        use crate::engine::sweep::parse;
+        let mut r = request_of(&["seccomp:args", "none"], Some("getppid"), true, &[1]);
+        r.sweep = Some(parse("filters=1,2,4").unwrap());
+        let p = OverheadPlan::new(&r).unwrap();
+        let labels: Vec<String> = p.cases.iter().map(|c| c.treatment.to_string()).collect();
+        assert_eq!(
+            labels,
+            [
+                "seccomp:args",
+                "seccomp:args,filters=2",
+                "seccomp:args,filters=4",
+                "none:control"
+            ]
+        );
+        assert_eq!(p.sweep.as_ref().unwrap().key, "filters");
+
+        let mut r = request_of(&["seccomp"], Some("open,getppid"), true, &[1]);
+        r.sweep = Some(parse("open.depth=1,8").unwrap());
+        let p = OverheadPlan::new(&r).unwrap();
+        let depths: Vec<(&str, Option<&String>)> = p
+            .cases
+            .iter()
+            .map(|c| (c.workload.name, c.workload_params.get("depth")))
+            .collect();
+        assert_eq!(depths.len(), 3, "{depths:?}");
+        assert_eq!(depths[0].1.map(String::as_str), Some("1"));
+        assert_eq!(depths[1].1.map(String::as_str), Some("8"));
+        assert_eq!(depths[2].0, "getppid");
+
+        for (mechs, workloads, sweep) in [
+            (&["none"][..], "getppid", "filters=1,2"),
+            (&["seccomp"][..], "getppid", "open.depth=1,2"),
+            (&["seccomp"][..], "open", "open.nope=1,2"),
+            (&["seccomp"][..], "open", "open.depth=0,2"),
+        ] {
+            let mut r = request_of(mechs, Some(workloads), true, &[1]);
+            r.sweep = Some(parse(sweep).unwrap());
+            let e = OverheadPlan::new(&r).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{sweep}: {e:#}");
+        }
     }
 
     fn available(name: &str) -> bool {

@@ -14,8 +14,7 @@ use std::collections::HashMap;
 
 use super::Folded;
 use super::groups::{Group, Stack, group_of};
-use crate::model::{Attribution, AttributionRow, Estimate, Profile, ProfileRow, ProfileSamples};
-use crate::stats::tdist::t_cdf;
+use crate::model::{Attribution, AttributionRow, Profile, ProfileRow, ProfileSamples};
 
 /// The marker frame a user-space sample's folded stack starts with.
 pub const USER_FRAME: &str = "[user]";
@@ -95,46 +94,7 @@ fn count(
     c
 }
 
-/// The two-sided 95% Student-t quantile for `df` degrees of freedom.
-fn t_975(df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 1000.0f64);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if t_cdf(mid, df) < 0.975 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// Mean of `x` with a 95% t interval (NaN bounds below 2 values).
-pub fn mean_ci(x: &[f64]) -> Estimate {
-    let n = x.len() as f64;
-    if x.is_empty() {
-        return Estimate {
-            estimate: f64::NAN,
-            ci_low: f64::NAN,
-            ci_high: f64::NAN,
-        };
-    }
-    let mean = x.iter().sum::<f64>() / n;
-    if x.len() < 2 {
-        return Estimate {
-            estimate: mean,
-            ci_low: f64::NAN,
-            ci_high: f64::NAN,
-        };
-    }
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let half = t_975(n - 1.0) * (var / n).sqrt();
-    Estimate {
-        estimate: mean,
-        ci_low: mean - half,
-        ci_high: mean + half,
-    }
-}
+pub use crate::stats::mean_ci;
 
 /// One row from per-pair (baseline, treatment) ns/op and sample shares.
 fn row(
@@ -605,7 +565,7 @@ mod tests {
         );
         assert!(mean_ci(&[1.0]).ci_low.is_nan());
         assert!(mean_ci(&[]).estimate.is_nan());
-        assert!((t_975(1e9) - 1.959964).abs() < 1e-4);
+        assert!((crate::stats::tdist::t_quantile(0.975, 1e9) - 1.959964).abs() < 1e-4);
     }
 
     #[test]

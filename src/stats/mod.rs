@@ -8,6 +8,7 @@
 pub mod bootstrap;
 pub mod decision;
 pub mod holm;
+pub mod linear;
 pub mod outliers;
 pub mod paired;
 pub mod power;
@@ -100,6 +101,34 @@ pub fn median_ci(values: &[f64], confidence: f64) -> Option<Summary> {
 pub fn median_ci_coverage(n: usize, confidence: f64) -> f64 {
     let r = median_ci_rank(n, confidence).unwrap_or(1);
     1.0 - 2.0 * binom_half_cdf(n, r - 1)
+}
+
+/// Mean of `x` with a 95% Student-t interval (NaN bounds below two
+/// values, all NaN when empty).
+pub fn mean_ci(x: &[f64]) -> crate::model::Estimate {
+    let n = x.len() as f64;
+    let nan = crate::model::Estimate {
+        estimate: f64::NAN,
+        ci_low: f64::NAN,
+        ci_high: f64::NAN,
+    };
+    if x.is_empty() {
+        return nan;
+    }
+    let mean = x.iter().sum::<f64>() / n;
+    if x.len() < 2 {
+        return crate::model::Estimate {
+            estimate: mean,
+            ..nan
+        };
+    }
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let half = tdist::t_quantile(0.975, n - 1.0) * (var / n).sqrt();
+    crate::model::Estimate {
+        estimate: mean,
+        ci_low: mean - half,
+        ci_high: mean + half,
+    }
 }
 
 #[cfg(test)]

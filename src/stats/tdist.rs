@@ -153,6 +153,33 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
     if t < 0.0 { tail } else { 1.0 - tail }
 }
 
+/// The `p` quantile of Student's t with `df` degrees of freedom, for p in
+/// (0.5, 1) (found by bisection on [`t_cdf`], to about 1e-12).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1000.0f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if t_cdf(mid, df) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// P(F > f) for the F distribution with (`d1`, `d2`) degrees of freedom:
+/// the regularized incomplete beta I_{d2/(d2 + d1 f)}(d2/2, d1/2).
+pub fn f_sf(f: f64, d1: f64, d2: f64) -> f64 {
+    if f.is_nan() || d1 <= 0.0 || d2 <= 0.0 {
+        return f64::NAN;
+    }
+    if f <= 0.0 {
+        return 1.0;
+    }
+    reg_inc_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,5 +294,24 @@ mod tests {
         assert!((ln_gamma(11.0) - 3_628_800f64.ln()).abs() < 1e-12);
         assert!((ln_gamma(0.5) - PI.sqrt().ln()).abs() < 1e-14);
         assert!((ln_gamma(0.1) - 2.252_712_651_734_206).abs() < 1e-13);
+    }
+
+    #[test]
+    fn t_quantile_and_f_sf_match_closed_forms() {
+        // Tables: t(0.975; 10) = 2.228139, t(0.975; 1) = tan(0.475 pi).
+        assert!((t_quantile(0.975, 10.0) - 2.228139).abs() < 1e-6);
+        let cauchy = (0.475 * std::f64::consts::PI).tan();
+        assert!((t_quantile(0.975, 1.0) - cauchy).abs() < 1e-6);
+        assert!((t_cdf(t_quantile(0.9, 7.0), 7.0) - 0.9).abs() < 1e-12);
+        // F(2, d2): P(F > f) = (1 + 2f/d2)^(-d2/2).
+        for (f, d2) in [(3.0f64, 20.0f64), (0.5, 4.0), (10.0, 3.0)] {
+            let want = (1.0 + 2.0 * f / d2).powf(-d2 / 2.0);
+            assert!((f_sf(f, 2.0, d2) - want).abs() < 1e-12, "{f} {d2}");
+        }
+        // F(1, d) is t(d) squared.
+        let t: f64 = 2.5;
+        let want = 2.0 * t_cdf(-t, 9.0);
+        assert!((f_sf(t * t, 1.0, 9.0) - want).abs() < 1e-12);
+        assert_eq!(f_sf(0.0, 2.0, 3.0), 1.0);
     }
 }

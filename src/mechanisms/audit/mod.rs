@@ -322,6 +322,24 @@ fn syscall_number(name: &str) -> Result<u32> {
     }
 }
 
+/// The most rules `count=` asks for.
+const MAX_COUNT: u64 = 1000;
+
+/// [`treatment_rules`] with `count` unrelated rules: the first as always,
+/// then copies keyed `secperf-2`, `secperf-3`, ... (the kernel refuses an
+/// exact duplicate with EEXIST). Every one is checked at each syscall exit
+/// and none matches, which is the cost per rule a sweep of `count` fits.
+pub fn treatment_rules_n(variant: &str, syscalls: &[&str], count: usize) -> Result<Vec<RuleData>> {
+    let mut rules = treatment_rules(variant, syscalls)?;
+    if variant == "unrelated-rule" {
+        let first = rules[0].clone();
+        for i in 2..=count {
+            rules.push(first.clone().with_key(&format!("{KEY}-{i}")));
+        }
+    }
+    Ok(rules)
+}
+
 /// The rules of a treatment variant for a workload making `syscalls`.
 pub fn treatment_rules(variant: &str, syscalls: &[&str]) -> Result<Vec<RuleData>> {
     let Some(arch) = NATIVE_ARCH else {
@@ -412,12 +430,21 @@ impl Mechanism for Audit {
         ]
     }
     fn params(&self) -> &'static [ParamDef] {
-        &[ParamDef {
-            name: "rules",
-            default: "",
-            help: "variant rules: a rules file in auditctl syntax, as in /etc/audit/rules.d/ \
-                   (control lines such as -D, -b, -f, -e are listed, not applied)",
-        }]
+        &[
+            ParamDef {
+                name: "rules",
+                default: "",
+                help: "variant rules: a rules file in auditctl syntax, as in /etc/audit/rules.d/ \
+                       (control lines such as -D, -b, -f, -e are listed, not applied)",
+            },
+            ParamDef {
+                name: "count",
+                default: "1",
+                help: "variant unrelated-rule: how many such rules (1..1000; the second and \
+                       later carry keys secperf-2, ... so the kernel takes them as distinct); \
+                       sweep it for the cost per rule",
+            },
+        ]
     }
 
     fn variant_of_param(&self, key: &str) -> Option<&'static str> {
@@ -425,6 +452,13 @@ impl Mechanism for Audit {
     }
 
     fn validate(&self, t: &Treatment) -> Result<()> {
+        let count = t.param_in_range("count", 1..=MAX_COUNT)?;
+        if count != 1 && t.variant != "unrelated-rule" {
+            crate::usage_bail!(
+                "audit:{}: count= applies to the unrelated-rule variant only",
+                t.variant
+            );
+        }
         rule_file(t).map(|_| ())
     }
 
@@ -515,7 +549,8 @@ impl Mechanism for Audit {
                          first or measure another variant"
                     );
                 }
-                let rules = treatment_rules(t.variant, env.workload.syscalls)
+                let count = t.param_in_range("count", 1..=MAX_COUNT)? as usize;
+                let rules = treatment_rules_n(t.variant, env.workload.syscalls, count)
                     .with_context(|| format!("audit:{} on {}", t.variant, env.workload.name))?;
                 AuditState {
                     enabled: 1,

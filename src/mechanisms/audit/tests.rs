@@ -467,3 +467,23 @@ fn live_a_rule_the_kernel_refuses_names_its_line_and_changes_nothing() {
     }
     assert!(!state.path().join("journal.json").exists());
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn count_adds_distinct_unrelated_rules() {
+    let one = treatment_rules_n("unrelated-rule", &["getppid"], 1).unwrap();
+    assert_eq!(
+        one,
+        treatment_rules("unrelated-rule", &["getppid"]).unwrap()
+    );
+    let three = treatment_rules_n("unrelated-rule", &["getppid"], 3).unwrap();
+    assert_eq!(three.len(), 3);
+    let encoded: std::collections::BTreeSet<Vec<u8>> = three.iter().map(RuleData::encode).collect();
+    assert_eq!(encoded.len(), 3, "the kernel refuses exact duplicates");
+    assert_eq!(three[2].key().as_deref(), Some("secperf-3"));
+    assert!(three.iter().all(|r| r.syscalls() == three[0].syscalls()));
+    // count only means something for unrelated-rule.
+    let e = crate::mechanisms::Treatment::parse("audit:enabled,count=2").unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2);
+    crate::mechanisms::Treatment::parse("audit:unrelated-rule,count=8").unwrap();
+}

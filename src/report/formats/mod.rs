@@ -21,6 +21,7 @@ pub mod email;
 pub mod json;
 pub mod markdown;
 pub mod post;
+pub mod sweep;
 pub mod table;
 
 use serde::Serialize;

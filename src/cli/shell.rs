@@ -1,0 +1,95 @@
+//! `secperf completions SHELL` and `secperf man`: shell completions and
+//! manual pages generated from the same clap definitions that parse the
+//! command line, so they never disagree with it (clap_complete,
+//! clap_mangen).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, CommandFactory};
+use clap_complete::Shell;
+
+use super::Cli;
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for. Install, e.g.: bash: `secperf completions
+    /// bash > /etc/bash_completion.d/secperf`; zsh: `secperf completions zsh
+    /// > "${fpath[1]}/_secperf"`; fish: `secperf completions fish >
+    /// ~/.config/fish/completions/secperf.fish`.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write secperf.1 and one page per command (secperf-overhead.1, ...)
+    /// into this directory instead of printing secperf.1 on stdout.
+    /// Install, e.g.: `secperf man --dir /usr/local/share/man/man1`.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Prints the completion script for one shell.
+pub fn completions(args: CompletionsArgs) -> Result<()> {
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "secperf", &mut out);
+    super::emit(&String::from_utf8(out).context("completion script is not UTF-8")?);
+    Ok(())
+}
+
+/// Prints secperf(1), or writes every page into `--dir`.
+pub fn man(args: ManArgs, json: bool) -> Result<()> {
+    let cmd = Cli::command();
+    match args.dir {
+        None => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .context("rendering the manual page")?;
+            super::emit(&String::from_utf8(out).context("manual page is not UTF-8")?);
+        }
+        Some(dir) => {
+            let written = write_pages(cmd, &dir)?;
+            if json {
+                super::print_json(&serde_json::json!({ "dir": dir, "pages": written }))?;
+            } else {
+                for p in &written {
+                    println!("{}", p.display());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// secperf.1 and secperf-COMMAND.1 for every command (nested ones too).
+fn write_pages(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        crate::usage_bail!(
+            "--dir {}: not a directory (create it first, e.g. mkdir -p {})",
+            dir.display(),
+            dir.display()
+        );
+    }
+    let mut written = Vec::new();
+    let mut stack = vec![(cmd, "secperf".to_string())];
+    while let Some((cmd, name)) = stack.pop() {
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() != "help" {
+                stack.push((sub.clone(), format!("{name}-{}", sub.get_name())));
+            }
+        }
+        let path = dir.join(format!("{name}.1"));
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd)
+            .title(name.to_uppercase())
+            .render(&mut out)
+            .with_context(|| format!("rendering {name}.1"))?;
+        std::fs::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    written.sort();
+    Ok(written)
+}

@@ -1,0 +1,82 @@
+//! Shell completions and manual pages are generated from the command-line
+//! definitions: every shell gets a script naming the commands, bash's
+//! parses, and the manual pages render for every command.
+
+mod common;
+
+use common::secperf;
+
+#[test]
+fn completions_for_every_shell_name_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = secperf(&db)
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for word in ["overhead", "calibrate", "profile-hz", "sweep"] {
+            assert!(text.contains(word), "{shell}: no {word}");
+        }
+        if shell == "bash" {
+            let script = dir.path().join("secperf.bash");
+            std::fs::write(&script, &text).unwrap();
+            let ok = std::process::Command::new("bash")
+                .arg("-n")
+                .arg(&script)
+                .status()
+                .map(|s| s.success());
+            match ok {
+                Ok(ok) => assert!(ok, "bash -n rejects the completion script"),
+                Err(e) => println!("skipped bash -n: {e}"),
+            }
+        }
+    }
+    secperf(&db).args(["completions", "tcsh"]).assert().code(2);
+}
+
+#[test]
+fn manual_pages_render_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = secperf(&db)
+        .arg("man")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let page = String::from_utf8(out).unwrap();
+    assert!(page.contains(".TH secperf 1"), "{page}");
+    assert!(page.contains("overhead"), "{page}");
+
+    let pages = dir.path().join("man1");
+    std::fs::create_dir(&pages).unwrap();
+    secperf(&db)
+        .args(["man", "--dir"])
+        .arg(&pages)
+        .assert()
+        .success();
+    for name in [
+        "secperf",
+        "secperf-overhead",
+        "secperf-results-show",
+        "secperf-suite",
+    ] {
+        let p = pages.join(format!("{name}.1"));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(text.contains(".TH"), "{name}");
+    }
+    let overhead = std::fs::read_to_string(pages.join("secperf-overhead.1")).unwrap();
+    assert!(overhead.contains("mechanism"), "{overhead}");
+
+    secperf(&db)
+        .args(["man", "--dir"])
+        .arg(dir.path().join("missing"))
+        .assert()
+        .code(2);
+}
