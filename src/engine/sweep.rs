@@ -131,9 +131,17 @@ pub fn sweeps(spec: &SweepSpec, comparisons: &[Comparison]) -> Vec<Sweep> {
         let entry = groups
             .entry(label.clone())
             .or_insert_with(|| (c.mechanism.clone(), Vec::new()));
+        let comparison = match &spec.workload {
+            None => crate::mechanisms::label_of(c),
+            Some(w) => format!(
+                "{} on {w} {}={value}",
+                crate::mechanisms::label_of(c),
+                spec.param
+            ),
+        };
         entry.1.push(SweepPoint {
             value,
-            comparison: crate::mechanisms::label_of(c),
+            comparison,
             delta_ns_per_op: c
                 .pair_data
                 .iter()
