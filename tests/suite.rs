@@ -34,10 +34,16 @@ fn list_shows_the_five_suites_with_their_posts() {
     for s in SUITES {
         assert!(out.contains(s), "{s} missing from:\n{out}");
     }
-    assert!(
-        out.contains("shared/seeds/000_c39e10411f9f58ea.txt"),
-        "{out}"
-    );
+    // Each post is cited (author, subject, list, date), not a file path.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for cited in [
+        "David Howells",
+        "Performance degradation measurement",
+        "2008-03-19",
+    ] {
+        assert!(flat.contains(cited), "{cited} missing from:\n{out}");
+    }
+    assert!(!out.contains(".txt"), "{out}");
     let v: Value = serde_json::from_str(&stdout_of(
         secperf(&dir.path().join("r.db")).args(["--json", "suite", "list"]),
     ))
@@ -49,6 +55,20 @@ fn list_shows_the_five_suites_with_their_posts() {
         .map(|e| e["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, SUITES);
+    for e in v.as_array().unwrap() {
+        let post = &e["post"];
+        for field in ["author", "date", "list", "subject"] {
+            assert!(
+                post[field].as_str().is_some_and(|s| !s.is_empty()),
+                "{}: no {field} in {post}",
+                e["name"]
+            );
+        }
+        assert!(
+            post["link"].as_str().unwrap().starts_with("https://"),
+            "{post}"
+        );
+    }
 }
 
 #[test]
@@ -71,6 +91,13 @@ fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
     let out =
         stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-a"]));
     assert!(out.starts_with("lsm-hooks-2020 v1:"), "{out}");
+    assert!(
+        out.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("reproduces: Brendan Jackman"),
+        "{out}"
+    );
     assert!(out.contains("eventfd write+read [ns per op]"), "{out}");
     assert!(out.contains("A/A control"), "{out}");
     assert!(out.contains("other side:"), "{out}");

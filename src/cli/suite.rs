@@ -27,7 +27,8 @@ use crate::usage_bail;
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
-    /// The suite to run, or `list` to see them with what each reproduces.
+    /// The suite to run, or `list` to see them with the post each reproduces
+    /// (author, subject, list, date, archive link).
     #[arg(value_name = "NAME|list")]
     pub name: String,
 
@@ -68,6 +69,8 @@ struct SuiteOutput<'a> {
     run_id: i64,
     suite: &'a str,
     version: u32,
+    /// The mailing-list post the suite reproduces.
+    reproduces: &'a suites::Citation,
     label: &'a str,
     baseline_run_id: Option<i64>,
     db: &'a Path,
@@ -199,6 +202,7 @@ fn print_report(
             run_id: run.run_id,
             suite: def.name,
             version: def.version,
+            reproduces: &def.post,
             label: &run.meta.label,
             baseline_run_id: baseline.map(|b| b.run_id),
             db: db_path,
@@ -232,8 +236,9 @@ fn list(json: bool) -> Result<()> {
     struct Entry {
         name: &'static str,
         version: u32,
-        seed: &'static str,
         reproduces: &'static str,
+        /// The post: author, date, list, subject, link.
+        post: suites::Citation,
         measures: &'static str,
     }
     let entries: Vec<Entry> = suites::SUITES
@@ -241,8 +246,8 @@ fn list(json: bool) -> Result<()> {
         .map(|s| Entry {
             name: s.name,
             version: s.version,
-            seed: s.seed,
             reproduces: s.title,
+            post: s.post,
             measures: s.summary,
         })
         .collect();
@@ -253,14 +258,14 @@ fn list(json: bool) -> Result<()> {
     for e in &entries {
         t.add_row(vec![
             format!("{} v{}", e.name, e.version),
-            format!("{}\n(shared/seeds/{})", e.reproduces, e.seed),
+            format!("{}\n{}", e.reproduces, e.post.text()),
             e.measures.to_string(),
         ]);
     }
     super::emit_fmt!("{t}");
     super::emit_fmt!(
         "Run one with `secperf suite NAME` (`--quick` for a fast pass); `secperf suite NAME --help` \
-         explains the options."
+         explains the options; `secperf --json suite list` gives each post's archive link."
     );
     Ok(())
 }

@@ -1,5 +1,7 @@
-//! `access-2023`: reference experiment 003 (Mateusz Guzik and Paul Moore,
-//! 2023). `access(2)` built new credentials on every call to switch to the
+//! `access-2023`: Paul Moore, "Re: [PATCH v2 2/2] vfs: avoid duplicating
+//! creds in faccessat if possible", linux-fsdevel, linux-kernel and
+//! linux-security-module, 2023-01-23, the review of Mateusz Guzik's patch
+//! of 2023-01-16. `access(2)` built new credentials on every call to switch to the
 //! real uid; the patch skips that when they would be identical
 //! (will-it-scale `access1`, one file per task, +121% at 1 process and
 //! +1353% at 24; `access2`, all tasks on one file, +125%). The reviewer
@@ -13,14 +15,22 @@
 //! and without the patch are the reboot side.
 
 use super::{
-    AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
+    AbShape, Citation, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
     doubling_ladder,
 };
 
 pub static SUITE: SuiteDef = SuiteDef {
     name: "access-2023",
     version: 1,
-    seed: "003_83336a8140143491.txt",
+    post: Citation {
+        author: "Paul Moore (reviewing Mateusz Guzik's patch)",
+        date: "2023-01-23",
+        list: "linux-fsdevel, linux-kernel, linux-security-module",
+        subject: "Re: [PATCH v2 2/2] vfs: avoid duplicating creds in faccessat if possible",
+        link: Some(
+            "https://lore.kernel.org/all/CAHC9VhTnpWKnKRu3wFTNfub_qdcDePdEXYZWOpvpqL0fcfS_Uw@mail.gmail.com/",
+        ),
+    },
     title: "access(2) allocating new credentials on every call (Guzik, 2023)",
     summary: "access1/access2 (will-it-scale) on the process ladder, without and with forced credential override, ops/s",
     layout: Layout::ItemRows,

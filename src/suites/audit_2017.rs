@@ -1,5 +1,6 @@
-//! `audit-2017`: reference experiment 002 (Mel Gorman, 2017). With audit
-//! enabled and no rules, every syscall paid for a precise timestamp
+//! `audit-2017`: Mel Gorman, "[PATCH] audit: Reduce overhead using a coarse
+//! clock", linux-kernel, 2017-07-04 (merged for Linux 4.14 as commit
+//! e832bf48c8e1). With audit enabled and no rules, every syscall paid for a precise timestamp
 //! (`ktime_get_real_ts64`, `read_tsc` 0% -> 5.95% of the profile): an
 //! 11-12% hit on sysbench-threads (threads lock and unlock a private mutex
 //! and yield) at 1 to 16 threads, shown as mmtests' "Amean" per thread
@@ -14,13 +15,20 @@
 //! alone, for comparisons across kernels (the post's 4.9 vs 4.12 columns).
 
 use super::{
-    AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan, capped_ladder,
+    AbShape, Citation, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
+    capped_ladder,
 };
 
 pub static SUITE: SuiteDef = SuiteDef {
     name: "audit-2017",
     version: 1,
-    seed: "002_6431be45342f743b.txt",
+    post: Citation {
+        author: "Mel Gorman",
+        date: "2017-07-04",
+        list: "linux-kernel",
+        subject: "[PATCH] audit: Reduce overhead using a coarse clock",
+        link: Some("https://lkml.iu.edu/hypermail/linux/kernel/1707.0/01707.html"),
+    },
     title: "audit with no rules slowing every syscall (Gorman, 2017)",
     summary: "mutex_yield (sysbench-threads) at 1..16 threads: audit off / enabled / unrelated rule, mmtests-style table of medians",
     layout: Layout::TaskRows,

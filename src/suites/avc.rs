@@ -1,5 +1,5 @@
 //! SELinux access vector cache statistics, the counters the 2004 AVC
-//! patches (reference experiment 001) exported through selinuxfs so that
+//! patches (the `avc-2004` suite's post) exported through selinuxfs so that
 //! "AVC performance can be monitored at a low level". The file
 //! `/sys/fs/selinux/avc/cache_stats` has a header line and one line of six
 //! counters per CPU; a snapshot sums them, and the difference of two

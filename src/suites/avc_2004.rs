@@ -1,5 +1,6 @@
-//! `avc-2004`: reference experiment 001 (James Morris and KaiGai Kohei,
-//! 2004). SELinux's access vector cache took a global lock on every
+//! `avc-2004`: James Morris, "[PATCH 0/3] SELinux scalability and analysis
+//! patches.", linux-kernel, 2004-11-15 (the RCU work by Kaigai Kohei).
+//! SELinux's access vector cache took a global lock on every
 //! permission check; replacing it with RCU made parallel `write()` scale
 //! again (535.8 -> 30.2 Kcalls/s from 1 to 32 CPUs before, linear after).
 //! The post tabled, per configuration (no LSM, capabilities, SELinux,
@@ -16,13 +17,20 @@
 //! other configurations (SELinux off, another kernel) are the reboot side.
 
 use super::{
-    AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan, capped_ladder,
+    AbShape, Citation, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
+    capped_ladder,
 };
 
 pub static SUITE: SuiteDef = SuiteDef {
     name: "avc-2004",
     version: 1,
-    seed: "001_76e8d29c72764493.txt",
+    post: Citation {
+        author: "James Morris (patches by Kaigai Kohei)",
+        date: "2004-11-15",
+        list: "linux-kernel",
+        subject: "[PATCH 0/3] SELinux scalability and analysis patches.",
+        link: Some("https://lkml.iu.edu/hypermail/linux/kernel/0411.1/2029.html"),
+    },
     title: "SELinux AVC global lock replaced by RCU (Morris, KaiGai, 2004)",
     summary: "parallel write by CPUs, dbench by clients, http by concurrency, UnixBench subset, hackbench, stream; AVC statistics",
     layout: Layout::ConfigRows,

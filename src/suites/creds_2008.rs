@@ -1,5 +1,7 @@
-//! `creds-2008`: reference experiment 000 (David Howells, 2008). Moving a
-//! task's credentials behind a pointer cost an extra dereference on every
+//! `creds-2008`: David Howells, "Performance degradation measurement [was
+//! Re: [PATCH 06/37] Security: Separate task security context from
+//! task_struct [ver #34]]", linux-kernel, 2008-03-19. Moving a task's
+//! credentials behind a pointer cost an extra dereference on every
 //! permission check; he timed `openit` (fstatat + open of every entry of a
 //! 266-directory, 19255-file tree, metadata cached) nine times per kernel
 //! and reported the mean walk time and the "% degradation" (8.4% with
@@ -12,12 +14,21 @@
 //! audit rule). The kernels with and without a patch, and SELinux off at
 //! boot, are the reboot side: one labelled run per boot, then `--baseline`.
 
-use super::{AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan};
+use super::{
+    AbShape, Citation, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
+};
 
 pub static SUITE: SuiteDef = SuiteDef {
     name: "creds-2008",
     version: 1,
-    seed: "000_c39e10411f9f58ea.txt",
+    post: Citation {
+        author: "David Howells",
+        date: "2008-03-19",
+        list: "linux-kernel",
+        subject: "Performance degradation measurement [was Re: [PATCH 06/37] Security: \
+                  Separate task security context from task_struct [ver #34]]",
+        link: Some("https://lore.kernel.org/lkml/17688.1205946728@redhat.com/"),
+    },
     title: "task credentials behind a pointer, SELinux on/off (Howells, 2008)",
     summary: "tree_walk (openit: 266 dirs, 19255 files), median walk time and % degradation per configuration",
     layout: Layout::ConfigRows,

@@ -1,5 +1,6 @@
-//! `lsm-hooks-2020`: reference experiment 004 (Paul Renauld, Brendan
-//! Jackman, KP Singh, 2020). Every LSM hook was an indirect call through a
+//! `lsm-hooks-2020`: Brendan Jackman (patch by Paul Renauld), "[RFC]
+//! security: replace indirect calls with static calls",
+//! linux-security-module, bpf and linux-kernel, 2020-08-20. Every LSM hook was an indirect call through a
 //! retpoline; with the BPF LSM enabled, its default no-op callback alone
 //! cost 4% on `eventfd_write`, which goes through the `file_permission`
 //! hook. The RFC replaced the indirect calls with static calls.
@@ -12,13 +13,23 @@
 //! where it cannot run. A kernel with static calls (or without the BPF LSM
 //! in `lsm=`) is the reboot side.
 
-use super::{AbShape, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan};
+use super::{
+    AbShape, Citation, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
+};
 use crate::mechanisms::MECHANISMS;
 
 pub static SUITE: SuiteDef = SuiteDef {
     name: "lsm-hooks-2020",
     version: 1,
-    seed: "004_2601cff21e5eb7ec.txt",
+    post: Citation {
+        author: "Brendan Jackman (patch by Paul Renauld)",
+        date: "2020-08-20",
+        list: "linux-security-module, bpf, linux-kernel",
+        subject: "[RFC] security: replace indirect calls with static calls",
+        link: Some(
+            "https://lore.kernel.org/linux-security-module/20200820164753.3256899-1-jackmanb@chromium.org/",
+        ),
+    },
     title: "LSM hooks as retpolined indirect calls; the BPF LSM's no-op hooks (Renauld, 2020)",
     summary: "eventfd (file_permission hook) with and without a BPF LSM no-op program and every other mechanism on file_permission",
     layout: Layout::ItemRows,

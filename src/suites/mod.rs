@@ -1,5 +1,9 @@
-//! Suites: named, versioned recipes that reproduce the reference
-//! experiments of `shared/seeds/` with one command (`secperf suite NAME`).
+//! Suites: named, versioned recipes that reproduce, with one command
+//! (`secperf suite NAME`), five measurements of security mechanisms that
+//! kernel developers published on mailing lists. Each suite carries the
+//! post's [`Citation`] (author, date, list, subject, archive link), printed
+//! in its report header and by `secperf suite list`; `docs/experiments.md`
+//! says what each post measured and what the suite reproduces of it.
 //!
 //! A suite is data: which workloads at which task ladders are measured
 //! under the configuration the machine has now (the "current side", stored
@@ -36,8 +40,8 @@ pub struct SuiteDef {
     pub name: &'static str,
     /// Bumped when the recipe changes what is measured.
     pub version: u32,
-    /// The post it reproduces, a file of `shared/seeds/`.
-    pub seed: &'static str,
+    /// The mailing-list post it reproduces.
+    pub post: Citation,
     /// What the post measured, one line.
     pub title: &'static str,
     /// What the suite measures, for `suite list` and `--help`.
@@ -48,6 +52,33 @@ pub struct SuiteDef {
     /// The configurations of the post that need a reboot or another kernel,
     /// and how to measure them: printed after every run.
     pub other_side: &'static str,
+}
+
+/// A mailing-list post, cited so that a reader can find it: who wrote
+/// it, when, on which list, under which exact subject, and where it is
+/// archived when an archive link is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Citation {
+    /// Who sent the post (and whose work it reports, when someone else's).
+    pub author: &'static str,
+    /// The day it was sent, `YYYY-MM-DD`.
+    pub date: &'static str,
+    /// The mailing lists it went to, comma-separated.
+    pub list: &'static str,
+    /// The exact subject line, as archives index it.
+    pub subject: &'static str,
+    /// A public archive's address for the message.
+    pub link: Option<&'static str>,
+}
+
+impl Citation {
+    /// `Author, "Subject", list, date` (the link is printed apart, whole).
+    pub fn text(&self) -> String {
+        format!(
+            "{}, \"{}\", {}, {}",
+            self.author, self.subject, self.list, self.date
+        )
+    }
 }
 
 /// What a plan depends on.
@@ -66,10 +97,11 @@ pub use crate::report::model::Layout;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum PctStyle {
     /// The change of the value shown: +8.4% walk time is 8.4% slower,
-    /// +121% ops/s is 121% more work done (posts 000, 001, 003, 004).
+    /// +121% ops/s is 121% more work done (creds-2008, avc-2004,
+    /// access-2023, lsm-hooks-2020).
     Change,
     /// mmtests' convention: positive is better whatever the unit, so a
-    /// time that grew 11% prints as -11% (post 002).
+    /// time that grew 11% prints as -11% (audit-2017).
     Gain,
 }
 
@@ -402,12 +434,46 @@ mod tests {
     fn names_are_unique_and_findable() {
         for s in SUITES {
             assert!(std::ptr::eq(find(s.name).unwrap(), *s));
-            assert!(s.seed.ends_with(".txt"));
         }
         let mut n: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
         n.dedup();
         assert_eq!(n.len(), 5);
         assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn every_suite_cites_its_post_completely() {
+        for s in SUITES {
+            let c = &s.post;
+            for (what, v) in [
+                ("author", c.author),
+                ("list", c.list),
+                ("subject", c.subject),
+            ] {
+                assert!(!v.trim().is_empty(), "{}: empty {what}", s.name);
+            }
+            // An ISO date whose year is the one in the suite's name.
+            let year = s.name.rsplit('-').next().unwrap();
+            assert!(
+                c.date.len() == 10 && c.date.starts_with(year) && c.date.as_bytes()[4] == b'-',
+                "{}: date {}",
+                s.name,
+                c.date
+            );
+            if let Some(link) = c.link {
+                assert!(link.starts_with("https://"), "{}: {link}", s.name);
+            }
+            let text = c.text();
+            assert!(
+                text.contains(c.subject) && text.contains(c.author),
+                "{text}"
+            );
+            // A citation, not a path to a private file.
+            assert!(
+                text.starts_with(c.author) && !text.contains(".txt"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

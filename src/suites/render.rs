@@ -481,12 +481,8 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
     let mut out = String::new();
     let s = p.suite;
     let _ = writeln!(out, "{} v{}: {}", s.name, s.version, s.title);
-    let _ = writeln!(
-        out,
-        "(reproduces shared/seeds/{}; {})",
-        s.seed,
-        machine_line(&p.run.meta.system)
-    );
+    out.push_str(&citation_lines(&s.post));
+    let _ = writeln!(out, "(measured on {})", machine_line(&p.run.meta.system));
     out.push('\n');
     if let Some(ab) = ab {
         out.push_str(&post::render(&ab.report, &ab.tables));
@@ -554,6 +550,21 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
         );
     }
     post::para(&mut out, &format!("other side: {}", s.other_side));
+    out
+}
+
+/// "reproduces: Author, "Subject", list, date" wrapped at spaces only (a
+/// subject or list name is never split at its hyphens), then the archive
+/// link alone on its line so that it can be copied whole.
+fn citation_lines(c: &super::Citation) -> String {
+    let opts = textwrap::Options::new(100)
+        .subsequent_indent("    ")
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut out = textwrap::fill(&format!("reproduces: {}", c.text()), opts);
+    out.push('\n');
+    if let Some(link) = c.link {
+        let _ = writeln!(out, "    {link}");
+    }
     out
 }
 
@@ -788,7 +799,26 @@ mod tests {
         let (ab, runs) = sections(&parts);
         let text = render(&parts, ab.as_ref(), &runs);
         assert!(text.starts_with("access-2023 v1: "), "{text}");
-        assert!(text.contains("linux 6.18"), "{text}");
+        // The header cites the post (author, subject, list, date), not a file.
+        let header: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+        assert!(header[1].starts_with("reproduces: Paul Moore"), "{text}");
+        let cited = header
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for part in [
+            "\"Re: [PATCH v2 2/2] vfs: avoid duplicating creds in faccessat if possible\"",
+            "linux-fsdevel, linux-kernel, linux-security-module",
+            "2023-01-23",
+        ] {
+            assert!(cited.contains(part), "{part} missing from:\n{text}");
+        }
+        // The link whole, on a line of its own.
+        let link = super::super::access_2023::SUITE.post.link.unwrap();
+        assert!(header.contains(&format!("    {link}").as_str()), "{text}");
+        assert!(!text.contains(".txt"), "{text}");
+        assert!(text.contains("(measured on linux 6.18"), "{text}");
         assert!(text.contains("skipped: cred:fsuid: needs root"), "{text}");
         assert!(text.contains("other side: "), "{text}");
         assert!(!text.contains("A/B:"), "{text}");
