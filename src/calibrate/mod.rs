@@ -1,5 +1,5 @@
 //! `secperf calibrate`: the A/B method checks itself on this machine
-//! (methodology.md, point 6).
+//! (docs/methodology.md).
 //!
 //! Three experiments, all with the same design as `secperf overhead`
 //! (randomised interleaved pairs, [`crate::engine::ab::compare`]):

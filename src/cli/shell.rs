@@ -13,10 +13,10 @@ use super::Cli;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    /// The shell to complete for. Install, e.g.: bash: `secperf completions
-    /// bash > /etc/bash_completion.d/secperf`; zsh: `secperf completions zsh
-    /// > "${fpath[1]}/_secperf"`; fish: `secperf completions fish >
-    /// ~/.config/fish/completions/secperf.fish`.
+    /// The shell to complete for. Install, e.g. for bash: `secperf
+    /// completions bash > /etc/bash_completion.d/secperf`; for zsh, into a
+    /// directory of `$fpath` as `_secperf`; for fish, as
+    /// `~/.config/fish/completions/secperf.fish`.
     #[arg(value_enum)]
     pub shell: Shell,
 }

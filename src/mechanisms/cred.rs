@@ -1,5 +1,5 @@
 //! `cred`: the cost of `access()` when the kernel must really override
-//! credentials, the reviewer's question on experiment 003.
+//! credentials, the reviewer's question on the access-2023 experiment.
 //!
 //! access(2) / faccessat(2) (`do_faccessat` in fs/open.c) check with the
 //! real uid/gid, not the effective ones. Since Linux 6.3 (Mateusz Guzik,
@@ -245,7 +245,7 @@ impl Mechanism for Cred {
         "cred"
     }
     fn description(&self) -> &'static str {
-        "tasks run with credentials access() must override (fsuid != uid, or root with a reduced effective set): experiment 003's slow path"
+        "tasks run with credentials access() must override (fsuid != uid, or root with a reduced effective set): the access-2023 experiment's slow path"
     }
     fn scope(&self) -> Scope {
         Scope::Worker

@@ -1,7 +1,7 @@
 //! Seeded percentile bootstrap.
 //!
 //! The confidence interval of an A/B overhead comes from resampling the
-//! pairs with replacement (methodology.md, "The method we want", point 3:
+//! pairs with replacement (docs/methodology.md:
 //! "95% CI by bootstrap over pairs"). We use the plain percentile interval:
 //! it is simple, needs no assumption about the shape of the distribution
 //! of log-ratios (which is skewed and heavy-tailed on noisy machines), and

@@ -1,7 +1,7 @@
 //! Holm-Bonferroni adjustment of p-values across the workloads of one
 //! report.
 //!
-//! Why (methodology.md, point 3): a report compares many workloads at once;
+//! Why (docs/methodology.md): a report compares many workloads at once;
 //! at alpha = 0.05 one in twenty unaffected workloads would come out
 //! "significant" by chance. Holm's step-down method (Holm 1979) controls
 //! the family-wise error rate like Bonferroni but is uniformly more

@@ -1,7 +1,7 @@
 //! Paired A/B comparison: the overhead of a treatment over a baseline,
 //! measured as randomised interleaved pairs.
 //!
-//! Method (methodology.md, "The method we want", points 2-4):
+//! Method (docs/methodology.md):
 //!
 //! * **Pairs remove drift.** Each pair runs baseline and treatment back to
 //!   back (in random order) on the same CPUs, so slow machine drift, which
@@ -369,7 +369,7 @@ mod tests {
 
     #[test]
     fn a_a_false_positive_rate_is_near_alpha() {
-        // methodology.md point 6: A/A comparisons must come out "slower" or
+        // docs/methodology.md: A/A comparisons must come out "slower" or
         // "faster" in roughly alpha of the cases (2-8%), drift or not.
         let hits = (0..200u64)
             .filter(|&s| {

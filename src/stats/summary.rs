@@ -1,6 +1,6 @@
 //! mmtests-style descriptive summaries of one sample.
 //!
-//! Why: methodology.md notes that mmtests' compare reports Amean (lower is
+//! Why: docs/methodology.md notes that mmtests' compare reports Amean (lower is
 //! better, for times) or Hmean (for rates) with the coefficient of
 //! variation, and readers of secperf's reports expect those numbers next to
 //! the median the statistics actually use. Nothing here decides a verdict;

@@ -8,7 +8,7 @@
 //! *and* significantly below +bound, with bound = ln(1 + margin/100);
 //! the TOST p-value is the larger of the two one-sided p-values. Working on
 //! r = ln(treatment/baseline) of randomised pairs keeps the drift
-//! cancellation of the paired design (methodology.md, points 2-3) and makes
+//! cancellation of the paired design (docs/methodology.md) and makes
 //! the margin symmetric in ratio terms.
 //!
 //! Each one-sided test is `scipy.stats.ttest_1samp(r, bound, alternative=..)`

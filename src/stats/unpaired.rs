@@ -1,7 +1,7 @@
 //! Unpaired comparison of two independent samples: stored runs from
 //! different boots or kernels, where no A/B pairs exist.
 //!
-//! Why (methodology.md, "The method we want", point 5): without pairs the
+//! Why (docs/methodology.md): without pairs the
 //! drift between the two runs is not controlled, so the best we can do is
 //! what benchstat and Google benchmark's compare.py do: a rank test that
 //! assumes nothing about the shape of the timing distribution (Mann-Whitney

@@ -1,7 +1,7 @@
 //! Wilcoxon signed-rank test, two-sided, matching `scipy.stats.wilcoxon`.
 //!
 //! Why this test: an A/B pair gives a log-ratio r = ln(B/A) per pair
-//! (methodology.md, point 3). Ratios of timings on a noisy machine are not
+//! (docs/methodology.md). Ratios of timings on a noisy machine are not
 //! normal (skewed, heavy right tail from preemption and steal), so a paired
 //! t-test would be misled by a few slow slices. The signed-rank test only
 //! asks whether the r_i are symmetric about 0, using their signs and the

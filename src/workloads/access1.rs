@@ -1,5 +1,5 @@
 //! `access1`: access(R_OK) on a per-task file (will-it-scale access1,
-//! reference experiment 003). access() checks with the real uid, so when
+//! the access-2023 reference experiment). access() checks with the real uid, so when
 //! fsuid or the capability sets differ the kernel must build and override
 //! credentials (`prepare_creds`, `cred_prepare`); otherwise it is a path
 //! walk plus `inode_permission`.

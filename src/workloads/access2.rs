@@ -1,5 +1,5 @@
 //! `access2`: access(R_OK) by every task on one shared file (will-it-scale
-//! access2, reference experiment 003). With many tasks the shared dentry
+//! access2, the access-2023 reference experiment). With many tasks the shared dentry
 //! and inode reference counts become the contention point, and any
 //! credential allocation access() does is paid on top.
 

@@ -1,5 +1,5 @@
 //! `dbench`: a file-server client's mix, the `dbench` rows of reference
-//! experiment 001 (throughput in MB/s by number of clients, where SELinux's
+//! the avc-2004 experiment (throughput in MB/s by number of clients, where SELinux's
 //! global AVC lock cost 6% at one client and 15% at eight). Each task is
 //! one client working in its own directory (`scratch/task<N>`); one
 //! operation is this fixed sequence, all relative to the client directory:

@@ -1,6 +1,6 @@
 //! `eventfd`: write then read 8 bytes on a private eventfd. Both calls go
 //! through `rw_verify_area()` and so the `file_permission` LSM hook with
-//! almost no other work: the case of reference experiment 004, where the
+//! almost no other work: the case of the lsm-hooks-2020 reference experiment, where the
 //! BPF LSM's no-op hook cost 4%.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

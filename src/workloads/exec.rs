@@ -11,7 +11,7 @@
 //! loader maps them, `bprm_committing_creds`/`bprm_committed_creds`; the
 //! fork adds `task_alloc` and `cred_prepare`, the exit `task_free`.
 //! Audit logs an EXECVE record for every exec once any rule matches it.
-//! It is in the catalog because UnixBench (seed 001) counts it, and
+//! It is in the catalog because UnixBench (avc-2004, docs/experiments.md) counts it, and
 //! because program start is the path where a policy is consulted most.
 //!
 //! Only the three calls above are made by secperf; the program itself

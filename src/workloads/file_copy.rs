@@ -9,7 +9,7 @@
 //! 256, 1024 and 4096 bytes) makes the hook's share large, a big one makes
 //! it small, which is why `buf` is a parameter. The truncate reaches
 //! `file_truncate` (Landlock's truncate right). It is in the catalog
-//! because UnixBench's file tests are in the index of seed 001, and
+//! because UnixBench's file tests are in the index of avc-2004, and
 //! because it is the plainest data path a security hook sits on.
 //!
 //! The files live in the task's scratch directory, so the page cache of

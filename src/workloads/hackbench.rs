@@ -1,5 +1,5 @@
 //! `hackbench`: Rusty Russell's scheduler benchmark, the "HackBench" column
-//! of the SELinux AVC post (seed 001), where SELinux with the global AVC
+//! of the SELinux AVC post (avc-2004, docs/experiments.md), where SELinux with the global AVC
 //! lock made it 20 times slower on a 16-way machine. In hackbench, groups
 //! of senders write 100-byte messages round-robin to groups of receivers
 //! over socketpairs (or pipes), and every process runs at once.

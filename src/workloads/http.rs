@@ -1,5 +1,5 @@
 //! `http`: ApacheBench against a web server on loopback, the `Apachebench`
-//! rows of reference experiment 001 (a 500 kB document at concurrency 1 to
+//! rows of the avc-2004 reference experiment (a 500 kB document at concurrency 1 to
 //! 8, transfer rate in KB/s; SELinux cost 22% there, through the socket
 //! and network hooks rather than the AVC lock). Each task is one client,
 //! so the concurrency is the task count, as `ab -c`. One operation is one

@@ -1,5 +1,5 @@
 //! `mutex_yield`: lock a private mutex, sched_yield(), unlock: the
-//! sysbench-threads benchmark of reference experiment 002. The mutex is
+//! sysbench-threads benchmark of the audit-2017 reference experiment. The mutex is
 //! uncontended (no syscall), so the cost is one cheap syscall plus the
 //! scheduler: exactly where audit's per-syscall context (timestamps at
 //! entry, work at exit) showed up as an 11% slowdown.

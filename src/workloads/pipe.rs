@@ -4,7 +4,7 @@
 //! pass `rw_verify_area()` and so the `file_permission` LSM hook (SELinux's
 //! AVC lookup on every call in the seed-001 era) with a little pipe copy
 //! work. It is in the catalog because UnixBench's index, the figure the
-//! SELinux AVC scalability post (seed 001) compares across kernels, is
+//! SELinux AVC scalability post (avc-2004, docs/experiments.md) compares across kernels, is
 //! built in part from this test; it is `eventfd` with a real data copy.
 
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -6,7 +6,7 @@
 //! trip is two sleeps and two wakeups, so the scheduler (and whatever a
 //! mechanism adds to a context switch) is in the path too. It is in the
 //! catalog because UnixBench's index, which the SELinux AVC scalability
-//! post (seed 001) reports, weights this test alongside pipe throughput.
+//! post (avc-2004, docs/experiments.md) reports, weights this test alongside pipe throughput.
 //!
 //! The partner is forked in `prepare`, after the task pinned itself, and
 //! inherits that pinning: both ends of the ping-pong share one CPU, so the

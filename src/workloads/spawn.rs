@@ -8,7 +8,7 @@
 //! (`audit_alloc`, a full context when audit rules exist), the seccomp
 //! filter reference; exiting and reaping free them again (`task_free`,
 //! `cred_free`). It is in the catalog because the 2004 SELinux patch
-//! series (seed 001) reported UnixBench, whose index leans on this test,
+//! series (avc-2004, docs/experiments.md) reported UnixBench, whose index leans on this test,
 //! and because process creation is what a shell, make or a CI runner
 //! does all day.
 //!

@@ -9,7 +9,7 @@
 //! negative control. A mechanism that changes it does so indirectly (page
 //! table isolation, cache or TLB flushes on other CPUs' syscalls, timer
 //! ticks), or the machine is noisy. It is in the catalog because the 2004
-//! SELinux patch series (seed 001) reported STREAM beside its syscall
+//! SELinux patch series (avc-2004, docs/experiments.md) reported STREAM beside its syscall
 //! benchmarks, and a figure that moves where no hook runs tells how far
 //! to trust the others.
 //!

@@ -1,4 +1,4 @@
-//! `tree_walk`: the `openit` program of reference experiment 000. One
+//! `tree_walk`: the `openit` program of the creds-2008 reference experiment. One
 //! operation is a whole recursive walk of a generated tree (default 266
 //! directories and 19255 files, the post's): fstatat every entry, open and
 //! close every file, open and read every directory. With the metadata

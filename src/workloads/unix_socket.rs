@@ -6,7 +6,7 @@
 //! `socket_recvmsg` LSM hooks and not `file_permission` (no
 //! `rw_verify_area()`). Stream sockets skip `unix_may_send`, which only
 //! datagram sends check. It is in the catalog because the SELinux AVC post
-//! (seed 001) names networking as the area where per-call permission
+//! (avc-2004, docs/experiments.md) names networking as the area where per-call permission
 //! checks still fell back to slow lookups; local IPC is where that shows
 //! without a network.
 //!

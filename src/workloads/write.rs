@@ -1,5 +1,5 @@
 //! `write`: write() of 1 byte to a per-task descriptor, the parallel write()
-//! test of reference experiment 001 (where SELinux's global AVC lock made
+//! test of the avc-2004 reference experiment (where SELinux's global AVC lock made
 //! it collapse beyond one CPU). Every write passes `rw_verify_area()` and
 //! the `file_permission` hook. `target=file` (default) appends to a regular
 //! file, so the file grows by one byte per operation (tens of MB per

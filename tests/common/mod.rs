@@ -1,4 +1,6 @@
-//! Helpers the end-to-end test files share.
+//! Helpers the end-to-end test files share (each test file uses some).
+
+#![allow(dead_code)]
 
 use std::path::Path;
 

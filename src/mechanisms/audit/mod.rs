@@ -452,7 +452,10 @@ impl Mechanism for Audit {
     }
 
     fn validate(&self, t: &Treatment) -> Result<()> {
-        let count = t.param_in_range("count", 1..=MAX_COUNT)?;
+        let count = match t.params.contains_key("count") {
+            true => t.param_in_range("count", 1..=MAX_COUNT)?,
+            false => 1,
+        };
         if count != 1 && t.variant != "unrelated-rule" {
             crate::usage_bail!(
                 "audit:{}: count= applies to the unrelated-rule variant only",
@@ -549,7 +552,12 @@ impl Mechanism for Audit {
                          first or measure another variant"
                     );
                 }
-                let count = t.param_in_range("count", 1..=MAX_COUNT)? as usize;
+                // A treatment built without defaults (tests, an older
+                // journal) has no count: one rule.
+                let count = match t.params.contains_key("count") {
+                    true => t.param_in_range("count", 1..=MAX_COUNT)? as usize,
+                    false => 1,
+                };
                 let rules = treatment_rules_n(t.variant, env.workload.syscalls, count)
                     .with_context(|| format!("audit:{} on {}", t.variant, env.workload.name))?;
                 AuditState {

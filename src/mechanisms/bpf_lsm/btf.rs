@@ -509,7 +509,7 @@ pub(crate) mod tests {
     }
 
     /// The kernel's own BTF: the whole section walks and the LSM hook of
-    /// experiment 004 is a FUNC whose type is a FUNC_PROTO.
+    /// the lsm-hooks-2020 experiment is a FUNC whose type is a FUNC_PROTO.
     #[test]
     fn finds_the_file_permission_hook_in_vmlinux() {
         let path = Path::new(VMLINUX);

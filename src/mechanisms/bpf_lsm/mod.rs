@@ -5,7 +5,7 @@
 //! through the trampoline into it. The measured program is `r0 = 0; exit`
 //! (allow), so the difference between the arms is the price of the BPF LSM
 //! machinery itself on that hook, the floor under any real BPF policy (for
-//! the default hook `file_permission`, what experiment 004 saw on
+//! the default hook `file_permission`, what the lsm-hooks-2020 experiment saw on
 //! eventfd_write).
 //!
 //! Built without clang or libbpf: [`btf`] finds the hook's BTF id in
@@ -39,7 +39,7 @@ use syscall::{CAP_BPF, CAP_SYS_ADMIN, LoadError};
 pub struct BpfLsm;
 pub static BPF_LSM: BpfLsm = BpfLsm;
 
-/// The hook measured when none is given (experiment 004).
+/// The hook measured when none is given (the lsm-hooks-2020 experiment).
 pub const DEFAULT_HOOK: &str = "file_permission";
 
 /// Reasons [`Mechanism::probe`] gives (the CLI prefixes "unavailable: ").

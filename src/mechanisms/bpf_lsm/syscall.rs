@@ -3,7 +3,7 @@
 //!
 //! Loading and attaching is what the `bpf-lsm` treatment switches on: while
 //! the link fd is open, every call of the hook (`security_file_permission`
-//! for eventfd_write, experiment 004) runs through a BPF trampoline into
+//! for eventfd_write, the lsm-hooks-2020 experiment) runs through a BPF trampoline into
 //! the program. Each command reads its own member of `union bpf_attr`
 //! (include/uapi/linux/bpf.h); the structs below reproduce those members
 //! with explicit fields up to a fixed [`ATTR_SIZE`], so every byte is

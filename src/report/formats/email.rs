@@ -1,6 +1,6 @@
 //! `--format email`: the report as a kernel mailing-list post or commit
 //! message wants it, in the layout of mmtests' compare output that kernel
-//! developers already read (seeds 002, 001):
+//! developers already read (audit-2017, avc-2004):
 //!
 //! ```text
 //!                                 run 3 base         run 5 patched
