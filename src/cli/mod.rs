@@ -9,6 +9,7 @@ mod list;
 mod output;
 mod overhead;
 mod probe;
+mod report;
 mod results;
 mod run;
 mod shell;
@@ -83,6 +84,10 @@ pub enum Command {
     /// the suite with a --label on each side, then print both with
     /// `--report SIDE-B --baseline SIDE-A`.
     Suite(suite::SuiteArgs),
+    /// Write one self-contained HTML page with plots of stored runs:
+    /// overhead forest plots, pairs in measurement order, scaling curves
+    /// (runs overlaid), sweeps, attributions and flame graphs.
+    Report(report::ReportArgs),
     /// Stored results: list, show, export, delete.
     Results {
         #[command(subcommand)]
@@ -142,6 +147,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Suite(args) => suite::suite(args, cli.db.as_deref(), cli.json),
         Command::List => list::list(cli.json),
         Command::Probe => probe::probe(cli.json),
+        Command::Report(args) => report::report(args, cli.db.as_deref(), cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),

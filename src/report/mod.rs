@@ -8,6 +8,7 @@
 
 pub mod build;
 pub mod formats;
+pub mod html;
 pub mod model;
 pub mod number;
 pub mod table;

@@ -1,0 +1,98 @@
+//! `secperf report RUN... [-o PATH]`: one self-contained HTML page with
+//! plots of stored runs (see `report::html`). Runs are named as
+//! `results show` names them; each is loaded with its sweep notes and its
+//! negative control judged, then the page is written to a file (default
+//! `secperf-report.html`) or stdout (`-o -`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::model::Sweep;
+use crate::report::html::{self, ReportRun};
+use crate::store::Store;
+use crate::usage_bail;
+
+/// Where the page goes when `-o` is not given.
+pub const DEFAULT_OUTPUT: &str = "secperf-report.html";
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Run ids, labels, `latest` or `latest~N` (several runs: one page,
+    /// scaling curves overlaid).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Write the page here; `-` for stdout.
+    #[arg(short, long, value_name = "PATH", default_value = DEFAULT_OUTPUT)]
+    pub output: PathBuf,
+}
+
+pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    let to_stdout = args.output.as_os_str() == "-";
+    if to_stdout && json {
+        usage_bail!(
+            "--json prints a summary on stdout, and -o - writes the page there too: \
+             give a file with -o"
+        );
+    }
+    let path = crate::store::resolve_db_path(db)?;
+    let store = Store::open(&path)?;
+    let mut ids: Vec<i64> = Vec::new();
+    for spec in &args.runs {
+        let id = store.resolve_run(spec)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let runs = ids
+        .iter()
+        .map(|&id| load(&store, id))
+        .collect::<Result<Vec<_>>>()?;
+    let page = html::render(&runs, chrono::Utc::now())?;
+    if to_stdout {
+        super::emit(page.html.trim_end());
+        return Ok(());
+    }
+    std::fs::write(&args.output, &page.html).map_err(|e| {
+        crate::error::UsageError::new(format!(
+            "cannot write {}: {e} (choose another path with -o)",
+            args.output.display()
+        ))
+    })?;
+    let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
+    if json {
+        return super::print_json(&serde_json::json!({
+            "path": written,
+            "runs": ids,
+            "plots": page.plots,
+        }));
+    }
+    super::emit_fmt!(
+        "Wrote {} ({} plots; runs {}).",
+        written.display(),
+        page.plots,
+        ids.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// A run with its sweeps and negative control; a sweep note this secperf
+/// cannot read is said on the page, not fatal.
+fn load(store: &Store, id: i64) -> Result<ReportRun> {
+    let run = store.load_run(id)?;
+    let mut r = ReportRun::new(run);
+    for (i, note) in store.run_notes(id, Sweep::NOTE)?.into_iter().enumerate() {
+        match serde_json::from_value::<Sweep>(note) {
+            Ok(s) => r.sweeps.push(s),
+            Err(e) => r.problems.push(format!(
+                "Sweep note {} of this run could not be read ({e}); it is left out.",
+                i + 1
+            )),
+        }
+    }
+    r.control = crate::engine::control::judge(&r.run.comparisons);
+    Ok(r)
+}

@@ -1,0 +1,166 @@
+//! The HTML building blocks every section uses: escaping, tables, figures,
+//! and base64 for the flame graphs' `data:` images. Kept apart so that no
+//! section writes raw user text (labels, commands, symbol names) into the
+//! page without escaping it.
+
+use std::fmt::Write as _;
+
+/// Text made safe for HTML element content and double-quoted attributes.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A table cell: text (escaped) or ready markup, left or right aligned.
+pub enum Cell {
+    Text(String),
+    Num(String),
+    Html(String),
+}
+
+/// A table with a header row; numbers are right-aligned.
+pub fn table(class: &str, header: &[&str], rows: &[Vec<Cell>]) -> String {
+    let mut out = format!("<table class=\"{}\"><thead><tr>", esc(class));
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            match cell {
+                Cell::Text(t) => {
+                    let _ = write!(out, "<td>{}</td>", esc(t));
+                }
+                Cell::Num(t) => {
+                    let _ = write!(out, "<td class=\"num\">{}</td>", esc(t));
+                }
+                Cell::Html(h) => {
+                    let _ = write!(out, "<td>{h}</td>");
+                }
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+/// A key/value table (a run's header, its security configuration).
+pub fn facts(class: &str, rows: &[(String, Cell)]) -> String {
+    let mut out = format!("<table class=\"{}\"><tbody>", esc(class));
+    for (key, value) in rows {
+        let value = match value {
+            Cell::Text(t) | Cell::Num(t) => esc(t),
+            Cell::Html(h) => h.clone(),
+        };
+        let _ = write!(
+            out,
+            "<tr><th scope=\"row\">{}</th><td>{value}</td></tr>",
+            esc(key)
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+/// A figure: the drawing (inline SVG or an image) and a caption saying
+/// how to read it.
+pub fn figure(class: &str, drawing: &str, caption: &str) -> String {
+    format!(
+        "<figure class=\"{}\">{drawing}<figcaption>{}</figcaption></figure>\n",
+        esc(class),
+        esc(caption)
+    )
+}
+
+/// A paragraph of escaped text with a class ("note", "empty").
+pub fn para(class: &str, text: &str) -> String {
+    format!("<p class=\"{}\">{}</p>\n", esc(class), esc(text))
+}
+
+/// Standard base64 (RFC 4648, with padding), for `data:` URIs.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A fragment id made of safe characters: `run-3-pairs-2`.
+pub fn anchor(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            p.chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc("<a href=\"x\">O'Neil & co</a>"),
+            "&lt;a href=&quot;x&quot;&gt;O&#39;Neil &amp; co&lt;/a&gt;"
+        );
+    }
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
+    }
+
+    #[test]
+    fn tables_escape_cells_and_align_numbers() {
+        let t = table(
+            "t",
+            &["name", "ns/op"],
+            &[vec![Cell::Text("<b>".into()), Cell::Num("1.0 ns".into())]],
+        );
+        assert!(t.contains("<td>&lt;b&gt;</td>"), "{t}");
+        assert!(t.contains("<td class=\"num\">1.0 ns</td>"), "{t}");
+        assert_eq!(anchor(&["run", "3", "a:b c"]), "run-3-a-b-c");
+    }
+}

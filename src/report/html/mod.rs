@@ -1,0 +1,288 @@
+//! `secperf report`: one self-contained HTML page with plots of stored
+//! runs. Inline SVG and CSS only: no script, no font or image fetched,
+//! nothing that needs the network, so the file can be mailed or attached
+//! to a bug as it is.
+//!
+//! Layout: a header and an index of the runs, the scaling curves of every
+//! run with two or more task counts (runs overlaid), then one section per
+//! run: its facts and security configuration, the overhead forest plot and
+//! table, each comparison's pairs in measurement order, sweeps,
+//! attributions with differential flame graphs, profiles with flame
+//! graphs, and child CPU time. A section is left out when its run has no
+//! such data.
+//!
+//! Files: [`markup`] (escaping, tables), [`header`] (run facts, security
+//! configuration), one file per section ([`overhead`], [`scaling`],
+//! [`sweeps`], [`attribution`], [`child_cpu`]), [`plots`] (the charts) and
+//! [`flame`] (inferno).
+
+pub mod attribution;
+pub mod child_cpu;
+pub mod flame;
+pub mod header;
+pub mod markup;
+pub mod overhead;
+pub mod plots;
+pub mod scaling;
+pub mod sweeps;
+
+#[cfg(test)]
+mod tests;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use crate::model::{NegativeControl, StoredRun, Sweep};
+use markup::{Cell, anchor, esc, table};
+
+/// One run as the page shows it: the run, its sweeps (run notes) and the
+/// negative control's judgement (the caller's, from the engine).
+#[derive(Debug, Clone)]
+pub struct ReportRun {
+    pub run: StoredRun,
+    pub sweeps: Vec<Sweep>,
+    pub control: Option<NegativeControl>,
+    /// Notes of the run that could not be read, said on the page.
+    pub problems: Vec<String>,
+}
+
+impl ReportRun {
+    pub fn new(run: StoredRun) -> Self {
+        ReportRun {
+            run,
+            sweeps: vec![],
+            control: None,
+            problems: vec![],
+        }
+    }
+}
+
+/// The page and how many plots (charts and flame graphs) it holds.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub html: String,
+    pub plots: usize,
+}
+
+/// The page being written: its body, its table of contents, its plots.
+#[derive(Debug, Default)]
+pub struct Doc {
+    body: String,
+    toc: Vec<(u8, String, String)>,
+    plots: usize,
+}
+
+impl Doc {
+    /// Appends ready markup.
+    pub fn push(&mut self, html: &str) {
+        self.body.push_str(html);
+    }
+
+    /// Opens a `<section>` with a heading (level 2 or 3) listed in the
+    /// table of contents.
+    pub fn open(&mut self, level: u8, id: &str, class: &str, title: &str) {
+        self.body.push_str(&format!(
+            "<section id=\"{}\" class=\"{}\"><h{level}>{}</h{level}>\n",
+            esc(id),
+            esc(class),
+            esc(title)
+        ));
+        self.toc.push((level, id.to_string(), title.to_string()));
+    }
+
+    pub fn close(&mut self) {
+        self.body.push_str("</section>\n");
+    }
+
+    /// A plot with its caption.
+    pub fn plot(&mut self, class: &str, drawing: &str, caption: &str) {
+        self.plots += 1;
+        self.body.push_str(&markup::figure(class, drawing, caption));
+    }
+}
+
+/// A run's name as headings show it: "run 3" or "label (run 3)".
+pub fn run_name(run: &StoredRun) -> String {
+    if run.meta.label.is_empty() {
+        format!("run {}", run.run_id)
+    } else {
+        format!("{} (run {})", run.meta.label, run.run_id)
+    }
+}
+
+/// A comparison as the page names it: "seccomp:args on getppid tasks=1".
+pub fn comparison_label(c: &crate::model::Comparison) -> String {
+    format!(
+        "{} on {} tasks={}",
+        crate::mechanisms::label_of(c),
+        workload_label(&c.workload, &c.workload_params),
+        c.tasks
+    )
+}
+
+/// A workload with its parameters: "open depth=4".
+pub fn workload_label(name: &str, params: &crate::model::Params) -> String {
+    let mut label = crate::workloads::label(name, params);
+    for p in crate::workloads::shown_params(name, params) {
+        label.push(' ');
+        label.push_str(&p);
+    }
+    label
+}
+
+/// The whole page for `runs` (at least one).
+pub fn render(runs: &[ReportRun], generated: DateTime<Utc>) -> Result<Page> {
+    let mut doc = Doc::default();
+    doc.push(&index(runs));
+    scaling::section(&mut doc, runs)?;
+    for r in runs {
+        run_section(&mut doc, r)?;
+    }
+    let title = format!(
+        "secperf report: {}",
+        runs.iter()
+            .map(|r| run_name(&r.run))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut html = String::with_capacity(doc.body.len() + 8192);
+    html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    html.push_str(&format!("<title>{}</title>\n", esc(&title)));
+    html.push_str(&format!("<style>\n{CSS}</style>\n</head>\n<body>\n"));
+    html.push_str(&format!(
+        "<header><h1>{}</h1><p class=\"generated\">Generated by secperf {} at {}. \
+         Units: ns/op is the time one task takes for one operation; ops/s counts all \
+         tasks together; intervals are 95%.</p></header>\n",
+        esc(&title),
+        env!("CARGO_PKG_VERSION"),
+        generated.format("%Y-%m-%d %H:%M:%S UTC")
+    ));
+    html.push_str(&toc(&doc.toc));
+    html.push_str("<main>\n");
+    html.push_str(&doc.body);
+    html.push_str("</main>\n</body>\n</html>\n");
+    Ok(Page {
+        html,
+        plots: doc.plots,
+    })
+}
+
+/// The runs of the page, one line each.
+fn index(runs: &[ReportRun]) -> String {
+    let rows: Vec<Vec<Cell>> = runs
+        .iter()
+        .map(|r| {
+            let run = &r.run;
+            let id = anchor(&["run", &run.run_id.to_string()]);
+            vec![
+                Cell::Html(format!("<a href=\"#{id}\">{}</a>", esc(&run_name(run)))),
+                Cell::Text(run.meta.kind.clone()),
+                Cell::Text(run.meta.started_at.format("%Y-%m-%d %H:%M").to_string()),
+                Cell::Text(run.meta.host.clone()),
+                Cell::Text(header::kernel_release(&run.meta.system).unwrap_or_default()),
+                Cell::Num(run.results.len().to_string()),
+                Cell::Num(run.comparisons.len().to_string()),
+                Cell::Num(r.sweeps.len().to_string()),
+            ]
+        })
+        .collect();
+    table(
+        "index",
+        &[
+            "run",
+            "kind",
+            "started (UTC)",
+            "host",
+            "kernel",
+            "results",
+            "comparisons",
+            "sweeps",
+        ],
+        &rows,
+    )
+}
+
+fn toc(entries: &[(u8, String, String)]) -> String {
+    let mut out = String::from("<nav><details open><summary>Contents</summary><ul>");
+    for (level, id, title) in entries {
+        out.push_str(&format!(
+            "<li class=\"l{level}\"><a href=\"#{}\">{}</a></li>",
+            esc(id),
+            esc(title)
+        ));
+    }
+    out.push_str("</ul></details></nav>\n");
+    out
+}
+
+fn run_section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
+    let run = &r.run;
+    let id = run.run_id.to_string();
+    doc.open(
+        2,
+        &anchor(&["run", &id]),
+        "run",
+        &format!("{}: {}", run_name(run), run.meta.kind),
+    );
+    doc.push("<div class=\"facts-pair\"><div>");
+    doc.push("<h4>Run</h4>");
+    doc.push(&header::run_facts(run));
+    doc.push("</div><div>");
+    doc.push("<h4>Security configuration</h4>");
+    doc.push(&header::security(&run.meta.system));
+    doc.push("</div></div>\n");
+    for p in &r.problems {
+        doc.push(&markup::para("note", p));
+    }
+    overhead::section(doc, r)?;
+    overhead::pairs_section(doc, run)?;
+    sweeps::section(doc, run, &r.sweeps)?;
+    attribution::section(doc, run)?;
+    attribution::profiles_section(doc, run)?;
+    child_cpu::section(doc, run)?;
+    doc.close();
+    Ok(())
+}
+
+/// The page's style sheet: readable tables, figures that scale to the
+/// window, print-friendly.
+const CSS: &str = r#"
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+  margin: 0 auto; padding: 1rem 1.5rem 3rem; max-width: 1320px; color: #1a1a1a;
+  background: #fff; line-height: 1.4; }
+h1 { font-size: 1.6rem; margin: 0.5rem 0; }
+h2 { font-size: 1.35rem; margin-top: 2.5rem; padding-top: 0.6rem; border-top: 3px solid #0072b2; }
+h3 { font-size: 1.1rem; margin-top: 1.8rem; }
+h4 { font-size: 0.95rem; margin: 1.4rem 0 0.3rem; }
+main p { font-size: 0.92rem; margin: 0.4rem 0; max-width: 75rem; }
+.generated { color: #555; font-size: 0.9rem; }
+nav { margin: 1rem 0; font-size: 0.9rem; }
+nav ul { list-style: none; padding-left: 0.5rem; margin: 0.3rem 0; columns: 2; }
+nav li.l3 { padding-left: 1.2rem; }
+nav a, table a { color: #0060a0; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.88rem; }
+th, td { border: 1px solid #d4d4d4; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
+thead th { background: #f0f0f0; }
+tbody th { background: #f7f7f7; font-weight: 600; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.85rem;
+  word-break: break-all; }
+.facts-pair { display: flex; flex-wrap: wrap; gap: 0 2rem; }
+.facts-pair > div { flex: 1 1 420px; min-width: 0; }
+table.facts, table.security { width: 100%; }
+details summary { cursor: pointer; }
+figure { margin: 1rem 0; }
+figure svg, figure img { display: block; max-width: 100%; height: auto; }
+figcaption { font-size: 0.85rem; color: #444; max-width: 70rem; margin-top: 0.3rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 0 1.5rem; }
+.grid figure { margin: 0.5rem 0; }
+p.note { font-size: 0.88rem; color: #6b4500; background: #fff8e6; padding: 0.3rem 0.6rem;
+  border-left: 3px solid #e69f00; }
+p.failed { color: #8a1c00; background: #ffece6; border-left-color: #d55e00; }
+.verdict-slower { color: #b34700; font-weight: 600; }
+.verdict-faster { color: #005b8f; font-weight: 600; }
+.verdict-negligible { color: #007a59; }
+@media print { nav { display: none; } h2 { break-before: page; } figure { break-inside: avoid; } }
+"#;

@@ -1,0 +1,172 @@
+//! A run's A/B comparisons: the forest plot of every overhead with its
+//! interval and verdict, the table of figures under it (with the negative
+//! control and what the survey skipped), then each comparison's pairs in
+//! measurement order.
+
+use anyhow::Result;
+
+use super::markup::{Cell, anchor, para, table};
+use super::plots::{forest, pairs};
+use super::{Doc, ReportRun, comparison_label, run_name, workload_label};
+use crate::model::{Comparison, StoredRun};
+use crate::report::number::ns;
+
+/// The noise band the run's verdicts used (`--noise`), 1% when the run's
+/// parameters do not say.
+pub fn noise_pct(params: &serde_json::Value) -> f64 {
+    params
+        .pointer("/decision/noise_pct")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(1.0)
+}
+
+pub fn section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
+    let run = &r.run;
+    if run.comparisons.is_empty() {
+        return Ok(());
+    }
+    let id = run.run_id.to_string();
+    doc.open(
+        3,
+        &anchor(&["run", &id, "overhead"]),
+        "overhead",
+        &format!("{}: overhead of each comparison", run_name(run)),
+    );
+    let noise = noise_pct(&run.meta.params);
+    let rows: Vec<forest::Row> = run
+        .comparisons
+        .iter()
+        .map(|c| forest::Row {
+            label: comparison_label(c),
+            estimate_pct: c.overhead_pct.estimate,
+            ci_low_pct: c.overhead_pct.ci_low,
+            ci_high_pct: c.overhead_pct.ci_high,
+            verdict: c.overhead_pct.verdict,
+        })
+        .collect();
+    let svg = forest::draw(&format!("Overhead, {}", run_name(run)), &rows, noise)?;
+    doc.plot(
+        "forest",
+        &svg,
+        &format!(
+            "Dot: overhead = exp(median over pairs of ln(treatment/baseline)) - 1, in % of the \
+             baseline's ns/op (positive: slower with the mechanism); bar: its 95% interval; \
+             shaded: the ±{noise}% noise band, inside which nothing is called slower or \
+             faster; colour: the verdict (Holm-corrected Wilcoxon p against alpha, interval \
+             against the noise band, equivalence test for negligible)."
+        ),
+    );
+    doc.push(&comparisons_table(&run.comparisons));
+    let control = crate::report::table::negative_control_summary(r.control.as_ref());
+    for line in &control {
+        let class = if r.control.as_ref().is_some_and(|c| !c.passed) {
+            "note failed"
+        } else {
+            "note"
+        };
+        doc.push(&para(class, line));
+    }
+    if let Some(skipped) = run.meta.params.get("skipped").and_then(|s| s.as_array()) {
+        for s in skipped {
+            let name = s.get("mechanism").and_then(|v| v.as_str()).unwrap_or("?");
+            let reason = s.get("reason").and_then(|v| v.as_str()).unwrap_or("");
+            doc.push(&para("note", &format!("Skipped {name}: {reason}")));
+        }
+    }
+    doc.close();
+    Ok(())
+}
+
+fn comparisons_table(comparisons: &[Comparison]) -> String {
+    let rows: Vec<Vec<Cell>> = comparisons
+        .iter()
+        .map(|c| {
+            let verdict = forest::verdict_name(c.overhead_pct.verdict);
+            vec![
+                Cell::Text(crate::mechanisms::label_of(c)),
+                Cell::Text(workload_label(&c.workload, &c.workload_params)),
+                Cell::Num(c.tasks.to_string()),
+                Cell::Num(c.pairs.to_string()),
+                Cell::Num(ns(c.baseline_ns_per_op)),
+                Cell::Num(ns(c.treatment_ns_per_op)),
+                Cell::Text(c.overhead_pct.describe()),
+                Cell::Num(format!("{:.3}", c.overhead_pct.p_value)),
+                Cell::Html(format!(
+                    "<span class=\"verdict-{verdict}\">{verdict}</span>"
+                )),
+            ]
+        })
+        .collect();
+    table(
+        "comparisons",
+        &[
+            "mechanism",
+            "workload",
+            "tasks",
+            "pairs",
+            "baseline ns/op",
+            "treatment ns/op",
+            "overhead [95% CI]",
+            "p (Holm)",
+            "verdict",
+        ],
+        &rows,
+    )
+}
+
+/// Each comparison's pairs, in measurement order, as small charts.
+pub fn pairs_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
+    let with_pairs: Vec<&Comparison> = run
+        .comparisons
+        .iter()
+        .filter(|c| !c.pair_data.is_empty())
+        .collect();
+    if with_pairs.is_empty() {
+        return Ok(());
+    }
+    let id = run.run_id.to_string();
+    doc.open(
+        3,
+        &anchor(&["run", &id, "pairs"]),
+        "pairs",
+        &format!("{}: pairs in measurement order", run_name(run)),
+    );
+    doc.push(&para(
+        "",
+        "Each pair measured both arms with fresh tasks, in an order a seeded coin chose: \
+         AB (baseline first, dots) or BA (treatment first, triangles, shaded); each point \
+         is the median of one half's samples. A drift \
+         over the run shows as a trend in both lines; an order effect as BA pairs that \
+         differ from AB ones.",
+    ));
+    doc.push("<div class=\"grid\">\n");
+    for c in with_pairs {
+        let mut data = c.pair_data.clone();
+        data.sort_by_key(|p| p.index);
+        let pairs: Vec<pairs::Pair> = data
+            .iter()
+            .map(|p| pairs::Pair {
+                ba: p.order == "BA",
+                baseline_ns_per_op: p.baseline_ns_per_op,
+                treatment_ns_per_op: p.treatment_ns_per_op,
+            })
+            .collect();
+        let label = comparison_label(c);
+        let svg = pairs::draw(&label, &pairs)?;
+        let ba = pairs.iter().filter(|p| p.ba).count();
+        doc.plot(
+            "pairs",
+            &svg,
+            &format!(
+                "{label}: {} pairs ({} AB, {ba} BA); overhead {}.",
+                pairs.len(),
+                pairs.len() - ba,
+                c.overhead_pct.describe()
+            ),
+        );
+    }
+    doc.push("</div>\n");
+    doc.close();
+    Ok(())
+}
