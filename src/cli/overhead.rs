@@ -230,6 +230,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             .extend(crate::report::table::negative_control_summary(
                 control.as_ref(),
             ));
+        report.sweeps = sweeps.clone();
         return super::output::write_report(&report, format, args.report.output.as_deref());
     }
     super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));

@@ -84,7 +84,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             }
             if let Some(format) = format {
                 let m = &run.meta;
-                let report = if run.comparisons.is_empty() {
+                let mut report = if run.comparisons.is_empty() {
                     let name = crate::compare::run_name(&run);
                     crate::report::build::from_results(
                         &name,
@@ -101,6 +101,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                         &m.command,
                     )
                 };
+                report.sweeps = sweeps;
                 return super::output::write_report(&report, format, output.as_deref());
             }
             print_run(&run, &sweeps);

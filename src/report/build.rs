@@ -58,6 +58,7 @@ pub fn from_results(
         machine: machine(system, host),
         command: command.to_string(),
         attributions: vec![],
+        sweeps: vec![],
     }
 }
 
@@ -110,6 +111,7 @@ pub fn from_comparisons(
         machine: machine(system, host),
         command: command.to_string(),
         attributions,
+        sweeps: vec![],
     }
 }
 

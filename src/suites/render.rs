@@ -133,6 +133,7 @@ fn assemble(
             machine: Vec::new(),
             command: String::new(),
             attributions: vec![],
+            sweeps: vec![],
         },
         tables,
     }
