@@ -23,42 +23,11 @@ use std::time::{Duration, Instant};
 use secperf::safety::StateLock;
 use secperf::sys::audit::{AuditSocket, AuditState, RuleData};
 
-use common::{TINY, secperf};
+use common::{PutBack, TINY, audit_state, secperf};
 
 const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Puts audit back to the recorded state on drop (printing, not
-/// panicking, if that fails).
-struct PutBack(AuditState);
-
-impl Drop for PutBack {
-    fn drop(&mut self) {
-        let result = AuditSocket::open().and_then(|s| {
-            s.set_state(&self.0)?;
-            s.state()
-        });
-        match result {
-            Ok(now) if now == self.0 => {}
-            Ok(now) => eprintln!(
-                "FAILED to put audit back: enabled {} with {} rules, expected enabled {} with {} \
-                 rules; check `auditctl -s` and `auditctl -l`",
-                now.enabled,
-                now.rules.len(),
-                self.0.enabled,
-                self.0.rules.len()
-            ),
-            Err(e) => eprintln!("FAILED to put audit back: {e}"),
-        }
-    }
-}
-
-fn audit_state() -> AuditState {
-    AuditSocket::open()
-        .and_then(|s| s.state())
-        .expect("reading audit state")
-}
 
 /// What a live test holds while it runs.
 struct Live {

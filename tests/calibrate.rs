@@ -1,24 +1,18 @@
 //! End-to-end tests of `secperf calibrate`: the JSON contract of a (tiny)
 //! quick calibration, the stored run, and the usage errors.
 
+mod common;
+
 use std::path::Path;
 
 use assert_cmd::Command;
-use serde_json::Value;
+
+use common::json_of;
 
 fn secperf(db: &Path) -> Command {
     let mut c = Command::cargo_bin("secperf").unwrap();
     c.arg("--db").arg(db);
     c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| {
-        panic!(
-            "not one JSON document ({e}): {}",
-            String::from_utf8_lossy(out)
-        )
-    })
 }
 
 /// `--quick` shrunk to a few seconds: 20 ms slices, 4 A/A comparisons,

@@ -4,17 +4,7 @@
 
 mod common;
 
-use common::{TINY, secperf};
-use serde_json::Value;
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| {
-        panic!(
-            "not one JSON document ({e}): {}",
-            String::from_utf8_lossy(out)
-        )
-    })
-}
+use common::{TINY, json_of, secperf};
 
 #[test]
 fn run_measures_a_command_with_cpu_time_per_run() {

@@ -8,9 +8,7 @@ mod common;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-use serde_json::Value;
-
-use common::{TINY, secperf};
+use common::{TINY, json_of, secperf};
 
 /// Runs secperf with `args` and the [`TINY`] design; its stdout.
 fn tiny_run(db: &Path, args: &[&str]) -> Vec<u8> {
@@ -22,15 +20,6 @@ fn tiny_run(db: &Path, args: &[&str]) -> Vec<u8> {
         .get_output()
         .stdout
         .clone()
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| {
-        panic!(
-            "not one JSON document ({e}): {}",
-            String::from_utf8_lossy(out)
-        )
-    })
 }
 
 #[test]

@@ -9,6 +9,8 @@
 //! state back whatever happens, so a failing assertion never leaves the
 //! machine changed. The tests share one lock: both change audit.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -16,41 +18,11 @@ use std::time::{Duration, Instant};
 
 use secperf::sys::audit::{AuditSocket, AuditState};
 
+use common::{PutBack, audit_state};
+
 const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Puts audit back to the recorded state on drop (printing, not
-/// panicking, if that fails).
-struct PutBack(AuditState);
-
-impl Drop for PutBack {
-    fn drop(&mut self) {
-        let result = AuditSocket::open().and_then(|s| {
-            s.set_state(&self.0)?;
-            s.state()
-        });
-        match result {
-            Ok(now) if now == self.0 => {}
-            Ok(now) => eprintln!(
-                "FAILED to put audit back: enabled {} with {} rules, expected enabled {} with {} \
-                 rules; check `auditctl -s` and `auditctl -l`",
-                now.enabled,
-                now.rules.len(),
-                self.0.enabled,
-                self.0.rules.len()
-            ),
-            Err(e) => eprintln!("FAILED to put audit back: {e}"),
-        }
-    }
-}
-
-/// The audit state now.
-fn audit_state() -> AuditState {
-    AuditSocket::open()
-        .and_then(|s| s.state())
-        .expect("reading audit state")
-}
 
 /// The recorded audit state, or `None` with the reason printed when this
 /// test cannot run here.
