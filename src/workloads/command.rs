@@ -13,6 +13,10 @@
 //! it exactly as under a container runtime that installs the policy and
 //! then execs the program. The task's own fork, execve and wait4 are
 //! filtered too: three calls per run, the price any launcher pays.
+//! The `cred` mechanism's overrides do not reach the program: execve
+//! recomputes them (`cap_bprm_creds_from_file` sets fsuid back to euid and
+//! recalculates the capability sets), so on a command `cred` measures only
+//! the task's own three calls, and shows as no difference.
 //! System-wide mechanisms (audit) are switched around the whole half.
 //!
 //! The command inherits secperf's environment and working directory;
