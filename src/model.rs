@@ -64,7 +64,11 @@ pub struct Sample {
     /// Quality flags: `preempted` (involuntary context switches),
     /// `steal` (hypervisor steal time), `imbalance` (a task far slower
     /// than the others), `starved` (the slice had to be stretched by half
-    /// or more until every task completed an operation).
+    /// or more until every task completed an operation), `busy` (another
+    /// runnable thread competed for a task's CPU: a task waited on a run
+    /// queue, per `/proc/<tid>/schedstat`, for over 5% of the slice beyond
+    /// 3 us per time it was put on the CPU, which a hand-off to a partner
+    /// such as pipe_ctx's takes).
     pub flags: Vec<String>,
 }
 

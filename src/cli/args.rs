@@ -48,6 +48,23 @@ pub struct TaskArgs {
     pub scratch: Option<PathBuf>,
 }
 
+/// `--no-wait` of the commands that measure (`run`, `overhead`, `suite`,
+/// `calibrate`): one measurement at a time on a machine.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// When another secperf is measuring on this machine, fail at once
+    /// (exit code 2, naming it) instead of waiting for it to finish.
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+impl WaitArgs {
+    /// The measurement lock, waiting for it unless `--no-wait`.
+    pub fn lock(&self) -> Result<crate::safety::MeasureLock> {
+        crate::engine::session::measurement_lock(self.no_wait)
+    }
+}
+
 /// `--format` and `-o` of the commands that measure (`run`, `overhead`).
 #[derive(Debug, Args)]
 pub struct ReportFormatArgs {

@@ -59,6 +59,9 @@ pub struct CalibrateArgs {
     /// A label to find this run by later.
     #[arg(short, long, value_name = "TEXT")]
     pub label: Option<String>,
+
+    #[command(flatten)]
+    pub wait: super::args::WaitArgs,
 }
 
 /// Parses `--budget`: `60s`, `2m`, `1h`, `1.5m` or plain seconds `90`;
@@ -132,6 +135,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     let plan = plan_from_args(&args)?;
     let label = args.label.clone().unwrap_or_default();
     let (db_path, store) = open_store(db)?;
+    let measuring = args.wait.lock()?;
 
     let c = plan.counts;
     eprintln!(
@@ -149,7 +153,8 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     if let Some(reason) = &plan.injected_skipped {
         eprintln!("secperf: injected slowdowns skipped: {reason}");
     }
-    let mut session = Session::begin(
+    let mut session = Session::begin_measuring(
+        measuring,
         db_path,
         store,
         &RunSpec {

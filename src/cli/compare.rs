@@ -38,7 +38,7 @@ pub struct CompareArgs {
 pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let decision = args.decision.resolve()?;
     let path = crate::store::resolve_db_path(db)?;
-    let store = Store::open(&path)?;
+    let store = Store::open_read_only(&path)?;
     let runs = args
         .runs
         .iter()

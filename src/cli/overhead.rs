@@ -9,7 +9,9 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::{CommandArgs, DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs};
+use super::args::{
+    CommandArgs, DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs, WaitArgs,
+};
 use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
@@ -77,6 +79,9 @@ pub struct OverheadArgs {
 
     #[command(flatten)]
     pub report: ReportFormatArgs,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 impl OverheadArgs {
@@ -139,6 +144,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
+    let measuring = args.wait.lock()?;
     let design = plan.design();
     let profiled_pairs = plan.profile.map_or(0, |p| p.pairs as u64);
     let slices = plan.cases.len() as u64
@@ -166,7 +172,8 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         )),
         slices as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.15
     );
-    let mut session = Session::begin(
+    let mut session = Session::begin_measuring(
+        measuring,
         db_path,
         store,
         &RunSpec {

@@ -36,7 +36,7 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     }
     let path = crate::store::resolve_db_path(db)?;
-    let store = Store::open(&path)?;
+    let store = Store::open_read_only(&path)?;
     let mut ids: Vec<i64> = Vec::new();
     for spec in &args.runs {
         let id = store.resolve_run(spec)?;

@@ -51,7 +51,11 @@ pub enum ExportFormat {
 
 pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()> {
     let path = crate::store::resolve_db_path(db)?;
-    let mut store = Store::open(&path)?;
+    let mut store = if matches!(cmd, ResultsCommand::Delete { .. }) {
+        Store::open(&path)?
+    } else {
+        Store::open_read_only(&path)?
+    };
     match cmd {
         ResultsCommand::List => {
             let runs = store.list_runs()?;

@@ -52,6 +52,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub report: super::args::ReportFormatArgs,
+
+    #[command(flatten)]
+    pub wait: super::args::WaitArgs,
 }
 
 impl RunArgs {
@@ -106,6 +109,7 @@ struct RunOutput<'a> {
 
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let plan = args.plan()?;
+    let measuring = args.wait.lock()?;
     if let Some(run_ms) = super::command_trial(&plan.params)? {
         eprintln!(
             "secperf: {} slices of at least {} ms each, about {:.0} s of measurement",
@@ -115,7 +119,8 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     }
     let (db_path, store) = open_store(db)?;
-    let mut session = Session::begin(
+    let mut session = Session::begin_measuring(
+        measuring,
         db_path,
         store,
         &RunSpec {

@@ -62,6 +62,9 @@ pub struct SuiteArgs {
 
     #[command(flatten)]
     pub profile: ProfileArgs,
+
+    #[command(flatten)]
+    pub wait: super::args::WaitArgs,
 }
 
 #[derive(Serialize)]
@@ -124,6 +127,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         args.profile.resolve()?,
     )?;
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let measuring = args.wait.lock()?;
     let label = args.label.clone().unwrap_or_else(|| def.name.to_string());
     let ab_text = match suite.cases.len() {
         0 => "no A/B comparison".to_string(),
@@ -142,7 +146,8 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         suite.estimate_s()
     );
     let (run_slices, ab_slices) = suite.slices();
-    let mut session = Session::begin(
+    let mut session = Session::begin_measuring(
+        measuring,
         db_path,
         store,
         &RunSpec {

@@ -9,7 +9,9 @@
 //! corrected p < alpha and the whole interval lies outside the noise band
 //! (criterion's rule); drift between the runs is not controlled, and the
 //! report says so. Differences between the runs' probes that change what
-//! a syscall costs (kernel, LSMs, mitigations, CPUs) are listed as warnings.
+//! a syscall costs (kernel, LSMs, mitigations, CPUs, BPF JIT, CPU frequency
+//! governor and boost, SMT, preemption model, ASLR, audit's backlog and
+//! failure settings) are listed as warnings.
 
 use std::collections::BTreeMap;
 
@@ -225,12 +227,35 @@ const PROBE_KEYS: &[(&str, &str)] = &[
     ("/landlock/abi", "Landlock ABI"),
     ("/audit/enabled", "audit enabled"),
     ("/audit/rules", "audit rules"),
+    ("/audit/failure", "audit failure mode"),
+    ("/audit/backlog_limit", "audit backlog limit"),
+    ("/audit/backlog_wait_time", "audit backlog wait time"),
 ];
+
+/// Probe items added later: compared only when both snapshots have the
+/// item (one from an older secperf lacks it, which is no difference).
+const NEWER_PROBE_KEYS: &[(&str, &str)] = &[
+    ("/bpf_jit/enable", "BPF JIT"),
+    ("/bpf_jit/harden", "BPF JIT hardening"),
+    ("/cpufreq/governor", "CPU frequency governor"),
+    ("/cpufreq/boost", "CPU boost"),
+    ("/smt", "SMT"),
+    ("/preemption/model", "preemption model"),
+    ("/aslr", "ASLR (randomize_va_space)"),
+];
+
+/// The top-level item of a JSON pointer ("/smt/control" -> "smt").
+fn item_of(ptr: &str) -> &str {
+    ptr.trim_start_matches('/').split('/').next().unwrap_or("")
+}
 
 /// Human descriptions of the differences that matter between two probes.
 pub fn probe_differences(a: &Value, b: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    for (ptr, name) in PROBE_KEYS {
+    let newer = NEWER_PROBE_KEYS
+        .iter()
+        .filter(|(ptr, _)| [a, b].iter().all(|s| s.get(item_of(ptr)).is_some()));
+    for (ptr, name) in PROBE_KEYS.iter().chain(newer) {
         let (x, y) = (a.pointer(ptr), b.pointer(ptr));
         if x == y {
             continue;
@@ -261,6 +286,10 @@ fn short(v: Option<&Value>) -> String {
     let s = match v {
         None => "unknown".to_string(),
         Some(Value::String(s)) => s.clone(),
+        // A probe item that was not read: `Probed::Unavailable`.
+        Some(Value::Object(o)) if o.len() == 1 && o.contains_key("unavailable") => {
+            format!("unavailable ({})", short(o.get("unavailable")))
+        }
         Some(v) => v.to_string(),
     };
     if s.chars().count() > 60 {

@@ -97,6 +97,53 @@ fn probe_differences_that_matter_are_warnings() {
 }
 
 #[test]
+fn tuning_differences_are_warnings_and_older_snapshots_are_not() {
+    let a = run(1, "", "6.18.0", vec![result("getppid", &noisy(300.0, 10))]);
+    let mut b = run(2, "", "6.18.0", vec![result("getppid", &noisy(300.0, 10))]);
+    // `a` is from an older secperf: none of the newer items, no warning.
+    b.meta.system["bpf_jit"] = json!({"enable": 1, "harden": 0});
+    b.meta.system["smt"] = json!({"control": "on", "active": true});
+    assert!(probe_differences(&a.meta.system, &b.meta.system).is_empty());
+
+    let mut a = a;
+    a.meta.system["bpf_jit"] = json!({"enable": 0, "harden": {"unavailable": "not root"}});
+    a.meta.system["smt"] = json!({"control": "off", "active": false});
+    a.meta.system["cpufreq"] = json!({"governor": "powersave", "boost": "on"});
+    b.meta.system["cpufreq"] = json!({"governor": "performance", "boost": "on"});
+    a.meta.system["preemption"] = json!({"model": "full", "source": "uname"});
+    b.meta.system["preemption"] = json!({"model": "dynamic", "source": "uname"});
+    a.meta.system["aslr"] = json!(2);
+    b.meta.system["aslr"] = json!(0);
+    a.meta.system["audit"] = json!({"enabled": 1, "failure": 1, "backlog_limit": 64,
+                                    "backlog_wait_time": 15000, "rules": 0});
+    b.meta.system["audit"] = json!({"enabled": 1, "failure": 2, "backlog_limit": 8192,
+                                    "backlog_wait_time": 60000, "rules": 0});
+    let r = build(&[a, b], &OPTS, "x");
+    for expected in [
+        "BPF JIT differ: 0 vs 1",
+        "BPF JIT hardening differ: unavailable (not root) vs 0",
+        "CPU frequency governor differ: powersave vs performance",
+        "SMT differ (active, control)",
+        "preemption model differ: full vs dynamic",
+        "ASLR (randomize_va_space) differ: 2 vs 0",
+        "audit failure mode differ: 1 vs 2",
+        "audit backlog limit differ: 64 vs 8192",
+        "audit backlog wait time differ: 15000 vs 60000",
+    ] {
+        assert!(
+            r.warnings.iter().any(|w| w.contains(expected)),
+            "no '{expected}' in {:#?}",
+            r.warnings
+        );
+    }
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("CPU boost")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
 fn overhead_runs_give_one_row_per_arm() {
     use crate::model::{Comparison, PairData};
     use crate::stats::paired::OverheadPct;

@@ -1,6 +1,8 @@
 //! A run session: what every measuring command (`run`, `overhead`, `suite`,
-//! `calibrate`) does around its measurements, in one place. It opens the
-//! store, installs the interrupt handlers (Ctrl-C stops cleanly: tasks
+//! `calibrate`) does around its measurements, in one place. It holds the
+//! measurement lock the command took first ([`measurement_lock`]: one
+//! measurement at a time on a machine; a second one waits, or fails with
+//! `--no-wait`), opens the store, installs the interrupt handlers (Ctrl-C stops cleanly: tasks
 //! stopped, results so far kept, system changes undone), takes the state
 //! lock when a system-wide mechanism is in play, records the run (probe
 //! snapshot, host, version, command line, parameters) and counts progress.
@@ -12,7 +14,7 @@ use anyhow::{Context, Result};
 
 use super::progress::Progress;
 use crate::model::RunMeta;
-use crate::safety::StateLock;
+use crate::safety::{MeasureLock, StateLock};
 use crate::store::Store;
 
 /// How long a run waits for another secperf holding the state lock.
@@ -40,7 +42,18 @@ pub struct Session {
     /// The probe snapshot taken at the start.
     pub system: serde_json::Value,
     pub lock: Option<StateLock>,
+    /// The measurement lock, held until [`Session::finish`].
+    pub measuring: Option<MeasureLock>,
     pub progress: Progress,
+}
+
+/// Takes the measurement lock for this command: waits for another
+/// measurement on this machine (saying whom it waits for on stderr), or,
+/// with `no_wait`, fails at once with a usage error (exit code 2) naming
+/// it. Measuring commands call this once their arguments are checked and
+/// before anything runs, and hand the lock to [`Session::begin_measuring`].
+pub fn measurement_lock(no_wait: bool) -> Result<MeasureLock> {
+    MeasureLock::acquire(&command_line(), no_wait)
 }
 
 /// Opens the results database the user chose (or the default one).
@@ -51,9 +64,30 @@ pub fn open_store(db: Option<&Path>) -> Result<(PathBuf, Store)> {
 }
 
 impl Session {
-    /// Starts a run in `store`: interrupt handlers, the lock when needed,
-    /// the run record, the progress bar.
+    /// Starts a run in `store` holding `measuring` (from
+    /// [`measurement_lock`]): interrupt handlers, the state lock when
+    /// needed, the run record, the progress bar.
+    pub fn begin_measuring<P: serde::Serialize>(
+        measuring: MeasureLock,
+        db_path: PathBuf,
+        store: Store,
+        spec: &RunSpec<P>,
+    ) -> Result<Session> {
+        Self::start(Some(measuring), db_path, store, spec)
+    }
+
+    /// [`Session::begin_measuring`] without the measurement lock, for the
+    /// engine's tests (which measure nothing real).
     pub fn begin<P: serde::Serialize>(
+        db_path: PathBuf,
+        store: Store,
+        spec: &RunSpec<P>,
+    ) -> Result<Session> {
+        Self::start(None, db_path, store, spec)
+    }
+
+    fn start<P: serde::Serialize>(
+        measuring: Option<MeasureLock>,
         db_path: PathBuf,
         mut store: Store,
         spec: &RunSpec<P>,
@@ -72,16 +106,19 @@ impl Session {
             run_id,
             system,
             lock,
+            measuring,
             progress: Progress::new(spec.slices),
         })
     }
 
-    /// Ends the run: the bar goes, the run is marked finished and the lock
-    /// released.
+    /// Ends the run: the bar goes, the run is marked finished and the locks
+    /// released (the next measurement may start while this one reports).
     pub fn finish(&mut self) -> Result<()> {
         self.progress.finish();
         self.lock = None;
-        self.store.finish_run(self.run_id)
+        let finished = self.store.finish_run(self.run_id);
+        self.measuring = None;
+        finished
     }
 
     /// What a failed run says besides its error: what is kept.

@@ -19,3 +19,15 @@ pub fn fixture_file(rel: &str) -> PathBuf {
         .join("tests/fixtures/probe")
         .join(rel)
 }
+
+/// A temporary root holding `files` (absolute-looking path, contents), for
+/// probes of a few small files.
+pub fn write_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().expect("temp dir");
+    for (path, text) in files {
+        let path = root.path().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(path.parent().unwrap()).expect("mkdir");
+        std::fs::write(&path, text).expect("write fixture file");
+    }
+    root
+}

@@ -11,12 +11,20 @@
 //! with a system call. `render` turns the snapshot into the text of
 //! `secperf probe`; serde gives `secperf probe --json`, which is also stored
 //! with every run (`kernel.release` is what run listings show).
+//!
+//! Beyond the security state, the snapshot records what moves every figure
+//! regardless of mechanism: the BPF JIT, CPU frequency governor and boost,
+//! SMT, the preemption model and ASLR. Items added after the first release
+//! deserialise as "not recorded" from older snapshots.
 
 mod apparmor;
+mod aslr;
 mod audit;
 mod bpf;
 mod cpu;
+mod cpufreq;
 pub(crate) mod files;
+mod jit;
 mod kernel;
 mod landlock;
 mod lockdown;
@@ -24,9 +32,11 @@ mod lsm;
 mod mitigations;
 mod probed;
 mod render;
+mod sched;
 mod seccomp;
 mod securityfs;
 mod selinux;
+mod smt;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -40,6 +50,8 @@ pub use apparmor::{AppArmorInfo, ProfileCounts};
 pub use audit::AuditInfo;
 pub use bpf::BpfLsmInfo;
 pub use cpu::CpuInfo;
+pub use cpufreq::CpuFreqInfo;
+pub use jit::BpfJitInfo;
 pub use kernel::KernelInfo;
 pub use landlock::{LandlockInfo, LandlockState};
 pub use lockdown::Lockdown;
@@ -47,8 +59,10 @@ pub use lsm::{LsmInfo, LsmSource};
 pub use mitigations::Mitigations;
 pub use probed::Probed;
 pub use render::render;
+pub use sched::PreemptInfo;
 pub use seccomp::{SeccompInfo, SeccompMode};
 pub use selinux::{SelinuxInfo, SelinuxState};
+pub use smt::SmtInfo;
 
 /// Everything the probe records (`secperf probe --json`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -70,6 +84,26 @@ pub struct SystemInfo {
     pub bpf_lsm: BpfLsmInfo,
     /// CPU vulnerability name to the kernel's mitigation text.
     pub mitigations: Probed<Mitigations>,
+    /// `net.core.bpf_jit_enable` and `net.core.bpf_jit_harden`.
+    #[serde(default)]
+    pub bpf_jit: BpfJitInfo,
+    /// CPU frequency governor and boost ("not exposed" in most VMs).
+    #[serde(default)]
+    pub cpufreq: CpuFreqInfo,
+    /// SMT control and whether sibling threads are active.
+    #[serde(default = "not_recorded")]
+    pub smt: Probed<SmtInfo>,
+    /// The kernel's preemption model.
+    #[serde(default = "not_recorded")]
+    pub preemption: Probed<PreemptInfo>,
+    /// `kernel.randomize_va_space`: 0 off, 1 partial, 2 full.
+    #[serde(default = "not_recorded")]
+    pub aslr: Probed<u32>,
+}
+
+/// What a snapshot from an older secperf holds for an item it did not probe.
+pub(crate) fn not_recorded<T>() -> Probed<T> {
+    Probed::unavailable("not recorded (probed by an older secperf)")
 }
 
 impl SystemInfo {
@@ -83,10 +117,18 @@ impl SystemInfo {
 pub fn probe() -> SystemInfo {
     let root = Path::new("/");
     let lsm = lsm::probe(root);
+    let kernel = kernel::probe(root);
+    let k = kernel.value();
+    let preemption = sched::probe(
+        root,
+        k.map(|k| k.version.as_str()),
+        k.map(|k| k.release.as_str()),
+        k.and_then(|k| k.cmdline.value()).map(String::as_str),
+    );
     SystemInfo {
         secperf_version: env!("CARGO_PKG_VERSION").to_string(),
         probed_at: Utc::now(),
-        kernel: kernel::probe(root),
+        kernel,
         cpu: cpu::probe(root),
         lockdown: lockdown::probe(root, lsm.value()),
         selinux: selinux::probe(root, lsm.value()),
@@ -97,6 +139,11 @@ pub fn probe() -> SystemInfo {
         bpf_lsm: bpf::probe(root, &lsm),
         mitigations: mitigations::probe(root).into(),
         lsm,
+        bpf_jit: jit::probe(root),
+        cpufreq: cpufreq::probe(root),
+        smt: smt::probe(root),
+        preemption,
+        aslr: aslr::probe(root),
     }
 }
 
@@ -176,6 +223,45 @@ pub(crate) mod tests {
                     "Mitigation: Retpolines".to_string(),
                 ),
             ])),
+            bpf_jit: BpfJitInfo {
+                enable: Probed::Ok(1),
+                harden: Probed::Ok(0),
+            },
+            cpufreq: CpuFreqInfo {
+                governor: Probed::unavailable(
+                    "not exposed (no cpufreq policy in /sys/devices/system/cpu/cpufreq; \
+                     usual in virtual machines)",
+                ),
+                boost: Probed::Ok("on".into()),
+            },
+            smt: Probed::Ok(SmtInfo {
+                control: "notsupported".into(),
+                active: false,
+            }),
+            preemption: Probed::Ok(PreemptInfo {
+                model: "dynamic".into(),
+                source: "uname".into(),
+            }),
+            aslr: Probed::Ok(2),
+        }
+    }
+
+    #[test]
+    fn snapshots_from_older_secperf_still_read() {
+        let mut value = serde_json::to_value(sample()).unwrap();
+        for key in ["bpf_jit", "cpufreq", "smt", "preemption", "aslr"] {
+            value.as_object_mut().unwrap().remove(key);
+        }
+        let old: SystemInfo = serde_json::from_value(value).unwrap();
+        assert_eq!(old.kernel, sample().kernel);
+        for reason in [
+            old.bpf_jit.enable.reason(),
+            old.cpufreq.boost.reason(),
+            old.smt.reason(),
+            old.preemption.reason(),
+            old.aslr.reason(),
+        ] {
+            assert!(reason.unwrap().starts_with("not recorded"), "{reason:?}");
         }
     }
 
@@ -223,6 +309,39 @@ pub(crate) mod tests {
         assert_eq!(back, info);
         let text = render(&info);
         assert!(text.contains(release), "{text}");
+        // The tuning items: each read, or unavailable with a reason naming
+        // what was looked at.
+        if let Some(reason) = info.bpf_jit.enable.reason() {
+            assert!(reason.contains("bpf_jit_enable"), "{reason}");
+        }
+        for p in [&info.cpufreq.governor, &info.cpufreq.boost] {
+            if let Some(reason) = p.reason() {
+                assert!(reason.starts_with("not exposed"), "{reason}");
+            }
+        }
+        if let Some(reason) = info.smt.reason() {
+            assert!(reason.contains("smt/control"), "{reason}");
+        }
+        assert!(
+            info.aslr.value().is_some_and(|&v| v <= 2),
+            "{:?}",
+            info.aslr
+        );
+        let uname_names_it = release_version_names_preempt(&info);
+        if uname_names_it {
+            assert!(info.preemption.value().is_some(), "{:?}", info.preemption);
+        }
+        for key in ["BPF JIT", "CPU frequency", "Scheduling", "ASLR"] {
+            assert!(text.lines().any(|l| l == key), "no {key} in\n{text}");
+        }
+    }
+
+    fn release_version_names_preempt(info: &SystemInfo) -> bool {
+        info.kernel.value().is_some_and(|k| {
+            k.version
+                .split_whitespace()
+                .any(|w| w.starts_with("PREEMPT"))
+        })
     }
 
     /// `cargo test print_probe -- --ignored --nocapture` shows what this

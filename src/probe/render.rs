@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::{
-    AppArmorInfo, AuditInfo, BpfLsmInfo, CpuInfo, KernelInfo, LandlockInfo, LandlockState,
-    Lockdown, LsmInfo, LsmSource, Mitigations, Probed, SeccompInfo, SeccompMode, SelinuxInfo,
-    SelinuxState, SystemInfo,
+    AppArmorInfo, AuditInfo, BpfJitInfo, BpfLsmInfo, CpuFreqInfo, CpuInfo, KernelInfo,
+    LandlockInfo, LandlockState, Lockdown, LsmInfo, LsmSource, Mitigations, Probed, SeccompInfo,
+    SeccompMode, SelinuxInfo, SelinuxState, SystemInfo,
 };
 
 /// Keys are padded to at least this width so most groups line up.
@@ -86,6 +86,10 @@ pub fn render(info: &SystemInfo) -> String {
         Group::item("Audit", &info.audit, audit),
         bpf(&info.bpf_lsm),
         Group::item("Mitigations", &info.mitigations, mitigations),
+        bpf_jit(&info.bpf_jit),
+        cpufreq(&info.cpufreq),
+        scheduling(info),
+        aslr(&info.aslr),
     ];
     let mut out = format!(
         "secperf {} probe at {}\n",
@@ -229,6 +233,10 @@ fn audit(g: &mut Group, a: &AuditInfo) {
             "backlog",
             format!("{} (limit {})", a.backlog, a.backlog_limit),
         )
+        .line(
+            "backlog wait",
+            format!("{} jiffies (backlog_wait_time)", a.backlog_wait_time),
+        )
         .line("lost", a.lost.to_string())
         .probed("rules", &a.rules, u32::to_string);
 }
@@ -243,6 +251,47 @@ fn bpf(b: &BpfLsmInfo) -> Group {
                 BpfLsmInfo::unprivileged_text(v)
             )
         });
+    g
+}
+
+fn bpf_jit(j: &BpfJitInfo) -> Group {
+    let mut g = Group::new("BPF JIT");
+    g.probed("jit", &j.enable, |&v| {
+        format!("{} (bpf_jit_enable={v})", BpfJitInfo::enable_text(v))
+    })
+    .probed("hardening", &j.harden, |&v| {
+        format!("{} (bpf_jit_harden={v})", BpfJitInfo::harden_text(v))
+    });
+    g
+}
+
+fn cpufreq(f: &CpuFreqInfo) -> Group {
+    let mut g = Group::new("CPU frequency");
+    g.probed("governor", &f.governor, Clone::clone)
+        .probed("boost", &f.boost, Clone::clone);
+    g
+}
+
+fn scheduling(info: &SystemInfo) -> Group {
+    let mut g = Group::new("Scheduling");
+    g.probed("preemption", &info.preemption, |p| {
+        format!("{} (from {})", p.model, p.source)
+    })
+    .probed("smt", &info.smt, |s| {
+        format!(
+            "{} (control {})",
+            if s.active { "active" } else { "inactive" },
+            s.control
+        )
+    });
+    g
+}
+
+fn aslr(a: &Probed<u32>) -> Group {
+    let mut g = Group::new("ASLR");
+    g.probed("randomize_va_space", a, |&v| {
+        format!("{v} ({})", super::aslr::text(v))
+    });
     g
 }
 
@@ -275,6 +324,10 @@ mod tests {
             "Audit",
             "BPF LSM",
             "Mitigations",
+            "BPF JIT",
+            "CPU frequency",
+            "Scheduling",
+            "ASLR",
         ] {
             assert!(
                 text.lines().any(|l| l == title),
@@ -295,6 +348,14 @@ mod tests {
                 "unprivileged bpf",
                 "disabled (unprivileged_bpf_disabled=2)\n",
             ),
+            ("jit", "on (bpf_jit_enable=1)\n"),
+            ("hardening", "off (bpf_jit_harden=0)\n"),
+            ("governor", "unavailable: not exposed"),
+            ("boost", "on\n"),
+            ("preemption", "dynamic (from uname)\n"),
+            ("smt", "inactive (control notsupported)\n"),
+            ("randomize_va_space", "2 (stack, mmap, vdso, heap (full))\n"),
+            ("backlog wait", "15000 jiffies (backlog_wait_time)\n"),
         ] {
             assert!(text.contains(&line(k, v)), "no {k}: {v} in\n{text}");
         }

@@ -1,7 +1,8 @@
 //! Per-sample quality readings from /proc: involuntary context switches of
-//! a task (another thread took its CPU) and hypervisor steal time of the
-//! CPUs it ran on. Both explain a noisy sample; neither is ever used to
-//! drop one.
+//! a task (another thread took its CPU), the time it waited on a run queue
+//! (another thread had its CPU while it could have run) and hypervisor
+//! steal time of the CPUs it ran on. All explain a noisy sample; none is
+//! ever used to drop one.
 
 /// `nonvoluntary_ctxt_switches` of a task (any thread id), or None if the
 /// task is gone.
@@ -15,6 +16,22 @@ pub fn parse_status_nonvoluntary(status: &str) -> Option<u64> {
         .lines()
         .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// How long a task (any thread id) has been runnable but waiting on a run
+/// queue, in nanoseconds, and how many times it was put on a CPU, from
+/// `/proc/<tid>/schedstat`; None if the task is gone or the kernel keeps
+/// no schedstats (CONFIG_SCHED_INFO off).
+pub fn run_queue_wait(tid: i32) -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;
+    parse_schedstat_wait(&s)
+}
+
+/// The second and third of schedstat's three fields (time on the CPU,
+/// time waiting on a run queue, times run on a CPU).
+pub fn parse_schedstat_wait(schedstat: &str) -> Option<(u64, u64)> {
+    let mut it = schedstat.split_whitespace().skip(1);
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
 /// Steal time per CPU in clock ticks from /proc/stat: index = CPU number.
@@ -89,8 +106,19 @@ mod tests {
     }
 
     #[test]
+    fn schedstat_wait() {
+        assert_eq!(
+            parse_schedstat_wait("164454 3207226 2\n"),
+            Some((3_207_226, 2))
+        );
+        assert_eq!(parse_schedstat_wait("164454 3207226\n"), None);
+        assert_eq!(parse_schedstat_wait(""), None);
+    }
+
+    #[test]
     fn reads_this_process() {
         assert!(involuntary_switches(crate::sys::gettid()).is_some());
+        assert!(run_queue_wait(crate::sys::gettid()).is_some());
         assert!(!steal_ticks().is_empty());
     }
 }

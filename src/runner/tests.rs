@@ -7,6 +7,7 @@ fn snap(t_ns: u64, ops: &[(u64, u64)]) -> Snapshot {
         t_ns,
         ops: ops.to_vec(),
         nivcsw: vec![0; ops.len()],
+        run_wait: vec![(0, 0); ops.len()],
         steal_ticks: 0,
     }
 }
@@ -104,6 +105,131 @@ fn quality_flags() {
     assert_eq!(s.flags, vec!["preempted", "steal", "imbalance"]);
     assert_eq!(s.involuntary_ctxt_switches, 30);
     assert!((s.steal_ms - 100.0).abs() < 1e-9);
+}
+
+#[test]
+fn run_queue_wait_over_a_twentieth_of_the_slice_is_flagged_busy() {
+    let prev = snap(0, &[(0, 0), (0, 0)]);
+    let mut cur = snap(1_000_000_000, &[(1000, 0), (1000, 0)]);
+    // 4% and 1% of a 1 s slice: a quiet CPU.
+    cur.run_wait = vec![(40_000_000, 10), (10_000_000, 10)];
+    let s = compute_sample(&prev, &cur, 1000, 100.0, 0).unwrap();
+    assert!(s.flags.is_empty(), "{:?}", s.flags);
+    // One task waited 6% of the slice in a few long waits: another thread
+    // wanted its CPU.
+    cur.run_wait = vec![(0, 10), (60_000_000, 20)];
+    let s = compute_sample(&prev, &cur, 1000, 100.0, 0).unwrap();
+    assert_eq!(s.flags, vec!["busy"]);
+    // 25% in 170,000 waits of 1.5 us: hand-offs to a partner, not busy.
+    cur.run_wait = vec![(0, 10), (255_000_000, 170_000)];
+    let s = compute_sample(&prev, &cur, 1000, 100.0, 0).unwrap();
+    assert!(s.flags.is_empty(), "{:?}", s.flags);
+    // 35% in 85,000 waits: more than hand-offs explain.
+    cur.run_wait = vec![(0, 10), (350_000_000, 85_000)];
+    let s = compute_sample(&prev, &cur, 1000, 100.0, 0).unwrap();
+    assert_eq!(s.flags, vec!["busy"]);
+    // Counted over the slice, not since the task started.
+    let mut prev = prev;
+    prev.run_wait = vec![(500_000_000, 100), (500_000_000, 100)];
+    cur.run_wait = vec![(510_000_000, 110), (520_000_000, 110)];
+    let s = compute_sample(&prev, &cur, 1000, 100.0, 0).unwrap();
+    assert!(s.flags.is_empty(), "{:?}", s.flags);
+}
+
+/// Spins on `cpu` until dropped.
+struct Hog {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    fn on(cpu: usize) -> Hog {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            crate::sys::pin_to_cpu(cpu).unwrap();
+            while !s.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        Hog {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_hog_on_the_tasks_cpu_flags_its_samples_busy() {
+    let def = workloads::find("getppid").unwrap();
+    let cpu = *crate::sys::cpus::allowed_cpus().unwrap().last().unwrap();
+    let mut o = opts(1, Mode::Thread, Params::new());
+    o.cpus = vec![cpu];
+    o.samples = 5;
+    o.sample_ms = 100;
+    let busy = |r: &WorkloadResult| {
+        r.sample_data
+            .iter()
+            .filter(|s| s.flags.iter().any(|f| f == "busy"))
+            .count()
+    };
+    // Without a hog: printed, not asserted (other tests share the machine).
+    let quiet = measure(def, &o, &mut |_| {}).unwrap();
+    println!(
+        "quiet: {} of {} samples busy, flags {:?}",
+        busy(&quiet),
+        quiet.sample_data.len(),
+        quiet
+            .sample_data
+            .iter()
+            .map(|s| &s.flags)
+            .collect::<Vec<_>>()
+    );
+    let hogged = {
+        let _hog = Hog::on(cpu);
+        measure(def, &o, &mut |_| {}).unwrap()
+    };
+    println!(
+        "hogged: {} of {} samples busy",
+        busy(&hogged),
+        hogged.sample_data.len()
+    );
+    assert_eq!(
+        busy(&hogged),
+        hogged.sample_data.len(),
+        "{:?}",
+        hogged
+            .sample_data
+            .iter()
+            .map(|s| &s.flags)
+            .collect::<Vec<_>>()
+    );
+    // pipe_ctx hands its CPU to its partner and back at every operation:
+    // those waits are not competition (printed, not asserted).
+    let def = workloads::find("pipe_ctx").unwrap();
+    let mut o = opts(1, Mode::Process, def.params_with_defaults(&Params::new()));
+    o.cpus = vec![cpu];
+    o.samples = 5;
+    o.sample_ms = 100;
+    let quiet = measure(def, &o, &mut |_| {}).unwrap();
+    let hogged = {
+        let _hog = Hog::on(cpu);
+        measure(def, &o, &mut |_| {}).unwrap()
+    };
+    println!(
+        "pipe_ctx: {} of 5 samples busy alone, {} of 5 with a hog",
+        busy(&quiet),
+        busy(&hogged)
+    );
 }
 
 fn opts(tasks: usize, mode: Mode, params: Params) -> MeasureOpts {

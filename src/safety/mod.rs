@@ -26,11 +26,18 @@
 //! does the same on request, waiting for the lock. Restores are idempotent,
 //! so an interrupted recovery can simply run again.
 //!
+//! Measuring itself is serialised by a second lock, [`MeasureLock`]
+//! (`measure.lock` beside `lock`), which every measuring command takes
+//! first, whatever it measures; see [`measure_lock`].
+//!
 //! The internal functions take the state directory as a `&Path` (and the
 //! recovery a lookup function), so tests use a temporary directory and a
 //! fake mechanism without touching process-wide environment variables.
 
 pub mod journal;
+pub mod measure_lock;
+
+pub use measure_lock::MeasureLock;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

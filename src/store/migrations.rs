@@ -175,6 +175,28 @@ ALTER TABLE comparisons ADD COLUMN child_cpu_json TEXT;
 "#,
 ];
 
+/// Refuses a database written by a newer secperf (a schema version above
+/// `MIGRATIONS.len()`), reading only `user_version`: nothing is locked for
+/// writing or changed.
+pub fn refuse_newer(conn: &Connection, path: &Path) -> Result<()> {
+    let version = super::schema_version(conn)?;
+    if version > MIGRATIONS.len() {
+        return Err(newer_error(path, version));
+    }
+    Ok(())
+}
+
+/// The usage error (exit code 2) for a schema newer than this secperf's.
+fn newer_error(path: &Path, version: usize) -> anyhow::Error {
+    UsageError::new(format!(
+        "results database {} was written by a newer secperf (schema {version}; this secperf knows \
+         up to {}): upgrade secperf or use another --db",
+        path.display(),
+        MIGRATIONS.len(),
+    ))
+    .into()
+}
+
 /// Brings the schema up to `MIGRATIONS.len()`. Also performs one write
 /// (re-setting `user_version`) when nothing is pending, so that a database
 /// that opens but cannot be written (e.g. a read-only directory that blocks
@@ -191,14 +213,7 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         let version = usize::try_from(version)
             .with_context(|| format!("schema version {version} is invalid"))?;
         if version > known {
-            return Err(UsageError::new(format!(
-                "results database {} has schema version {version}, but this secperf ({}) knows \
-                 only versions up to {known}; use a newer secperf, or choose another database \
-                 with --db PATH or SECPERF_DB",
-                path.display(),
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .into());
+            return Err(newer_error(path, version));
         }
         if version == known {
             tx.pragma_update(None, "user_version", version as i64)

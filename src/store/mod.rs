@@ -11,8 +11,20 @@
 //! `synchronous=FULL`), not WAL. Writes are rare (one commit per workload,
 //! seconds apart) and small, so WAL's reader/writer concurrency buys
 //! nothing; the rollback journal keeps the database a single file that can
-//! be copied or shared as is, and every commit is durable. Readers that
-//! collide with a commit wait on the busy timeout.
+//! be copied or shared as is, every commit is durable, and a reader needs
+//! no `-shm`/`-wal` file, so a read-only file in a read-only directory can
+//! still be read (WAL would need one). Two writers, or a reader and a
+//! writer, that collide wait on the busy timeout ([`BUSY_TIMEOUT`]); every
+//! write transaction starts `IMMEDIATE`, or is a single statement, so none
+//! can be asked to give up a read lock to avoid a deadlock (the case the
+//! busy handler does not cover).
+//!
+//! Writers open with [`Store::open`], which migrates and writes once at open
+//! so an unwritable database fails before a run starts; readers (`results
+//! list/show/export`, `compare`, `report`) open with
+//! [`Store::open_read_only`], which never writes and so works on a
+//! read-only file or directory. A full disk is reported as such, naming the
+//! database ([`disk_full`]); results already committed stay.
 //!
 //! This file opens the database and writes; reading back is in `read.rs`,
 //! the schema in `migrations.rs`, value conversions in `codec.rs`, JSON/CSV
@@ -44,8 +56,10 @@ use codec::{f64s_to_json, json_to_sql, time_to_sql, u64_to_sql};
 
 pub use export::{export_csv, export_json};
 
-/// How long a statement waits for another process's lock before failing.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a statement waits for another process's lock before failing:
+/// long enough for a commit on a slow disk or a report reading a large
+/// database to finish, short enough that a wedged holder is reported.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Environment variable naming the database when `--db` is not given.
 pub const DB_ENV_VAR: &str = "SECPERF_DB";
@@ -109,16 +123,51 @@ impl Store {
     /// file that is not a database, a schema newer than this binary) is a
     /// [`UsageError`] naming the path and how to pick another.
     pub fn open(path: &Path) -> Result<Store> {
-        Self::open_inner(path).map_err(|err| {
-            if err.chain().any(|e| e.is::<UsageError>()) {
-                err
-            } else {
-                UsageError::new(format!(
-                    "cannot open results database {}: {err:#} ({CHOOSE_ANOTHER})",
-                    path.display()
-                ))
-                .into()
-            }
+        Self::open_inner(path).map_err(|err| wrap_open_error(path, err))
+    }
+
+    /// Opens an existing database for reading only: nothing is written,
+    /// so a read-only file, directory or file system works. A missing file
+    /// is created as by [`Store::open`] (and reads as empty). A database
+    /// whose schema is older than this secperf's is upgraded when it can be
+    /// written, and otherwise refused with a message saying it needs the
+    /// upgrade; one written by a newer secperf is refused untouched.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            return Self::open(path);
+        }
+        let store = Self::open_read_only_inner(path).map_err(|err| wrap_open_error(path, err))?;
+        let version = schema_version(&store.conn).map_err(|err| wrap_open_error(path, err))?;
+        if version == migrations::MIGRATIONS.len() {
+            return Ok(store);
+        }
+        drop(store);
+        // Older schema: upgrade it if we may write, else say why not.
+        Self::open(path).map_err(|err| {
+            UsageError::new(format!(
+                "results database {} has schema version {version} and this secperf needs {}: it                  must be upgraded, which takes write access, and opening it for writing failed                  ({err:#}); run any secperf command on it where it is writable, or {CHOOSE_ANOTHER}",
+                path.display(),
+                migrations::MIGRATIONS.len(),
+            ))
+            .into()
+        })
+    }
+
+    fn open_read_only_inner(path: &Path) -> Result<Store> {
+        if path.is_dir() {
+            anyhow::bail!("it is a directory");
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .context("cannot read it")?;
+        migrations::refuse_newer(&conn, path)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
         })
     }
 
@@ -136,16 +185,22 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)?;
         let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
         anyhow::ensure!(foreign_keys, "SQLite refused to enable foreign keys");
-        // SQLite silently falls back to read-only for a file it cannot write.
-        if conn.is_readonly(MAIN_DB)? {
-            anyhow::bail!("the file is read-only");
-        }
         // The first real read: a file that is not a database fails here.
         conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| {
             r.get::<_, i64>(0)
         })
         .context("cannot read it")?;
-        migrations::migrate(&mut conn, path)?;
+        // Refused before any write lock is taken: the file stays as it was
+        // (and said first, even when the file is also read-only).
+        migrations::refuse_newer(&conn, path)?;
+        // SQLite silently falls back to read-only for a file it cannot write.
+        if conn.is_readonly(MAIN_DB)? {
+            anyhow::bail!(
+                "the file is read-only (commands that only read, such as `results list`, \
+                 `compare` and `report`, still work on it)"
+            );
+        }
+        migrations::migrate(&mut conn, path).map_err(|e| disk_full(e, path))?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -181,13 +236,19 @@ impl Store {
                     meta.label,
                     self.path.display()
                 )
-            })?;
+            })
+            .map_err(|e| disk_full(e, &self.path))?;
         Ok(self.conn.last_insert_rowid())
     }
 
     /// Stores one workload result and all its samples in one transaction,
     /// committed before returning. Returns the result's id.
     pub fn add_result(&mut self, run_id: i64, result: &WorkloadResult) -> Result<i64> {
+        self.add_result_inner(run_id, result)
+            .map_err(|e| disk_full(e, &self.path))
+    }
+
+    fn add_result_inner(&mut self, run_id: i64, result: &WorkloadResult) -> Result<i64> {
         let context = || {
             format!(
                 "cannot store result of workload {} ({} tasks) for run {run_id}",
@@ -302,7 +363,8 @@ impl Store {
                 "UPDATE runs SET finished_at = ?1 WHERE id = ?2",
                 params![time_to_sql(&Utc::now()), run_id],
             )
-            .with_context(|| format!("cannot mark run {run_id} finished"))?;
+            .with_context(|| format!("cannot mark run {run_id} finished"))
+            .map_err(|e| disk_full(e, &self.path))?;
         if changed == 0 {
             return Err(no_run_error(run_id));
         }
@@ -320,6 +382,62 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The error of opening `path`: a [`UsageError`] naming the path and how
+/// to pick another (kept as it is when it already is one, or when the
+/// disk is full: a failure of the system, exit code 1, not of the request).
+fn wrap_open_error(path: &Path, err: anyhow::Error) -> anyhow::Error {
+    if err.chain().any(|e| e.is::<UsageError>()) || is_disk_full(&err) {
+        err
+    } else {
+        UsageError::new(format!(
+            "cannot open results database {}: {err:#} ({CHOOSE_ANOTHER})",
+            path.display()
+        ))
+        .into()
+    }
+}
+
+/// The schema version (`user_version`) of an open database.
+fn schema_version(conn: &Connection) -> Result<usize> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .context("cannot read the schema version")?;
+    usize::try_from(version).with_context(|| format!("schema version {version} is invalid"))
+}
+
+/// Whether SQLite failed because the file system is full (SQLITE_FULL, or
+/// an I/O error carrying ENOSPC/EDQUOT).
+pub fn is_disk_full(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| match e.downcast_ref::<rusqlite::Error>() {
+            Some(rusqlite::Error::SqliteFailure(f, _)) => f.code == rusqlite::ErrorCode::DiskFull,
+            _ => e
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::raw_os_error)
+                .is_some_and(|c| c == libc::ENOSPC || c == libc::EDQUOT),
+        })
+}
+
+/// `err` with a first line saying the disk holding `path` is full, when
+/// that is why it failed (not a usage error: exit code 1). What was
+/// committed before stays: each write is one transaction, rolled back whole.
+pub fn disk_full(err: anyhow::Error, path: &Path) -> anyhow::Error {
+    if !is_disk_full(&err) {
+        return err;
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    err.context(format!(
+        "the disk holding the results database {} is full (no space left in {}); results \
+         committed before are kept: free space there or choose another database with --db \
+         PATH or SECPERF_DB",
+        path.display(),
+        dir.display()
+    ))
 }
 
 fn run_exists(conn: &Connection, run_id: i64) -> Result<bool> {

@@ -136,14 +136,77 @@ fn newer_schema_is_a_usage_error() {
         conn.pragma_update(None, "user_version", 99)
             .expect("set version");
     }
-    let err = Store::open(&path)
-        .err()
-        .expect("must refuse a newer schema");
-    assert_eq!(exit_code(&err), 2);
-    let msg = format!("{err:#}");
-    assert!(msg.contains("version 99"), "{msg}");
-    assert!(msg.contains("newer secperf"), "{msg}");
-    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    let before = std::fs::read(&path).unwrap();
+    for err in [
+        Store::open(&path)
+            .err()
+            .expect("must refuse a newer schema"),
+        Store::open_read_only(&path)
+            .err()
+            .expect("readers refuse it too"),
+    ] {
+        assert_eq!(exit_code(&err), 2);
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains(&format!(
+                "written by a newer secperf (schema 99; this secperf knows up to {}): upgrade \
+                 secperf or use another --db",
+                MIGRATIONS.len()
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "file left untouched");
+}
+
+#[test]
+fn read_only_open_reads_without_writing() {
+    let (dir, mut store) = open_temp();
+    let id = store.begin_run(&meta("ro", t(0, 0))).unwrap();
+    store
+        .add_result(id, &result("getppid", 1, &[1.0, 2.0]))
+        .unwrap();
+    drop(store);
+    let path = dir.path().join("secperf.db");
+    let before = std::fs::read(&path).unwrap();
+    let ro = Store::open_read_only(&path).expect("read-only open");
+    assert_eq!(ro.list_runs().unwrap().len(), 1);
+    assert_eq!(ro.load_run(id).unwrap().results.len(), 1);
+    assert!(ro.conn.is_readonly(MAIN_DB).unwrap());
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+}
+
+#[test]
+fn read_only_open_upgrades_an_old_writable_schema() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("old.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw open");
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+    }
+    let store = Store::open_read_only(&path).expect("upgraded on open");
+    assert_eq!(user_version(&store), MIGRATIONS.len() as i64);
+}
+
+#[test]
+fn disk_full_errors_say_so_and_name_the_database() {
+    let full = anyhow::Error::new(rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+        None,
+    ))
+    .context("cannot store result");
+    let path = Path::new("/mnt/small/secperf.db");
+    let msg = format!("{:#}", disk_full(full, path));
+    assert!(msg.contains("is full"), "{msg}");
+    assert!(msg.contains("/mnt/small/secperf.db"), "{msg}");
+    assert!(msg.contains("cannot store result"), "{msg}");
+    let enospc = anyhow::Error::new(std::io::Error::from_raw_os_error(libc::ENOSPC));
+    assert!(is_disk_full(&enospc));
+    let other = anyhow::anyhow!("constraint failed");
+    assert_eq!(format!("{:#}", disk_full(other, path)), "constraint failed");
 }
 
 #[test]
@@ -606,4 +669,37 @@ fn comparisons_round_trip_and_cascade() {
     assert_eq!(count(&store, "comparisons"), 0);
     assert_eq!(count(&store, "comparison_pairs"), 0);
     assert_eq!(count(&store, "comparison_profiles"), 0);
+}
+
+#[test]
+fn two_writers_at_once_wait_for_each_other() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("shared.db");
+    let barrier = std::sync::Barrier::new(2);
+    let ids: Vec<i64> = std::thread::scope(|s| {
+        let writers: Vec<_> = ["a", "b"]
+            .map(|label| {
+                let (path, barrier) = (&path, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    // Both open (and migrate) a fresh file at once.
+                    let mut store = Store::open(path).expect("open");
+                    let id = store.begin_run(&meta(label, t(0, 0))).expect("begin");
+                    for i in 0..40 {
+                        store
+                            .add_result(id, &result("getppid", i, &[1.0, 2.0, 3.0]))
+                            .expect("add while the other writes");
+                    }
+                    store.finish_run(id).expect("finish");
+                    id
+                })
+            })
+            .into();
+        writers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 2);
+    for id in ids {
+        assert_eq!(store.load_run(id).unwrap().results.len(), 40);
+    }
 }
