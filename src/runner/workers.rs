@@ -22,7 +22,7 @@ pub struct TaskSpec<'a> {
 }
 
 /// Runs one task to completion in the current thread or process.
-fn run_task(spec: &TaskSpec, shm: &Shm) {
+fn run_task(spec: &TaskSpec, shm: &Shm, after_prepare: &super::AfterPrepare) {
     let i = spec.ctx.task;
     let info = &shm.slot(i).info;
     info.tid.store(sys::gettid(), Ordering::Relaxed);
@@ -30,7 +30,7 @@ fn run_task(spec: &TaskSpec, shm: &Shm) {
         info.fail(&format!("pinning to CPU {cpu}: {e}"));
         return;
     }
-    (spec.def.task)(&spec.ctx, &SlotHarness { shm, i }, spec.after_prepare);
+    (spec.def.task)(&spec.ctx, &SlotHarness { shm, i }, after_prepare);
 }
 
 /// Task `i`'s view of the shared memory.
@@ -95,7 +95,22 @@ impl Processes {
                         libc::_exit(1);
                     }
                 }
-                run_task(spec, shm);
+                // The kernel clears the parent-death signal when a task's
+                // euid, egid, fsuid or fsgid changes (the cred mechanism does
+                // that in after_prepare): arm it again afterwards, or a
+                // task of a SIGKILLed secperf would spin on forever.
+                let rearmed = |ctx: &crate::workloads::TaskCtx| -> anyhow::Result<()> {
+                    (spec.after_prepare)(ctx)?;
+                    // SAFETY: prctl with integer arguments; getppid cannot fail.
+                    unsafe {
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                        if libc::getppid() != parent {
+                            libc::_exit(1);
+                        }
+                    }
+                    Ok(())
+                };
+                run_task(spec, shm, &rearmed);
                 let ok = shm.slot(spec.ctx.task).info.state.load(Ordering::Acquire) != shm::FAILED;
                 // SAFETY: leaves the child without running the parent's
                 // destructors or atexit handlers.
@@ -184,7 +199,7 @@ pub fn with_tasks<R>(
         }
         Mode::Thread => std::thread::scope(|s| {
             for spec in specs {
-                s.spawn(move || run_task(spec, shm));
+                s.spawn(move || run_task(spec, shm, spec.after_prepare));
             }
             let result = body(&mut || Ok(()));
             shm.request_stop();

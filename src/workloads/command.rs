@@ -58,6 +58,9 @@ pub struct Command {
     /// For the failure report.
     stderr_file: Option<PathBuf>,
     last_status: libc::c_int,
+    /// The task's pid, which its runs check after arming their
+    /// parent-death signal.
+    task_pid: libc::pid_t,
     /// The children's CPU time so far (ns).
     user_ns: u64,
     sys_ns: u64,
@@ -127,6 +130,8 @@ impl Workload for Command {
             shown: shown(&args),
             stderr_file,
             last_status: 0,
+            // SAFETY: getpid cannot fail.
+            task_pid: unsafe { libc::getpid() },
             user_ns: 0,
             sys_ns: 0,
         })
@@ -221,6 +226,11 @@ impl Command {
         // SAFETY: (for the whole body) async-signal-safe calls on strings
         // prepared before the fork; the child never returns.
         unsafe {
+            // A run dies with its task (the task itself dies with secperf).
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != self.task_pid {
+                libc::_exit(127);
+            }
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
             if null >= 0 {
                 libc::dup2(null, 0);

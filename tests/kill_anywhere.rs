@@ -1,0 +1,430 @@
+//! Kill it anywhere: a secperf run SIGKILLed at a random moment (in its
+//! set-up, while measuring, while putting the machine back) leaves nothing
+//! behind that the next start cannot undo.
+//!
+//! As root with audit available (else it prints why and returns): the
+//! machine gets a rule of its own first (`-a always,exit -F arch=b64 -S
+//! pivot_root -k secperf-own`), then secperf runs are started in turn
+//! (`overhead` on audit:enabled, audit:unrelated-rule, landlock,
+//! seccomp:args, cred:fsuid, with the tiny design, and `suite
+//! lsm-hooks-2020 --quick`), each SIGKILLed after a delay from a seeded RNG
+//! (`SECPERF_KILL_SEED`, printed), up to about the run's length. After each
+//! kill:
+//! - no process of the killed run is left after a short grace period (each
+//!   run carries a unique environment variable, so its forked workers and
+//!   anything they exec are found in /proc whoever their parent is now);
+//! - `secperf restore` (or, every third kill, `secperf results list`,
+//!   whose start-up recovery must do the same) succeeds, removes the
+//!   journal and leaves audit exactly as the machine had it, its own rule
+//!   included (enabled flag and rule list byte for byte);
+//! - the database opens and `results list --json` lists every run that
+//!   finished before its kill.
+//!
+//! A surviving worker fails the test. (This test found that a
+//! `cred:fsuid` worker outlived its killed run: changing the fsuid clears
+//! the parent-death signal. The runner now arms it again after the
+//! mechanism is applied; `cred_fsuid_workers_die_with_a_killed_run`
+//! checks it.)
+//!
+//! At the end the own rule is removed and the state found at the start is
+//! put back (also on a failed assertion, by a drop guard). The test holds
+//! secperf's default state lock, so live tests and runs elsewhere on the
+//! machine wait for it; the killed runs use a private state directory.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use secperf::safety::StateLock;
+use secperf::sys::audit::{AUDIT_ARCH_X86_64, AuditSocket, AuditState, RuleData};
+
+use common::{PutBack, TINY, audit_state};
+
+const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
+
+/// Kills done (at least 20 were asked for): 6 of each command.
+const KILLS: usize = 36;
+/// How long the killed run's workers get to die.
+const GRACE: Duration = Duration::from_secs(2);
+/// The environment variable that marks every process of one run.
+const TAG: &str = "SECPERF_KILL_ANYWHERE_TAG";
+
+/// Runs whose surviving workers are a known bug, reported but not failed
+/// on here (none now).
+const KNOWN_SURVIVORS: &[&str] = &[];
+
+/// `pivot_root` on x86_64.
+const PIVOT_ROOT: u32 = 155;
+
+/// The runs, in turn, each with the latest moment to kill it (ms after
+/// start): about how long the run takes on the 2-CPU development VM (audit
+/// runs 1.1 s, the per-process mechanisms 0.6 s, the suite 2 s), so kills
+/// spread over set-up, measuring and putting things back, and some runs
+/// finish first.
+fn command(i: usize) -> (Vec<&'static str>, u64) {
+    let overhead = |m: &'static str, w: &'static str| {
+        let mut v = vec!["overhead", "-m", m, "-w", w, "--no-control"];
+        v.extend(TINY);
+        v
+    };
+    match i % 6 {
+        0 => (overhead("audit:enabled", "getppid"), 1300),
+        1 => (overhead("audit:unrelated-rule", "getppid"), 1300),
+        2 => (overhead("landlock", "open"), 800),
+        3 => (overhead("seccomp:args", "getppid"), 800),
+        4 => (overhead("cred:fsuid", "access1"), 800),
+        _ => (vec!["suite", "lsm-hooks-2020", "--quick"], 2000),
+    }
+}
+
+/// splitmix64: a seeded, dependency-free RNG.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Whether this test can run here; prints why not.
+fn preconditions(test: &str) -> Option<AuditState> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("{test}: skipped: needs root (CAP_AUDIT_CONTROL)");
+        return None;
+    }
+    let state = match AuditSocket::open().and_then(|s| s.state()) {
+        Ok(s) if s.enabled == 2 => {
+            eprintln!("{test}: skipped: audit is locked (enabled=2) until reboot");
+            return None;
+        }
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{test}: skipped: audit unavailable: {e}");
+            return None;
+        }
+    };
+    match AuditSocket::open().and_then(|s| s.status()) {
+        Ok(st) if st.failure == 2 => {
+            eprintln!("{test}: skipped: the audit failure mode is panic (failure=2)");
+            return None;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("{test}: skipped: audit status unavailable: {e}");
+            return None;
+        }
+    }
+    Some(state)
+}
+
+/// Pids of live (not zombie) processes whose environment holds `tag`.
+fn tagged(tag: &str) -> Vec<(i32, String)> {
+    let needle = format!("{TAG}={tag}");
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // `pid (comm) S ppid ...`: the state follows the last ')'.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r).trim();
+        if rest.starts_with('Z') || rest.is_empty() {
+            continue;
+        }
+        out.push((pid, format!("{} {}", pid, stat.trim())));
+    }
+    out
+}
+
+/// Runs secperf in `state` on `db`; stdout, or a panic with what it said.
+fn secperf(state: &Path, db: &Path, args: &[&str]) -> String {
+    let out = Command::new(SECPERF)
+        .env("SECPERF_STATE_DIR", state)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running secperf");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "secperf {args:?} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn a_run_killed_anywhere_leaves_nothing_behind() {
+    let test = "a_run_killed_anywhere_leaves_nothing_behind";
+    let Some(_) = preconditions(test) else {
+        return;
+    };
+    let _lock = match StateLock::acquire(Duration::from_secs(120)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{test}: skipped: {e:#}");
+            return;
+        }
+    };
+    // Read after the lock: the state may have changed while we waited.
+    let found = audit_state();
+    let _put_back = PutBack(found.clone());
+
+    // The machine's own rule, which every restore must leave in place.
+    let own = RuleData::always_exit(AUDIT_ARCH_X86_64)
+        .with_syscall(PIVOT_ROOT)
+        .with_key("secperf-own");
+    AuditSocket::open()
+        .and_then(|s| s.add_rule(&own.encode()))
+        .expect("adding the machine's own rule");
+    let expected = audit_state();
+    assert_eq!(
+        expected.rules.len(),
+        found.rules.len() + 1,
+        "the own rule was not added"
+    );
+
+    let seed = std::env::var("SECPERF_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5ec9_e2f0_u64);
+    eprintln!("{test}: seed {seed} (set SECPERF_KILL_SEED to replay)");
+    let mut rng = Rng(seed);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("results.db");
+    let started = Instant::now();
+    let mut finished_runs = 0usize;
+    let mut survivors = Vec::new();
+    let mut kills_mid_change = 0usize;
+    for i in 0..KILLS {
+        let (args, max_delay_ms) = command(i);
+        let state = tmp.path().join(format!("state-{i}"));
+        let tag = format!("{}-{i}", std::process::id());
+        let delay = Duration::from_millis(rng.next() % (max_delay_ms + 1));
+        let stderr_path = tmp.path().join(format!("run-{i}.stderr"));
+        let mut child = Command::new(SECPERF)
+            .env("SECPERF_STATE_DIR", &state)
+            .env(TAG, &tag)
+            .arg("--db")
+            .arg(&db)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
+            .spawn()
+            .expect("starting secperf");
+        let pid = child.id();
+        std::thread::sleep(delay);
+        let ended_first = child.try_wait().unwrap();
+        // SIGKILL (a no-op if it has ended: it is still our unreaped child).
+        child.kill().ok();
+        let status = child.wait().unwrap();
+        let outcome = match ended_first {
+            Some(s) if s.success() => {
+                finished_runs += 1;
+                "finished before the kill".to_string()
+            }
+            Some(s) => panic!(
+                "run {i} ({args:?}) failed before the kill ({s}):\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            ),
+            None => format!("killed ({status})"),
+        };
+
+        // Its workers die with it.
+        let grace_end = Instant::now() + GRACE;
+        let mut left = tagged(&tag);
+        while !left.is_empty() && Instant::now() < grace_end {
+            std::thread::sleep(Duration::from_millis(20));
+            left = tagged(&tag);
+        }
+        let known = args.iter().any(|a| KNOWN_SURVIVORS.contains(a));
+        for (p, line) in &left {
+            let found = format!("run {i} (pid {pid}, {args:?}): {line}");
+            if known {
+                eprintln!("{test}: known bug, a worker outlived its run: {found}");
+            } else {
+                survivors.push(found);
+            }
+            // SAFETY: kill with a pid we found carrying this run's tag.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+        }
+
+        // What the kill left: a journal, audit changed.
+        let journal = state.join("journal.json");
+        let left_journal = journal.exists();
+        let left_audit_changed = audit_state() != expected;
+        kills_mid_change += usize::from(left_audit_changed);
+        if left_audit_changed {
+            assert!(
+                left_journal,
+                "run {i} ({args:?}) killed after {delay:?} changed audit without a journal"
+            );
+        }
+
+        // The next start puts audit back: `restore`, or start-up recovery.
+        let how = if i % 3 == 2 {
+            secperf(&state, &db, &["results", "list"]);
+            "results list"
+        } else {
+            secperf(&state, &db, &["restore"]);
+            "restore"
+        };
+        let now = audit_state();
+        assert!(
+            now == expected,
+            "run {i} ({args:?}) killed after {delay:?}, then `{how}`: audit is enabled {} with \
+             {} rules, expected enabled {} with {} rules (the machine's own rule kept)",
+            now.enabled,
+            now.rules.len(),
+            expected.enabled,
+            expected.rules.len()
+        );
+        assert!(
+            !journal.exists(),
+            "run {i}: `{how}` left the journal {}",
+            journal.display()
+        );
+
+        // The database opens and lists every finished run.
+        let list = common::json_of(secperf(&state, &db, &["results", "list", "--json"]).as_bytes());
+        let runs = list["runs"].as_array().expect("runs array");
+        let listed_finished = runs.iter().filter(|r| !r["finished_at"].is_null()).count();
+        assert!(
+            listed_finished >= finished_runs,
+            "run {i}: {finished_runs} runs finished, `results list` shows {listed_finished} \
+             finished:\n{list:#}"
+        );
+        eprintln!(
+            "{test}: kill {i}: {} after {delay:?}: {outcome}; left journal {left_journal}, \
+             audit changed {left_audit_changed}; `{how}` restored audit exactly; {} runs listed \
+             ({listed_finished} finished); workers left: {}",
+            args[..3].join(" "),
+            runs.len(),
+            left.len()
+        );
+    }
+
+    // Take the own rule out again; the guard then puts back what was found.
+    AuditSocket::open()
+        .and_then(|s| s.del_rule(&own.encode()))
+        .expect("removing the machine's own rule");
+    assert_eq!(audit_state(), found, "the state found at the start");
+    eprintln!(
+        "{test}: {KILLS} kills in {:.1?}, {finished_runs} runs finished first, \
+         {kills_mid_change} left audit changed for the restore to undo",
+        started.elapsed()
+    );
+    assert!(
+        kills_mid_change > 0,
+        "no kill landed while audit was switched; nothing was restored (seed {seed})"
+    );
+    assert!(
+        survivors.is_empty(),
+        "processes of killed runs outlived them by {GRACE:?}:\n{}",
+        survivors.join("\n")
+    );
+}
+
+/// The uid fields of `/proc/PID/status`: real, effective, saved, fs.
+fn uids(pid: i32) -> Option<Vec<u32>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line[4..]
+        .split_whitespace()
+        .map(|v| v.parse().ok())
+        .collect()
+}
+
+/// A `cred:fsuid` worker dies with a SIGKILLed secperf. It used to spin
+/// on forever (state R, parent 1): the worker arms `PR_SET_PDEATHSIG`
+/// right after fork, the mechanism then calls `setfsuid` in it, and the
+/// kernel clears the parent-death signal on any change of the fsuid (also
+/// euid, egid, fsgid: prctl(2)). The runner arms it again after the
+/// mechanism is applied.
+#[test]
+fn cred_fsuid_workers_die_with_a_killed_run() {
+    let test = "cred_fsuid_workers_die_with_a_killed_run";
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("{test}: skipped: needs root (setfsuid needs CAP_SETUID)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let tag = format!("{}-bug", std::process::id());
+    let mut child = Command::new(SECPERF)
+        .env("SECPERF_STATE_DIR", tmp.path().join("state"))
+        .env(TAG, &tag)
+        .arg("--db")
+        .arg(tmp.path().join("r.db"))
+        .args([
+            "overhead",
+            "-m",
+            "cred:fsuid",
+            "-w",
+            "access1",
+            "--no-control",
+        ])
+        .args(["--pairs", "40", "--sample-ms", "100", "--no-pin"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting secperf");
+    let pid = child.id() as i32;
+    // Wait for a worker of the treatment arm: a tagged process whose fsuid
+    // is not its real uid.
+    let start = Instant::now();
+    let mut in_treatment = false;
+    while start.elapsed() < Duration::from_secs(20) && child.try_wait().unwrap().is_none() {
+        if tagged(&tag)
+            .iter()
+            .any(|(p, _)| *p != pid && uids(*p).is_some_and(|u| u.len() == 4 && u[3] != u[0]))
+        {
+            in_treatment = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().ok();
+    child.wait().unwrap();
+    let grace_end = Instant::now() + GRACE;
+    let mut left = tagged(&tag);
+    while !left.is_empty() && Instant::now() < grace_end {
+        std::thread::sleep(Duration::from_millis(20));
+        left = tagged(&tag);
+    }
+    for (p, _) in &left {
+        // SAFETY: kill with a pid we found carrying this run's tag.
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+    assert!(in_treatment, "no cred:fsuid worker seen within 20 s");
+    assert!(
+        left.is_empty(),
+        "workers outlived the killed secperf (pid {pid}) by {GRACE:?}:\n{}",
+        left.iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
