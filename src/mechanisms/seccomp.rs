@@ -246,6 +246,10 @@ pub fn install(prog: &[SockFilter]) -> Result<(), SysError> {
 /// of them is refused: in thread mode a killed task thread would leave
 /// the measurement waiting for it, and a KILL_PROCESS would kill secperf.
 pub const HARNESS_SYSCALLS: &[(&str, &str)] = &[
+    (
+        "prctl",
+        "to check its parent-death signal after the mechanism (process tasks)",
+    ),
     ("futex", "to wait for the common start"),
     ("close", "to close the workload's descriptors when it ends"),
     ("exit_group", "to exit (process tasks)"),

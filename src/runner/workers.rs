@@ -101,11 +101,19 @@ impl Processes {
                 // task of a SIGKILLed secperf would spin on forever.
                 let rearmed = |ctx: &crate::workloads::TaskCtx| -> anyhow::Result<()> {
                     (spec.after_prepare)(ctx)?;
-                    // SAFETY: prctl with integer arguments; getppid cannot fail.
+                    // Only when it was cleared, so that the calls made under
+                    // a seccomp filter stay one prctl (a denied one leaves
+                    // `sig` as it was: nothing to do).
+                    let mut sig: libc::c_int = libc::SIGKILL;
+                    // SAFETY: prctl writes one int into sig; the rest takes
+                    // integer arguments; getppid cannot fail.
                     unsafe {
-                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                        if libc::getppid() != parent {
-                            libc::_exit(1);
+                        libc::prctl(libc::PR_GET_PDEATHSIG, &mut sig as *mut libc::c_int);
+                        if sig == 0 {
+                            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                            if libc::getppid() != parent {
+                                libc::_exit(1);
+                            }
                         }
                     }
                     Ok(())

@@ -77,7 +77,16 @@ impl Workload for Command {
         "task_free",
     ];
     /// The calls secperf makes per run; the command makes its own.
-    const SYSCALLS: &'static [&'static str] = &["clone", "execve", "wait4", "exit_group"];
+    const SYSCALLS: &'static [&'static str] = &[
+        "clone",
+        "prctl",
+        "getppid",
+        "openat",
+        "dup2",
+        "execve",
+        "wait4",
+        "exit_group",
+    ];
     const SLOW: bool = true;
     const IN_ALL: bool = false;
     const CHILD_CPU: bool = true;
