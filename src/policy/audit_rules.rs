@@ -954,54 +954,13 @@ impl<'h> LineState<'h> {
                 if arg.contains("task") && self.syscall_added {
                     return Err("syscall auditing requested for the task list".into());
                 }
-                let mut add = self.add;
-                let mut action = self.action;
-                match self.rule_setup(&arg, &mut add, &mut action) {
-                    Setup::Ok => {
-                        self.add = add;
-                        self.action = action;
-                        if *c == 'A' {
-                            self.add |= au::AUDIT_FILTER_PREPEND;
-                        }
-                        self.retval = 1;
-                    }
-                    Setup::Deprecated => {
-                        self.out.notes.push(
-                            "skipped: the action 'possible' is deprecated and auditctl skips \
-                             the line"
-                                .into(),
-                        );
-                        self.retval = -3;
-                        return Ok(true);
-                    }
-                    Setup::Multiple => {
-                        return Err("only one -a, -A or -d per line".into());
-                    }
-                    Setup::Bad => return Err(bad_list_action(&arg)),
+                if self.list_action(&arg, false, *c == 'A')? {
+                    return Ok(true);
                 }
             }
             Opt::Short('d', _) => {
-                let mut del = self.del;
-                let mut action = self.action;
-                match self.rule_setup(&arg, &mut del, &mut action) {
-                    Setup::Ok => {
-                        self.del = del;
-                        self.action = action;
-                        self.retval = 1;
-                    }
-                    Setup::Deprecated => {
-                        self.out.notes.push(
-                            "skipped: the action 'possible' is deprecated and auditctl skips \
-                             the line"
-                                .into(),
-                        );
-                        self.retval = -3;
-                        return Ok(true);
-                    }
-                    Setup::Multiple => {
-                        return Err("only one -a, -A or -d per line".into());
-                    }
-                    Setup::Bad => return Err(bad_list_action(&arg)),
+                if self.list_action(&arg, true, false)? {
+                    return Ok(true);
                 }
             }
             Opt::Short('S', _) => self.syscall_option(&arg)?,
@@ -1114,6 +1073,39 @@ impl<'h> LineState<'h> {
             other => return Err(format!("unknown option {}", describe(other))),
         }
         Ok(false)
+    }
+
+    /// `-a`/`-A` (`delete` false) or `-d` (true) with its list,action
+    /// argument: sets the list and action; Ok(true) when the line is to be
+    /// skipped (the deprecated action 'possible', as auditctl does).
+    fn list_action(&mut self, arg: &str, delete: bool, prepend: bool) -> Result<bool, String> {
+        let mut list = if delete { self.del } else { self.add };
+        let mut action = self.action;
+        match self.rule_setup(arg, &mut list, &mut action) {
+            Setup::Ok => {
+                if delete {
+                    self.del = list;
+                } else {
+                    self.add = list;
+                    if prepend {
+                        self.add |= au::AUDIT_FILTER_PREPEND;
+                    }
+                }
+                self.action = action;
+                self.retval = 1;
+                Ok(false)
+            }
+            Setup::Deprecated => {
+                self.out.notes.push(
+                    "skipped: the action 'possible' is deprecated and auditctl skips the line"
+                        .into(),
+                );
+                self.retval = -3;
+                Ok(true)
+            }
+            Setup::Multiple => Err("only one -a, -A or -d per line".into()),
+            Setup::Bad => Err(bad_list_action(arg)),
+        }
     }
 
     /// `audit_rule_setup`: `LIST,ACTION` or `ACTION,LIST` into `filter`
