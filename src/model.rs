@@ -187,6 +187,23 @@ pub struct Comparison {
     /// absent for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_cpu: Option<[ChildCpu; 2]>,
+    /// How the sequential design (the default) ended this comparison;
+    /// absent for a fixed number of pairs (`--pairs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialStop>,
+}
+
+/// Where a sequential comparison stopped: `pairs` of the comparison were
+/// measured out of a budget of `max_pairs`, and why. Its interval is the
+/// anytime-valid confidence sequence and its p-value the anytime one
+/// ([`crate::stats::sequential`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SequentialStop {
+    pub max_pairs: u32,
+    /// Comparisons in the table when it was measured (the Bonferroni
+    /// divisor of its stopping rule).
+    pub family: u32,
+    pub stopped: crate::stats::sequential::StopReason,
 }
 
 /// A parameter sweep (`overhead --sweep KEY=V1,V2,...`): one comparison per
@@ -513,6 +530,7 @@ pub mod testing {
             pair_data: vec![],
             attribution: None,
             child_cpu: None,
+            sequential: None,
         }
     }
 

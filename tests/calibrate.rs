@@ -83,7 +83,7 @@ fn quick_calibration_reports_every_figure_and_is_stored() {
         Some(reason) => assert!(reason.contains("seccomp"), "{reason}"),
         None => {
             let inj = &v["injected"][0];
-            assert_eq!(inj["treatment"], "seccomp:args,filters=4");
+            assert_eq!(inj["treatment"], "seccomp:allow on getppid");
             assert_eq!(inj["truth"]["pairs"], 90);
             assert_eq!(inj["truth"]["comparisons"].as_array().unwrap().len(), 3);
             // A structure check: with this tiny design on a loaded machine
@@ -164,4 +164,40 @@ fn bad_budget_and_design_are_usage_errors() {
         !db.exists(),
         "nothing is opened before the arguments are valid"
     );
+}
+
+/// Without `--pairs` the calibration checks the sequential rule: its A/A
+/// and short comparisons stop once settled and say so, the truth blocks
+/// keep a fixed number of pairs.
+#[test]
+fn the_default_calibration_checks_the_sequential_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let out = secperf(&db)
+        .args(["--json", "calibrate", "--quick", "--max-pairs", "10"])
+        .args(["--sample-ms", "20", "--aa-comparisons", "3"])
+        .args(["--injected-comparisons", "2", "--seed", "7"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    assert_eq!(v["design"]["sequential"], true);
+    assert_eq!(v["design"]["pairs"], 10);
+    let mean = v["aa"]["mean_pairs"].as_f64().unwrap();
+    assert!((7.0..=10.0).contains(&mean), "{mean}");
+    assert!(v["aa"]["excluding_zero"]["total"] == 3, "{}", v["aa"]);
+    for c in v["aa"]["comparisons"].as_array().unwrap() {
+        assert!(c["sequential"]["stopped"].is_string(), "{c}");
+    }
+    if v["injected_skipped"].is_null() {
+        let inj = &v["injected"][0];
+        assert_eq!(inj["truth"]["pairs"], 90);
+        for c in inj["truth"]["comparisons"].as_array().unwrap() {
+            assert!(c["sequential"].is_null(), "a truth block is fixed: {c}");
+        }
+        assert_eq!(inj["comparisons"].as_array().unwrap().len(), 2);
+        assert!(inj["mean_pairs"].as_f64().is_some(), "{inj}");
+    }
 }

@@ -286,3 +286,86 @@ fn non_root_user_gets_unprivileged_mechanisms_and_reasons_for_the_rest() {
     );
     assert_eq!(json_of(&out.stdout)["comparisons"][0]["mechanism"], "none");
 }
+
+/// Without `--pairs` a comparison is sequential: it stops once settled, at
+/// `--max-pairs` at the latest, and says where and why.
+#[test]
+fn the_default_design_is_sequential_and_reports_its_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = secperf(&db)
+        .args(["--json", "overhead", "-m", "none", "-w", "getppid"])
+        .args(["--max-pairs", "10", "--sample-ms", "20"])
+        .args(["--samples-per-half", "1", "--warmup", "0", "--no-pin"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    let stop = &v["design"]["stop"];
+    assert_eq!(stop["max_pairs"], 10, "{stop}");
+    assert_eq!(stop["family"], 1);
+    assert_eq!(stop["min_pairs"], 7);
+    let c = &v["comparisons"][0];
+    let pairs = c["pairs"].as_u64().unwrap();
+    assert!((7..=10).contains(&pairs), "{pairs}");
+    assert_eq!(c["pair_data"].as_array().unwrap().len() as u64, pairs);
+    let s = &c["sequential"];
+    assert_eq!(s["max_pairs"], 10);
+    let stopped = s["stopped"].as_str().unwrap();
+    assert!(
+        ["slower", "faster", "negligible", "max-pairs"].contains(&stopped),
+        "{stopped}"
+    );
+    // Stopped before the budget only when settled.
+    if pairs < 10 {
+        assert_ne!(stopped, "max-pairs");
+    }
+    // Stored and shown back with the stop; the table says N/M.
+    let id = v["run_id"].as_i64().unwrap().to_string();
+    let shown = secperf(&db)
+        .args(["--json", "results", "show", &id])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(json_of(&shown)["comparisons"][0]["sequential"], *s);
+    let table = secperf(&db)
+        .args(["results", "show", &id])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8_lossy(&table);
+    assert!(table.contains(&format!("{pairs}/10")), "{table}");
+    assert!(table.contains("anytime-valid"), "{table}");
+}
+
+#[test]
+fn sequential_options_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for (args, needle) in [
+        (&["--max-pairs", "5"][..], "--max-pairs 5"),
+        (
+            &["--pairs", "12", "--max-pairs", "20"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--pairs", "12", "--precision", "2"][..],
+            "cannot be used with",
+        ),
+    ] {
+        let out = secperf(&db)
+            .args(["overhead", "-m", "none", "-w", "getppid"])
+            .args(args)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -17,11 +17,19 @@ fn pct(v: f64) -> String {
 pub fn text(r: &CalibrationReport) -> String {
     let d = &r.design;
     let mut s = String::new();
+    let pairs = if d.sequential {
+        format!(
+            "sequential: each comparison stops once settled, at most {} pairs",
+            d.pairs
+        )
+    } else {
+        format!("{} pairs", d.pairs)
+    };
     let _ = writeln!(
         s,
-        "Calibration of the A/B method on {} (1 task, {}; {} pairs of 2 halves x {} x {} ms, \
+        "Calibration of the A/B method on {} (1 task, {}; {pairs}; halves of {} x {} ms, \
          warmup {}), {:.0} s",
-        r.workload, d.mode, d.pairs, d.samples_per_half, d.sample_ms, d.warmup, r.elapsed_s
+        r.workload, d.mode, d.samples_per_half, d.sample_ms, d.warmup, r.elapsed_s
     );
     let _ = writeln!(s);
     let fp = &r.aa.false_positives;
@@ -36,6 +44,16 @@ pub fn text(r: &CalibrationReport) -> String {
         fp.describe(),
         r.aa.assessment
     );
+    if let Some(x) = &r.aa.excluding_zero {
+        let _ = writeln!(
+            s,
+            "  intervals excluding 0 (noise band or not): {}",
+            x.describe()
+        );
+    }
+    if let Some(n) = r.aa.mean_pairs {
+        let _ = writeln!(s, "  pairs per comparison: {n:.1} on average");
+    }
     let _ = writeln!(s);
     if let Some(reason) = &r.injected_skipped {
         let _ = writeln!(s, "Injected slowdowns: skipped: {reason}");
@@ -61,6 +79,9 @@ pub fn text(r: &CalibrationReport) -> String {
             }
             let _ = writeln!(s, "    detected         {}", i.detected.describe());
             let _ = writeln!(s, "    CI covers truth  {}", i.covered.describe());
+            if let Some(n) = i.mean_pairs {
+                let _ = writeln!(s, "    pairs            {n:.1} on average");
+            }
             let _ = writeln!(s, "    {}", i.assessment);
             if let Some(reason) = &i.skipped {
                 let _ = writeln!(s, "    skipped: {reason}");

@@ -18,7 +18,7 @@ fn plan(counts: Counts, injected: &[&str]) -> Plan {
         counts,
         injected: injected
             .iter()
-            .map(|s| (s.to_string(), Treatment::parse(s).unwrap()))
+            .map(|s| Injected::new(s, "getppid").unwrap())
             .collect(),
         injected_skipped: None,
         budget_s: 60.0,
@@ -80,6 +80,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         pair_data,
         attribution: None,
         child_cpu: None,
+        sequential: None,
     }
 }
 

@@ -190,10 +190,18 @@ impl CommandArgs {
 /// How each A/B pair is measured (`overhead` and `calibrate`).
 #[derive(Debug, Args)]
 pub struct PairArgs {
-    /// A/B pairs per comparison (at least 10) [default: overhead 12, or more
-    /// when Holm correction needs them; calibrate 10].
-    #[arg(long, value_name = "N")]
+    /// A fixed number of A/B pairs per comparison (at least 10). Without
+    /// it each comparison is sequential: it looks after every pair and
+    /// stops as soon as its verdict is settled (slower or faster beyond the
+    /// noise band, negligible, or --precision reached), at --max-pairs at
+    /// the latest, with anytime-valid intervals and p-values.
+    #[arg(long, value_name = "N", conflicts_with = "max_pairs")]
     pub pairs: Option<u32>,
+
+    /// The sequential design's budget: most pairs one comparison may take
+    /// [default: 20, or more when a large table needs them to decide].
+    #[arg(long, value_name = "N")]
+    pub max_pairs: Option<u32>,
 
     /// Length of one sample (time slice), milliseconds [default: 60, 30 with --quick].
     #[arg(long, value_name = "MS")]
@@ -221,8 +229,12 @@ impl PairArgs {
         if samples_per_half == 0 {
             usage_bail!("--samples-per-half must be at least 1");
         }
+        if let Some(max) = self.max_pairs.filter(|&p| p < 10) {
+            usage_bail!("--max-pairs {max}: give at least 10 (e.g. --max-pairs 48)");
+        }
         Ok(HalfDesign {
             pairs: self.pairs,
+            max_pairs: self.max_pairs,
             sample_ms,
             samples_per_half,
             warmup: self.warmup.unwrap_or(if quick { 0 } else { 1 }),

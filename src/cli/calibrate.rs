@@ -3,12 +3,14 @@
 //! [`crate::calibrate`]) and stores the result for later commands.
 //!
 //! Duration: `--quick` makes 20 A/A comparisons and, for one injected size
-//! (`seccomp:args,filters=4`), 3 truth comparisons of 30 pairs plus 10
-//! short ones, all with the quick design (30 ms slices): about 30 s here.
-//! Otherwise A/A gets one `--budget` and each of the two injected sizes
-//! (filters=1 and 4) one budget including its truth, so the whole run takes
-//! about 3x `--budget` (more when the minimum counts, 10 A/A and 5 short
-//! comparisons per size, do not fit). The estimate is printed first.
+//! (`seccomp:allow` on getppid, about 10%), 3 truth comparisons of 3x the
+//! budget's pairs plus 10 short ones, all with the quick design (30 ms
+//! slices): about a minute here. Otherwise A/A gets one `--budget` and each
+//! of the two injected sizes (about 10% and 2.5%) one budget including its
+//! truth, so the whole run takes about 3x `--budget` (more when the minimum
+//! counts, 10 A/A and 5 short comparisons per size, do not fit). Sizes are
+//! planned for comparisons that use their whole budget; sequential ones
+//! that settle early finish sooner. The estimate is printed first.
 
 use std::path::Path;
 

@@ -53,10 +53,11 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Precision wanted, percent (e.g. 1): the number of pairs is taken from
-    /// the last `secperf calibrate` of each workload on this machine so the
-    /// 95% interval's half-width is about this (overrides --pairs' default).
-    #[arg(long, value_name = "PCT")]
+    /// Precision wanted, percent (e.g. 1): a sequential comparison also
+    /// stops once its 95% interval's half-width is at most this, and the
+    /// budget (--max-pairs' default) is raised to what the last `secperf
+    /// calibrate` of each workload on this machine predicts it needs.
+    #[arg(long, value_name = "PCT", conflicts_with = "pairs")]
     pub precision: Option<f64>,
 
     /// Sweep one parameter: one comparison per value, and a straight line
@@ -147,9 +148,8 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let measuring = args.wait.lock()?;
     let design = plan.design();
     let profiled_pairs = plan.profile.map_or(0, |p| p.pairs as u64);
-    let slices = plan.cases.len() as u64
-        * 2
-        * (plan.pairs as u64 + profiled_pairs)
+    let slices = 2
+        * (plan.max_pairs_total() + plan.cases.len() as u64 * profiled_pairs)
         * design.slices_per_half();
     for note in &plan.treatment_notes {
         eprintln!("secperf: {note}");
@@ -162,16 +162,24 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             .collect(),
     )?
     .unwrap_or(0.0);
-    eprintln!(
-        "secperf: {} comparisons x {} pairs{}, about {:.0} s of measurement",
-        plan.cases.len(),
-        plan.pairs,
-        plan.profile.map_or(String::new(), |p| format!(
-            " + {} profiled pairs at {} Hz",
-            p.pairs, p.hz
-        )),
-        slices as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.15
-    );
+    let seconds = slices as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.15;
+    let profiled = plan.profile.map_or(String::new(), |p| {
+        format!(" + {} profiled pairs at {} Hz", p.pairs, p.hz)
+    });
+    match &plan.stop {
+        Some(stop) => eprintln!(
+            "secperf: {} comparisons x {} to {} pairs{profiled} (sequential: each stops once its \
+             verdict is settled), at most about {seconds:.0} s of measurement",
+            plan.cases.len(),
+            stop.min_pairs,
+            plan.pairs,
+        ),
+        None => eprintln!(
+            "secperf: {} comparisons x {} pairs{profiled}, about {seconds:.0} s of measurement",
+            plan.cases.len(),
+            plan.pairs,
+        ),
+    }
     let mut session = Session::begin_measuring(
         measuring,
         db_path,
@@ -190,7 +198,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         .zip(&plan.control)
         .map(|(case, &control)| {
             let role = if control { " (negative control)" } else { "" };
-            (case, design.clone(), role)
+            (case, plan.design_for(control), role)
         });
     let measured = measure_comparisons(
         &mut session.store,

@@ -185,6 +185,7 @@ fn overhead_runs_give_one_row_per_arm() {
         ],
         attribution: None,
         child_cpu: None,
+        sequential: None,
     });
     let s = series(&a);
     assert_eq!(s.len(), 2);

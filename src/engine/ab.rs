@@ -14,22 +14,26 @@
 
 use anyhow::{Context, Result};
 
-use super::design::{Case, Design, pair_orders};
+use super::design::{Case, Design, pair_order, pair_orders};
 use super::measurer::Measurer;
 use super::progress::Progress;
 use crate::mechanisms::Arm;
-use crate::model::{Attribution, ChildCpu, Comparison, PairData};
+use crate::model::{Attribution, ChildCpu, Comparison, PairData, SequentialStop};
 use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
 use crate::profile::{ProfileOpts, profile_half};
 use crate::runner::{Tick, Unobserved};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
 use crate::stats::paired::{PairedOpts, compare_paired};
+use crate::stats::sequential::{self, StopReason, settled};
 use crate::store::Store;
 
 /// Measures one case as randomised pairs; `on_tick` is called after every
 /// slice. The first failing half stops the comparison with an error naming
-/// the case, the pair and the arm.
+/// the case, the pair and the arm. With a stopping rule
+/// ([`Design::stop`]) it looks after every pair and stops once settled, at
+/// `design.pairs` at the latest; the comparison's interval and p-value are
+/// then the anytime-valid ones of [`crate::stats::sequential`].
 pub fn compare(
     case: &Case,
     design: &Design,
@@ -41,7 +45,10 @@ pub fn compare(
     let mut treatment = Vec::with_capacity(design.pairs as usize);
     let mut pair_data = Vec::with_capacity(design.pairs as usize);
     let mut cpu: [Vec<ChildCpu>; 2] = Default::default();
-    for (i, order) in pair_orders(design.pairs, rng).into_iter().enumerate() {
+    let mut ratios = Vec::with_capacity(design.pairs as usize);
+    let mut stopped = None;
+    for i in 0..design.pairs {
+        let order = pair_order(rng);
         let mut ns = [0.0f64; 2];
         for arm in order {
             let v = measurer
@@ -62,7 +69,7 @@ pub fn compare(
         baseline.push(ns[0]);
         treatment.push(ns[1]);
         pair_data.push(PairData {
-            index: i as u32,
+            index: i,
             order: if order[0] == Arm::Baseline {
                 "AB"
             } else {
@@ -72,16 +79,27 @@ pub fn compare(
             baseline_ns_per_op: ns[0],
             treatment_ns_per_op: ns[1],
         });
+        if let Some(rule) = &design.stop {
+            ratios.push((ns[1] / ns[0]).ln());
+            stopped = settled(&ratios, rule);
+            if stopped.is_some() {
+                break;
+            }
+        }
     }
-    let overhead_pct = compare_paired(
-        &baseline,
-        &treatment,
-        &PairedOpts {
-            seed: design.seed,
-            ..Default::default()
-        },
-    )
-    .context("computing the overhead")?;
+    let overhead_pct = match &design.stop {
+        Some(rule) => sequential::overhead_pct(&ratios, rule.decision.alpha)
+            .context("computing the overhead: no pairs")?,
+        None => compare_paired(
+            &baseline,
+            &treatment,
+            &PairedOpts {
+                seed: design.seed,
+                ..Default::default()
+            },
+        )
+        .context("computing the overhead")?,
+    };
     let attribution = design.profile.map(|p| {
         profile_pairs(
             case,
@@ -102,7 +120,7 @@ pub fn compare(
         params: t.params.clone(),
         mode: design.mode,
         tasks: case.tasks as u32,
-        pairs: design.pairs,
+        pairs: pair_data.len() as u32,
         sample_ms: design.sample_ms,
         samples_per_half: design.samples_per_half,
         baseline_ns_per_op: crate::stats::median(&baseline).unwrap_or(f64::NAN),
@@ -114,6 +132,11 @@ pub fn compare(
         child_cpu: median_child_cpu(&cpu[0])
             .zip(median_child_cpu(&cpu[1]))
             .map(|(b, t)| [b, t]),
+        sequential: design.stop.as_ref().map(|rule| SequentialStop {
+            max_pairs: design.pairs,
+            family: rule.family,
+            stopped: stopped.unwrap_or(StopReason::MaxPairs),
+        }),
     })
 }
 
@@ -219,7 +242,8 @@ pub fn measure_comparisons<'a>(
         progress.start(&what);
         let c = compare(case, &design, measurer, &mut rng, &mut |t| progress.tick(t))?;
         ids.push(store.add_comparison(run_id, &c)?);
-        progress.line(&format!("{what}: {}", c.overhead_pct.describe()));
+        progress.skip(unmeasured_slices(&design, &c));
+        progress.line(&format!("{what}: {}", describe_measured(&c)));
         comparisons.push(c);
     }
     decide_all(&mut comparisons, decision);
@@ -227,6 +251,30 @@ pub fn measure_comparisons<'a>(
         store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
     }
     Ok(comparisons)
+}
+
+/// Slices of the budget a sequential comparison did not need (for the
+/// progress bar).
+pub fn unmeasured_slices(design: &Design, c: &Comparison) -> u64 {
+    2 * design.pairs.saturating_sub(c.pairs) as u64 * design.slices_per_half()
+}
+
+/// A finished comparison's progress line: its figure before the table's
+/// correction, and where a sequential one stopped.
+pub fn describe_measured(c: &Comparison) -> String {
+    let o = &c.overhead_pct;
+    match &c.sequential {
+        Some(s) => format!(
+            "{:+.1}% [{:.1}, {:.1}] ({} of at most {} pairs, {})",
+            o.estimate,
+            o.ci_low,
+            o.ci_high,
+            c.pairs,
+            s.max_pairs,
+            s.stopped.describe()
+        ),
+        None => c.overhead_pct.describe(),
+    }
 }
 
 /// Final verdicts of a report: Holm-corrected p-values across its
@@ -241,7 +289,11 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
             p_value: c.overhead_pct.p_value,
             ci_low: c.overhead_pct.ci_low,
             ci_high: c.overhead_pct.ci_high,
-            samples: Samples::Paired(r),
+            samples: if c.sequential.is_some() {
+                Samples::Sequential(r)
+            } else {
+                Samples::Paired(r)
+            },
         })
         .collect();
     for (c, d) in comparisons.iter_mut().zip(decide_table(&rows, opts)) {
@@ -299,6 +351,7 @@ mod tests {
                 .collect(),
             attribution: None,
             child_cpu: None,
+            sequential: None,
         }
     }
 
@@ -390,6 +443,58 @@ mod tests {
             assert_eq!(m.calls.len(), 30);
             assert_eq!(a.pairs, 3);
         }
+    }
+
+    #[test]
+    fn a_sequential_comparison_stops_once_settled_and_says_why() {
+        use crate::stats::decision::Verdict;
+        use crate::stats::sequential::StopRule;
+        let rule = |family| StopRule {
+            min_pairs: 7,
+            max_pairs: 24,
+            family,
+            decision: DecisionOpts::default(),
+            precision_pct: None,
+        };
+        let run = |family, effect: f64, noise: f64| {
+            let mut d = design(24);
+            d.stop = Some(rule(family));
+            let mut m = Scripted::new(move |_, arm, n| {
+                let wobble = noise * ((n * 7919 % 13) as f64 - 6.0) / 6.0;
+                Ok(if arm == Arm::Treatment {
+                    100.0 * (1.0 + effect)
+                } else {
+                    100.0
+                } + wobble)
+            });
+            let mut c = compare(&case("none"), &d, &mut m, &mut Rng::new(9), &mut |_| {}).unwrap();
+            assert_eq!(m.calls.len(), 2 * c.pairs as usize);
+            decide_all(std::slice::from_mut(&mut c), &DecisionOpts::default());
+            c
+        };
+        // +10%: settled at the first pair count that can decide.
+        let c = run(1, 0.10, 0.5);
+        let s = c.sequential.unwrap();
+        assert_eq!(
+            (c.pairs, s.max_pairs, s.stopped),
+            (7, 24, StopReason::Slower)
+        );
+        assert_eq!(c.overhead_pct.verdict, Verdict::Slower);
+        assert!(c.overhead_pct.ci_low > 1.0, "{:?}", c.overhead_pct);
+        // In a table of 29 it needs 12.
+        assert_eq!(run(29, 0.10, 0.5).pairs, 12);
+        // Identical arms, 0.5% wobble: negligible at once.
+        let c = run(1, 0.0, 0.5);
+        assert_eq!(c.sequential.unwrap().stopped, StopReason::Negligible);
+        assert_eq!(c.overhead_pct.verdict, Verdict::Negligible);
+        // Identical arms, 5% wobble: the whole budget, no verdict.
+        let c = run(1, 0.0, 5.0);
+        assert_eq!(
+            (c.pairs, c.sequential.unwrap().stopped),
+            (24, StopReason::MaxPairs)
+        );
+        assert_eq!(c.overhead_pct.verdict, Verdict::NoChange);
+        assert!(describe_measured(&c).contains("24 of at most 24 pairs"));
     }
 
     #[test]

@@ -91,6 +91,7 @@ mod tests {
             pair_data: vec![],
             attribution: None,
             child_cpu: None,
+            sequential: None,
         }
     }
 

@@ -8,6 +8,7 @@ use crate::mechanisms::{Arm, Treatment};
 use crate::model::{Mode, Params};
 use crate::profile::ProfileOpts;
 use crate::stats::bootstrap::Rng;
+use crate::stats::sequential::StopRule;
 use crate::workloads::WorkloadDef;
 
 /// The negative control of `overhead`: the STREAM triad runs no system
@@ -28,6 +29,8 @@ pub struct Case {
 /// How every comparison of a run is measured.
 #[derive(Debug, Clone)]
 pub struct Design {
+    /// Pairs per comparison: all of them in the fixed design, the budget
+    /// (the most) in the sequential one.
     pub pairs: u32,
     pub sample_ms: u64,
     pub samples_per_half: u32,
@@ -40,6 +43,9 @@ pub struct Design {
     pub seed: u64,
     /// Extra profiled pairs after the timed ones (`--profile`).
     pub profile: Option<ProfileOpts>,
+    /// The sequential design's stopping rule; None for a fixed number of
+    /// pairs (`--pairs`).
+    pub stop: Option<StopRule>,
 }
 
 impl Design {
@@ -58,6 +64,7 @@ impl Design {
             cache_dir: std::env::temp_dir(),
             seed,
             profile: None,
+            stop: None,
         }
     }
 
@@ -69,13 +76,14 @@ impl Design {
 
 /// Which arm runs first in each pair, from a seeded coin.
 pub fn pair_orders(pairs: u32, rng: &mut Rng) -> Vec<[Arm; 2]> {
-    (0..pairs)
-        .map(|_| {
-            if rng.next_u64() & 1 == 0 {
-                [Arm::Baseline, Arm::Treatment]
-            } else {
-                [Arm::Treatment, Arm::Baseline]
-            }
-        })
-        .collect()
+    (0..pairs).map(|_| pair_order(rng)).collect()
+}
+
+/// Which arm runs first in the next pair (one toss of the seeded coin).
+pub fn pair_order(rng: &mut Rng) -> [Arm; 2] {
+    if rng.next_u64() & 1 == 0 {
+        [Arm::Baseline, Arm::Treatment]
+    } else {
+        [Arm::Treatment, Arm::Baseline]
+    }
 }

@@ -25,6 +25,7 @@ use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped};
 use crate::profile::ProfileOpts;
 use crate::stats::decision::{DecisionOpts, min_pairs_for};
+use crate::stats::sequential::{StopRule, first_finite, min_pairs_to_decide};
 use crate::store::Store;
 use crate::usage_bail;
 use crate::workloads::select::{parse_list, resolve_params};
@@ -45,7 +46,10 @@ pub struct Placement {
 /// `pairs` stays the planner's choice when not given.
 #[derive(Debug, Clone, Copy)]
 pub struct HalfDesign {
+    /// `--pairs`: a fixed number of pairs (None: the sequential design).
     pub pairs: Option<u32>,
+    /// `--max-pairs`: the sequential design's budget per comparison.
+    pub max_pairs: Option<u32>,
     pub sample_ms: u64,
     pub samples_per_half: u32,
     pub warmup: u32,
@@ -114,6 +118,53 @@ pub struct OverheadPlan {
     /// given or no precision asked for.
     #[serde(skip)]
     precision_from_calibration: Option<f64>,
+    /// The sequential design's stopping rule (`pairs` is then its budget);
+    /// absent with `--pairs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopRule>,
+}
+
+/// The sequential design's default budget per comparison: 8 pairs more
+/// than the fixed design's 12, enough for an effect with a pair or two on
+/// the wrong side to settle in a table of 29. The default survey stays
+/// under 3 minutes here with it, since clear effects stop at 12.
+pub const DEFAULT_MAX_PAIRS: u32 = 20;
+
+/// A negative control's sequential budget (see [`OverheadPlan::design_for`]).
+pub const CONTROL_MAX_PAIRS: u32 = 12;
+
+/// The stopping rule of a table of `family` comparisons: looks from the
+/// first pair count at which the sequence can exclude anything, a budget
+/// of `max_pairs` (default [`DEFAULT_MAX_PAIRS`]) raised, with a warning,
+/// to the pairs a table this size needs before anything can be slower or
+/// faster.
+pub fn stop_rule(
+    family: usize,
+    max_pairs: Option<u32>,
+    decision: &DecisionOpts,
+    precision_pct: Option<f64>,
+) -> StopRule {
+    let needed = min_pairs_to_decide(family, decision.alpha) as u32;
+    let mut max = max_pairs.unwrap_or(DEFAULT_MAX_PAIRS);
+    if max < needed {
+        if max_pairs.is_some() {
+            eprintln!(
+                "secperf: warning: with at most {max} pairs and {family} comparisons nothing can be \
+                 significant at alpha {}; use --max-pairs {needed} or more",
+                decision.alpha
+            );
+        } else {
+            max = needed.max(max);
+        }
+    }
+    let min = (first_finite(decision.alpha) as u32).max(6).min(max);
+    StopRule {
+        min_pairs: min,
+        max_pairs: max,
+        family: family as u32,
+        decision: *decision,
+        precision_pct,
+    }
 }
 
 fn availability_reason(a: &Availability) -> Option<String> {
@@ -331,18 +382,27 @@ impl OverheadPlan {
                 "nothing to measure: no available mechanism (see the reasons with `secperf list`)"
             );
         }
-        // The smallest two-sided exact Wilcoxon p-value with n pairs is
-        // 2/2^n; after Holm over m comparisons it must still beat alpha.
-        let needed = min_pairs_for(cases.len(), decision.alpha);
-        let pairs = half.pairs.unwrap_or(needed.max(12));
-        if pairs < needed {
-            eprintln!(
-                "secperf: warning: with {pairs} pairs and {} comparisons nothing can be significant \
-                 after Holm correction at alpha {}; use --pairs {needed} or more",
-                cases.len(),
-                decision.alpha
-            );
-        }
+        let (pairs, stop) = match half.pairs {
+            Some(pairs) => {
+                // The smallest two-sided exact Wilcoxon p-value with n pairs
+                // is 2/2^n; after Holm over m comparisons it must still beat
+                // alpha.
+                let needed = min_pairs_for(cases.len(), decision.alpha);
+                if pairs < needed {
+                    eprintln!(
+                        "secperf: warning: with {pairs} pairs and {} comparisons nothing can be \
+                         significant after Holm correction at alpha {}; use --pairs {needed} or more",
+                        cases.len(),
+                        decision.alpha
+                    );
+                }
+                (pairs, None)
+            }
+            None => {
+                let rule = stop_rule(cases.len(), half.max_pairs, &decision, a.precision);
+                (rule.max_pairs, Some(rule))
+            }
+        };
         let seed = seed_or_clock(a.seed);
         Ok(OverheadPlan {
             comparisons: cases.iter().map(case_label).collect(),
@@ -369,16 +429,25 @@ impl OverheadPlan {
             treatment_notes,
             sweep: a.sweep.clone(),
             profile: a.profile,
-            precision_from_calibration: a.precision.filter(|_| half.pairs.is_none()),
+            precision_from_calibration: a
+                .precision
+                .filter(|_| half.pairs.is_none() && half.max_pairs.is_none()),
+            stop,
         })
     }
 
-    /// With a precision asked for and no `--pairs`: pairs for that
-    /// precision from the latest calibration of each workload in `store`
-    /// (the largest need wins); workloads never calibrated keep the plan's
-    /// pairs, with a note saying how to calibrate.
+    /// With a precision asked for and neither `--pairs` nor `--max-pairs`:
+    /// the sequential budget is raised to the pairs the confidence sequence
+    /// needs for that precision, predicted from the spread in the latest
+    /// calibration of each workload in `store` (the largest need wins);
+    /// workloads never calibrated keep the plan's budget, with a note
+    /// saying how to calibrate. The comparisons still stop as soon as the
+    /// precision is reached.
     pub fn pairs_from_calibration(&mut self, store: &Store) -> Result<()> {
         let Some(precision) = self.precision_from_calibration else {
+            return Ok(());
+        };
+        let Some(stop) = self.stop.as_mut() else {
             return Ok(());
         };
         let mut pairs = self.pairs;
@@ -389,9 +458,15 @@ impl OverheadPlan {
             }
             match crate::store::calibrations::latest_calibration(store, case.workload.name)? {
                 Some(c) if c.sd_log_ratio.is_finite() => {
-                    let n = crate::stats::power::pairs_for_precision(c.sd_log_ratio, precision);
+                    let n = crate::stats::sequential::pairs_for_precision(
+                        c.sd_log_ratio,
+                        precision,
+                        self.decision.alpha,
+                        stop.min_pairs,
+                    )
+                    .unwrap_or(100_000);
                     eprintln!(
-                        "secperf: calibration of {} from {} (sd of ln ratio {:.4}): {n} pairs for +-{precision}%",
+                        "secperf: calibration of {} from {} (sd of ln ratio {:.4}): up to {n} pairs for +-{precision}%",
                         case.workload.name,
                         c.created_at.format("%Y-%m-%d %H:%M UTC"),
                         c.sd_log_ratio
@@ -399,12 +474,13 @@ impl OverheadPlan {
                     pairs = pairs.max(n);
                 }
                 _ => eprintln!(
-                    "secperf: no calibration of {} on this machine: keeping {} pairs (run `secperf calibrate -w {}` first)",
+                    "secperf: no calibration of {} on this machine: keeping at most {} pairs (run `secperf calibrate -w {}` first)",
                     case.workload.name, self.pairs, case.workload.name
                 ),
             }
         }
         self.pairs = pairs;
+        stop.max_pairs = pairs;
         Ok(())
     }
 
@@ -414,6 +490,29 @@ impl OverheadPlan {
         self.cases
             .iter()
             .any(|c| c.treatment.mechanism.scope() == Scope::System)
+    }
+
+    /// The design of one comparison: a negative control's sequential
+    /// budget is the fixed design's 12 pairs (or the fewest its table
+    /// needs to decide): it is there to flag a disturbed run, which it does
+    /// as well with 12 pairs, and `stream`'s noise would take the whole of
+    /// a larger budget without settling.
+    pub fn design_for(&self, control: bool) -> Design {
+        let mut d = self.design();
+        if let (true, Some(stop)) = (control, d.stop.as_mut()) {
+            let needed = min_pairs_to_decide(stop.family as usize, stop.decision.alpha) as u32;
+            stop.max_pairs = stop.max_pairs.min(CONTROL_MAX_PAIRS.max(needed));
+            d.pairs = stop.max_pairs;
+        }
+        d
+    }
+
+    /// Pairs the plan measures at most (the progress bar's length).
+    pub fn max_pairs_total(&self) -> u64 {
+        self.control
+            .iter()
+            .map(|&c| self.design_for(c).pairs as u64)
+            .sum()
     }
 
     /// The design every comparison of the plan is measured with.
@@ -429,6 +528,7 @@ impl OverheadPlan {
             cache_dir: cache_dir(),
             seed: self.seed,
             profile: self.profile,
+            stop: self.stop,
         }
     }
 }
@@ -466,6 +566,7 @@ mod tests {
             mode: Mode::Process,
             half: HalfDesign {
                 pairs: None,
+                max_pairs: None,
                 sample_ms: 60,
                 samples_per_half: 2,
                 warmup: 1,

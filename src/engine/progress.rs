@@ -48,6 +48,14 @@ impl Progress {
         }
     }
 
+    /// `slices` planned but not needed (a sequential comparison settled
+    /// before its budget): the bar moves on so its estimate stays honest.
+    pub fn skip(&self, slices: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(slices);
+        }
+    }
+
     /// A line that stays above the bar (a finished measurement).
     pub fn line(&self, line: &str) {
         match &self.bar {

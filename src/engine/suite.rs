@@ -214,6 +214,9 @@ impl SuiteRun {
             cache_dir: cache_dir(),
             seed: self.record.seed,
             profile: self.record.profile,
+            // A suite reproduces a published experiment with its fixed
+            // number of pairs.
+            stop: None,
         };
         let cases = self.cases.iter().map(|(case, mode)| {
             let design = Design {

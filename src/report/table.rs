@@ -187,7 +187,10 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
             workload,
             mech,
             c.tasks.to_string(),
-            c.pairs.to_string(),
+            match &c.sequential {
+                Some(s) => format!("{}/{}", c.pairs, s.max_pairs),
+                None => c.pairs.to_string(),
+            },
             ns(c.baseline_ns_per_op),
             ns(c.treatment_ns_per_op),
             c.overhead_pct.describe(),
@@ -201,6 +204,13 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
     right_align(&mut t, &[2, 3, 4, 5, 7]);
     let mut out = t.to_string()
         + "\nbaseline/treatment: median ns per operation of one task over pairs; overhead = exp(median ln(treatment/baseline)) - 1.\n";
+    if comparisons.iter().any(|c| c.sequential.is_some()) {
+        out.push_str(
+            "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict was \
+             settled; its interval is an anytime-valid 95% confidence sequence and its p-value \
+             anytime-valid (valid however early it stopped).\n",
+        );
+    }
     if !cpu.is_empty() {
         out.push_str(
             "CPU time per run of the command (user and system, baseline -> treatment, medians \
@@ -357,6 +367,7 @@ mod tests {
                 .collect(),
             attribution: None,
             child_cpu: None,
+            sequential: None,
         };
         let text = outlier_pairs(std::slice::from_ref(&c));
         assert!(text.contains("pair 11 of 12 (kept)"), "{text}");

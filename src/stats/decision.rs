@@ -112,6 +112,9 @@ pub enum Samples<'a> {
     Paired(&'a [f64]),
     /// The two sides' values (baseline first), compared on logs by Welch.
     Unpaired(&'a [f64], &'a [f64]),
+    /// Per-pair log ratios of a sequential comparison: equivalence from
+    /// its anytime-valid confidence sequence ([`super::sequential`]).
+    Sequential(&'a [f64]),
 }
 
 /// One row of a table as its own test left it: the raw p-value and the
@@ -142,6 +145,12 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
             let tost = match r.samples {
                 Samples::Paired(ratios) => tost_log_ratios(ratios, opts.equivalence_pct),
                 Samples::Unpaired(a, b) => tost_unpaired_log(a, b, opts.equivalence_pct),
+                Samples::Sequential(r) => super::sequential::look(
+                    r,
+                    opts.alpha,
+                    super::sequential::margin(opts.equivalence_pct),
+                )
+                .map_or(f64::NAN, |l| l.equivalence_p),
             };
             Decision {
                 p_value: p,
@@ -163,6 +172,7 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
 pub fn smallest_p(samples: Samples) -> f64 {
     match samples {
         Samples::Paired(r) => 2.0 / 2f64.powi(r.len().min(1023) as i32),
+        Samples::Sequential(r) => (-super::sequential::ln_e_value(r.len(), 0.0)).exp(),
         Samples::Unpaired(a, b) => 2.0 / binomial(a.len() + b.len(), a.len()),
     }
 }

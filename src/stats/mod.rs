@@ -12,6 +12,7 @@ pub mod linear;
 pub mod outliers;
 pub mod paired;
 pub mod power;
+pub mod sequential;
 pub mod summary;
 pub mod tdist;
 pub mod tost;

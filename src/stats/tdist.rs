@@ -44,7 +44,7 @@ pub(crate) fn ln_gamma(x: f64) -> f64 {
 }
 
 /// ln B(a, b) = ln Gamma(a) + ln Gamma(b) - ln Gamma(a + b).
-fn ln_beta(a: f64, b: f64) -> f64 {
+pub(crate) fn ln_beta(a: f64, b: f64) -> f64 {
     ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b)
 }
 

@@ -54,9 +54,9 @@ impl Store {
             "INSERT INTO comparisons (run_id, workload, workload_params_json, mechanism, variant,
                  params_json, mode, tasks, pairs, sample_ms, samples_per_half,
                  baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
-                 overhead_ci_high, p_value, verdict, child_cpu_json)
+                 overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                     ?19)",
+                     ?19, ?20)",
             params![
                 run_id,
                 c.workload,
@@ -79,6 +79,10 @@ impl Store {
                 c.child_cpu
                     .as_ref()
                     .map(|x| json_to_sql(x, "comparisons.child_cpu_json"))
+                    .transpose()?,
+                c.sequential
+                    .as_ref()
+                    .map(|x| json_to_sql(x, "comparisons.sequential_json"))
                     .transpose()?,
             ],
         )
@@ -203,7 +207,8 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
     let mut stmt = conn.prepare(
         "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
                 pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
-                overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json
+                overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json,
+                sequential_json
          FROM comparisons WHERE run_id = ?1 ORDER BY id",
     )?;
     let mut pairs = conn.prepare(
@@ -275,6 +280,10 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                 child_cpu: row
                     .get::<_, Option<String>>(18)?
                     .map(|j| json_from_sql(&j, "comparisons.child_cpu_json"))
+                    .transpose()?,
+                sequential: row
+                    .get::<_, Option<String>>(19)?
+                    .map(|j| json_from_sql(&j, "comparisons.sequential_json"))
                     .transpose()?,
             })
         };

@@ -173,6 +173,11 @@ CREATE TABLE result_profiles (
 ALTER TABLE results ADD COLUMN child_cpu_json TEXT;
 ALTER TABLE comparisons ADD COLUMN child_cpu_json TEXT;
 "#,
+    // 7: the sequential design's stop: {max_pairs, family, stopped}; NULL
+    // for a comparison of a fixed number of pairs.
+    r#"
+ALTER TABLE comparisons ADD COLUMN sequential_json TEXT;
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

@@ -659,6 +659,7 @@ mod tests {
                 .collect(),
             attribution: None,
             child_cpu: None,
+            sequential: None,
         }
     }
 

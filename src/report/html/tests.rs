@@ -45,6 +45,7 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
             .collect(),
         attribution: None,
         child_cpu: None,
+        sequential: None,
     }
 }
 

@@ -1,0 +1,334 @@
+//! The sequential design: a comparison looks at its pairs after every pair
+//! and stops as soon as its verdict is settled, with error control that
+//! stays valid however often it looks and whenever it stops.
+//!
+//! The tool is an *anytime-valid confidence sequence* for the median of the
+//! per-pair log ratios r = ln(treatment / baseline), from the sequential
+//! sign test (Howard & Ramdas, "Sequential estimation of quantiles with
+//! applications to A/B-testing and best-arm identification", Bernoulli
+//! 28(3), 2022; the mixture idea is Robbins', 1970):
+//!
+//! * For a candidate median m, the indicators 1{r_i < m} are independent
+//!   fair coins when m is the true median (pairs are independent, values
+//!   continuous). Their likelihood ratio against a Bernoulli(p) alternative,
+//!   mixed over p ~ Beta(1/2, 1/2) (Jeffreys), is
+//!   E_t(m) = 2^t B(1/2 + k, 1/2 + t - k) / B(1/2, 1/2) after t pairs with
+//!   k of them below m: a nonnegative martingale with mean 1 under the
+//!   null. By Ville's inequality, P(E_t(m) >= 1/alpha at *any* t) <= alpha.
+//! * The confidence sequence is every m with E_t(m) < 1/alpha: an interval
+//!   between two order statistics of r, covering the median at every t at
+//!   once with probability >= 1 - alpha. The p-value of "no difference" is
+//!   1 / E_t(0), valid at any stopping time, so Holm's correction across a
+//!   table still applies. "Negligible" is the equivalence test: every m
+//!   outside +-margin rejected (two one-sided tests, each level alpha).
+//!
+//! Why this and not group-sequential alpha spending: alpha spending needs
+//! the looks fixed in advance and a normal test statistic, while timings on
+//! a noisy machine have heavy tails (a preempted half) that secperf's
+//! median already ignores; the sign-based sequence makes no assumption on
+//! the distribution beyond independent pairs, allows a look after every
+//! pair, and is exact rather than asymptotic. The price is width: at the
+//! same number of pairs its interval is wider than the fixed design's
+//! (order statistics 14..35 of 48 instead of 17..32), which early stopping
+//! more than pays back on clear effects.
+//!
+//! [`settled`] is the stopping rule: slower or faster (the p-value beats
+//! alpha / comparisons, Bonferroni, so the verdict survives Holm, and the
+//! interval lies outside the noise band), negligible, or an interval as
+//! narrow as the precision asked for.
+
+use serde::{Deserialize, Serialize};
+
+use super::decision::{DecisionOpts, Verdict, decide};
+use super::tdist::ln_beta;
+
+/// The Beta(a, a) mixing prior's parameter: 1/2 is Jeffreys' prior (the
+/// Krichevsky-Trofimov mixture), which puts enough weight near p = 0 and 1
+/// that a clear effect is decided as early as the fixed design's exact
+/// Wilcoxon test (12 pairs for a table of 29 at alpha 0.05).
+pub const PRIOR: f64 = 0.5;
+
+/// ln E_t after `t` pairs with `k` below the candidate (k may be a half
+/// when a value equals the candidate).
+pub fn ln_e_value(t: usize, k: f64) -> f64 {
+    let t_f = t as f64;
+    t_f * std::f64::consts::LN_2 + ln_beta(PRIOR + k, PRIOR + t_f - k) - ln_beta(PRIOR, PRIOR)
+}
+
+/// ln of the one-sided e-value after `t` pairs with `k` below the
+/// candidate: the same mixture restricted to p > 1/2 (`upper`: evidence
+/// that the candidate lies above the median) or p < 1/2, renormalised:
+/// 2 E_t P(p on that side | data) under the Beta(1/2 + k, 1/2 + t - k)
+/// posterior. For each p on that side the likelihood ratio is a
+/// supermartingale whenever the true P(r < m) is on the other side or
+/// 1/2, so this tests the one-sided null. The two-sided E_t is the mean
+/// of the two.
+pub fn ln_e_one_sided(t: usize, k: f64, upper: bool) -> f64 {
+    let t_f = t as f64;
+    let (a, b) = if upper {
+        (PRIOR + t_f - k, PRIOR + k)
+    } else {
+        (PRIOR + k, PRIOR + t_f - k)
+    };
+    // P(p > 1/2) under Beta(k + 1/2, t - k + 1/2) is I_{1/2}(t - k + 1/2, k + 1/2).
+    let side = super::tdist::reg_inc_beta(a, b, 0.5);
+    ln_e_value(t, k) + (2.0 * side).ln()
+}
+
+/// Pairs below `m` in sorted `r`, a tie counting one half.
+fn count_below(sorted: &[f64], m: f64) -> f64 {
+    let below = sorted.partition_point(|v| *v < m);
+    let at_or_below = sorted.partition_point(|v| *v <= m);
+    below as f64 + (at_or_below - below) as f64 / 2.0
+}
+
+/// What the sequence says after the pairs so far, in log-ratio units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    pub pairs: usize,
+    /// Median of r.
+    pub median: f64,
+    /// The (1 - alpha) confidence sequence at this look (infinite while too
+    /// few pairs exclude anything).
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Anytime-valid p-value of "median 0" (no difference).
+    pub p_value: f64,
+    /// Anytime-valid p-value of "the median lies outside +-margin".
+    pub equivalence_p: f64,
+}
+
+/// The look at log ratios `r` (any order; NaN-free) at level `alpha` with
+/// an equivalence margin of `margin` (log units). None for no pairs.
+pub fn look(r: &[f64], alpha: f64, margin: f64) -> Option<Look> {
+    let median = super::median(r)?;
+    let mut s = r.to_vec();
+    s.sort_by(f64::total_cmp);
+    let t = s.len();
+    let bar = (1.0 / alpha).ln();
+    // Between the j-th and (j+1)-th order statistic k = j: keep the j whose
+    // E stays below the bar (a run around t/2, since ln E is convex and
+    // symmetric in k); the interval is their closure.
+    let kept: Vec<usize> = (0..=t).filter(|&j| ln_e_value(t, j as f64) < bar).collect();
+    let (ci_low, ci_high) = match (kept.first(), kept.last()) {
+        (Some(&lo), Some(&hi)) => (
+            if lo == 0 {
+                f64::NEG_INFINITY
+            } else {
+                s[lo - 1]
+            },
+            if hi == t { f64::INFINITY } else { s[hi] },
+        ),
+        _ => (median, median),
+    };
+    let p_at = |k: f64| (-ln_e_value(t, k)).exp().min(1.0);
+    // Equivalence is two one-sided tests, each at alpha: "the median is
+    // at least +margin" is rejected by the one-sided e-value, which grows
+    // with k, so its smallest over every m >= margin is at k(margin); and
+    // likewise below -margin.
+    let p_above = (-ln_e_one_sided(t, count_below(&s, margin), true))
+        .exp()
+        .min(1.0);
+    let p_below = (-ln_e_one_sided(t, count_below(&s, -margin), false))
+        .exp()
+        .min(1.0);
+    Some(Look {
+        pairs: t,
+        median,
+        ci_low,
+        ci_high,
+        p_value: p_at(count_below(&s, 0.0)),
+        equivalence_p: p_above.max(p_below),
+    })
+}
+
+/// The fewest pairs at which the sequence at `alpha` can be finite (all
+/// pairs on one side reach 1/alpha).
+pub fn first_finite(alpha: f64) -> usize {
+    let bar = (1.0 / alpha).ln();
+    (1..10_000)
+        .find(|&t| ln_e_value(t, 0.0) >= bar)
+        .unwrap_or(10_000)
+}
+
+/// The fewest pairs at which a comparison in a table of `family` can be
+/// slower or faster (all pairs on one side beat alpha / family).
+pub fn min_pairs_to_decide(family: usize, alpha: f64) -> usize {
+    first_finite(alpha / family.max(1) as f64)
+}
+
+/// Why a sequential comparison stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// Slower beyond the noise band, significant even after Bonferroni.
+    Slower,
+    /// Faster beyond the noise band, likewise.
+    Faster,
+    /// Shown to lie within the equivalence margin.
+    Negligible,
+    /// The interval became as narrow as `--precision`.
+    Precision,
+    /// Unsettled at the per-comparison budget.
+    MaxPairs,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Slower => "settled: slower",
+            StopReason::Faster => "settled: faster",
+            StopReason::Negligible => "settled: negligible",
+            StopReason::Precision => "precision reached",
+            StopReason::MaxPairs => "budget reached, unsettled",
+        }
+    }
+}
+
+/// When a sequential comparison stops.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StopRule {
+    /// Pairs measured before the first look.
+    pub min_pairs: u32,
+    /// The per-comparison budget.
+    pub max_pairs: u32,
+    /// Comparisons in the table (Holm's family): a comparison stops as
+    /// slower or faster only when its p-value beats alpha / family.
+    pub family: u32,
+    pub decision: DecisionOpts,
+    /// Stop when the interval's half-width is at most this, percent.
+    pub precision_pct: Option<f64>,
+}
+
+fn pct(log: f64) -> f64 {
+    log.exp_m1() * 100.0
+}
+
+/// The margin of the equivalence test in log units.
+pub fn margin(equivalence_pct: f64) -> f64 {
+    (equivalence_pct / 100.0).ln_1p()
+}
+
+/// Whether the comparison with log ratios `r` so far is settled under
+/// `rule`; None to go on (also below `min_pairs`). At `max_pairs` the
+/// answer is always Some.
+pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
+    if r.len() < rule.min_pairs as usize {
+        return None;
+    }
+    let d = &rule.decision;
+    let look = look(r, d.alpha, margin(d.equivalence_pct))?;
+    let bonferroni = (look.p_value * rule.family.max(1) as f64).min(1.0);
+    let verdict = decide(
+        bonferroni,
+        pct(look.ci_low),
+        pct(look.ci_high),
+        Some(look.equivalence_p),
+        d,
+    );
+    match verdict {
+        Verdict::Slower => return Some(StopReason::Slower),
+        Verdict::Faster => return Some(StopReason::Faster),
+        Verdict::Negligible => return Some(StopReason::Negligible),
+        Verdict::NoChange => {}
+    }
+    if let Some(p) = rule.precision_pct
+        && (pct(look.ci_high) - pct(look.ci_low)) / 2.0 <= p
+    {
+        return Some(StopReason::Precision);
+    }
+    (r.len() >= rule.max_pairs as usize).then_some(StopReason::MaxPairs)
+}
+
+/// The sequential comparison's overhead in percent (estimate, the
+/// confidence sequence at `alpha`, the anytime p-value), verdict not yet
+/// decided (the table decides, [`super::decision`]).
+pub fn overhead_pct(r: &[f64], alpha: f64) -> Option<super::paired::OverheadPct> {
+    let l = look(r, alpha, 0.0)?;
+    Some(super::paired::OverheadPct {
+        estimate: pct(l.median),
+        ci_low: pct(l.ci_low),
+        ci_high: pct(l.ci_high),
+        p_value: l.p_value,
+        verdict: Verdict::NoChange,
+    })
+}
+
+/// Pairs the sequence needs for a half-width of `precision_pct` when the
+/// log ratios are normal with standard deviation `sd` (the expected
+/// positions of its order statistics), at least `min`; None beyond 100 000.
+pub fn pairs_for_precision(sd: f64, precision_pct: f64, alpha: f64, min: u32) -> Option<u32> {
+    if !(sd.is_finite() && sd > 0.0 && precision_pct > 0.0) {
+        return None;
+    }
+    let want = margin(precision_pct);
+    let bar = (1.0 / alpha).ln();
+    let mut t = min.max(2) as usize;
+    while t <= 100_000 {
+        let t_f = t as f64;
+        // The run of kept k is symmetric about t/2: find its upper end.
+        let mut j = t / 2;
+        while j < t && ln_e_value(t, (j + 1) as f64) < bar {
+            j += 1;
+        }
+        if j < t {
+            let q = (j as f64 + 0.5) / (t_f + 1.0);
+            let half = sd * normal_quantile(q);
+            if half <= want {
+                return Some(t as u32);
+            }
+        }
+        t += (t / 8).max(1);
+    }
+    None
+}
+
+/// Phi^-1(p) (Acklam's rational approximation, |error| < 1.2e-9).
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

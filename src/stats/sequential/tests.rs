@@ -1,0 +1,205 @@
+use super::*;
+use crate::stats::bootstrap::Rng;
+
+fn normal(rng: &mut Rng) -> f64 {
+    let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+fn rule(family: u32, max_pairs: u32) -> StopRule {
+    StopRule {
+        min_pairs: 6,
+        max_pairs,
+        family,
+        decision: DecisionOpts::default(),
+        precision_pct: None,
+    }
+}
+
+#[test]
+fn e_value_matches_closed_forms() {
+    // 2^t B(1/2 + k, 1/2 + t - k) / B(1/2, 1/2), worked out with
+    // math.lgamma: E_1(0) = 1, E_2(0) = 3/2, E_7(0) = 26.8125,
+    // E_12(0) = 660.1943359375, E_10(3) = 0.55859375.
+    for (t, k, want) in [
+        (0, 0.0, 1.0),
+        (1, 0.0, 1.0),
+        (2, 0.0, 1.5),
+        (7, 0.0, 26.8125),
+        (12, 0.0, 660.194_335_937_5),
+        (10, 3.0, 0.558_593_75),
+    ] {
+        let got = ln_e_value(t, k).exp();
+        assert!(
+            (got - want).abs() < 1e-9 * want,
+            "E_{t}({k}) = {got}, want {want}"
+        );
+    }
+    // Symmetric in k around t/2.
+    assert!((ln_e_value(9, 2.0) - ln_e_value(9, 7.0)).abs() < 1e-12);
+}
+
+#[test]
+fn how_many_pairs_a_decision_needs() {
+    assert_eq!(first_finite(0.05), 7);
+    assert_eq!(min_pairs_to_decide(1, 0.05), 7);
+    // A survey of 29 comparisons: as early as the fixed design's 12.
+    assert_eq!(min_pairs_to_decide(29, 0.05), 12);
+}
+
+#[test]
+fn the_sequence_is_between_the_expected_order_statistics() {
+    for (t, lo, hi) in [(24usize, 5usize, 20usize), (48, 14, 35)] {
+        let r: Vec<f64> = (1..=t).map(|i| i as f64).collect();
+        let l = look(&r, 0.05, 0.0).unwrap();
+        assert_eq!((l.ci_low, l.ci_high), (lo as f64, hi as f64), "t = {t}");
+    }
+    // Too few pairs: nothing excluded yet.
+    let l = look(&[1.0, 2.0, 3.0], 0.05, 0.0).unwrap();
+    assert_eq!((l.ci_low, l.ci_high), (f64::NEG_INFINITY, f64::INFINITY));
+    // E_3(0) = 8 B(1/2, 7/2) / pi = 5/2.
+    assert!((l.p_value - 0.4).abs() < 1e-12, "{l:?}");
+}
+
+/// The property the design rests on: looking after every one of 200 pairs
+/// and stopping at the first p < alpha still rejects a true null at most
+/// alpha of the time (here 2 000 simulated comparisons, with heavy tails
+/// mixed in).
+#[test]
+fn looking_after_every_pair_keeps_the_error_rate() {
+    let mut rng = Rng::new(7);
+    let runs = 2_000;
+    let mut rejected = 0;
+    for run in 0..runs {
+        let mut below = 0.0;
+        for t in 1..=200usize {
+            let mut x = normal(&mut rng);
+            if run % 2 == 0 && rng.next_u64().is_multiple_of(10) {
+                x *= 20.0; // a preempted half
+            }
+            below += if x < 0.0 { 1.0 } else { 0.0 };
+            if (-ln_e_value(t, below)).exp() < 0.05 {
+                rejected += 1;
+                break;
+            }
+        }
+    }
+    let rate = rejected as f64 / runs as f64;
+    // Ville's bound is 5%; the mixture is conservative (about 2-3% here).
+    assert!(rate <= 0.05, "rejected {rejected} of {runs}");
+    assert!(rate > 0.0, "a test that never rejects is no test");
+}
+
+/// The one-sided e-values behind "negligible": each side alone keeps its
+/// error rate at the boundary, and together they average to the
+/// two-sided one.
+#[test]
+fn one_sided_e_values_keep_their_error_rate() {
+    for (t, k) in [(10usize, 3.0), (24, 20.0), (7, 0.0)] {
+        let both = 0.5 * ln_e_one_sided(t, k, true).exp() + 0.5 * ln_e_one_sided(t, k, false).exp();
+        assert!(
+            (both - ln_e_value(t, k).exp()).abs() < 1e-9 * both,
+            "t {t} k {k}"
+        );
+    }
+    // All 7 below: strong evidence the candidate is above the median.
+    assert!(ln_e_one_sided(7, 7.0, true) > ln_e_value(7, 7.0));
+    assert!(ln_e_one_sided(7, 7.0, false) < 0.0);
+    let mut rng = Rng::new(99);
+    let runs = 2_000;
+    let mut rejected = [0, 0];
+    for _ in 0..runs {
+        let mut below = 0.0;
+        let mut done = [false, false];
+        for t in 1..=200usize {
+            below += if normal(&mut rng) < 0.0 { 1.0 } else { 0.0 };
+            for (side, upper) in [(0, true), (1, false)] {
+                if !done[side] && ln_e_one_sided(t, below, upper) >= (1.0f64 / 0.05).ln() {
+                    done[side] = true;
+                    rejected[side] += 1;
+                }
+            }
+        }
+    }
+    for r in rejected {
+        assert!(r as f64 / runs as f64 <= 0.05, "{rejected:?} of {runs}");
+        assert!(r > 0, "{rejected:?}");
+    }
+}
+
+#[test]
+fn clear_effects_stop_at_once_nulls_go_to_the_budget() {
+    let mut rng = Rng::new(11);
+    let slower: Vec<f64> = (0..40)
+        .map(|_| 1.10f64.ln() + 0.01 * normal(&mut rng))
+        .collect();
+    let stop = (6..=40).find_map(|n| settled(&slower[..n], &rule(29, 40)).map(|s| (n, s)));
+    assert_eq!(stop, Some((12, StopReason::Slower)));
+    let faster: Vec<f64> = slower.iter().map(|v| -v).collect();
+    assert_eq!(
+        settled(&faster[..12], &rule(29, 40)),
+        Some(StopReason::Faster)
+    );
+    // Alone in its table it may stop at 7.
+    assert_eq!(
+        settled(&slower[..7], &rule(1, 40)),
+        Some(StopReason::Slower)
+    );
+    assert_eq!(settled(&slower[..6], &rule(1, 40)), None);
+
+    // Tight around 0: negligible within +-1% as soon as it can be.
+    let tight: Vec<f64> = (0..40).map(|_| 0.001 * normal(&mut rng)).collect();
+    assert_eq!(
+        settled(&tight[..7], &rule(29, 40)),
+        Some(StopReason::Negligible)
+    );
+
+    // Noisy around 0 (3%): never settled, stopped by the budget.
+    let noisy: Vec<f64> = (0..40).map(|_| 0.03 * normal(&mut rng)).collect();
+    assert!((6..40).all(|n| settled(&noisy[..n], &rule(29, 40)).is_none()));
+    assert_eq!(settled(&noisy, &rule(29, 40)), Some(StopReason::MaxPairs));
+    // ... unless a precision is asked for that it reaches.
+    let precise = StopRule {
+        precision_pct: Some(4.0),
+        ..rule(29, 40)
+    };
+    let n = (6..=40).find(|&n| settled(&noisy[..n], &precise).is_some());
+    assert!(n.is_some_and(|n| n < 40), "{n:?}");
+
+    // A slowdown inside the noise band is not "slower".
+    let small: Vec<f64> = (0..40)
+        .map(|_| 1.005f64.ln() + 0.0001 * normal(&mut rng))
+        .collect();
+    assert_eq!(
+        settled(&small[..20], &rule(1, 40)),
+        Some(StopReason::Negligible)
+    );
+}
+
+#[test]
+fn the_equivalence_test_needs_the_whole_sequence_inside_the_margin() {
+    let r = [0.001, -0.002, 0.0, 0.003, -0.001, 0.002, -0.003];
+    let l = look(&r, 0.05, margin(1.0)).unwrap();
+    assert!(l.equivalence_p < 0.05, "{l:?}");
+    // One pair beyond the margin among seven: not shown yet.
+    let r = [0.001, -0.002, 0.0, 0.003, -0.001, 0.002, 0.02];
+    let l = look(&r, 0.05, margin(1.0)).unwrap();
+    assert!(l.equivalence_p >= 0.05, "{l:?}");
+}
+
+#[test]
+fn pairs_for_a_precision_grow_with_the_spread() {
+    let a = pairs_for_precision(0.01, 1.0, 0.05, 10).unwrap();
+    let b = pairs_for_precision(0.02, 1.0, 0.05, 10).unwrap();
+    assert!(a >= 10 && b > 2 * a, "{a} {b}");
+    // Check against the sequence itself on normal quantiles.
+    let r: Vec<f64> = (1..=a)
+        .map(|i| 0.01 * normal_quantile(i as f64 / (a as f64 + 1.0)))
+        .collect();
+    let l = look(&r, 0.05, 0.0).unwrap();
+    assert!(pct(l.ci_high) - pct(l.ci_low) <= 2.0 * 1.1, "{l:?}");
+    assert_eq!(pairs_for_precision(f64::NAN, 1.0, 0.05, 10), None);
+    assert!((normal_quantile(0.975) - 1.959_963_985).abs() < 1e-8);
+    assert!((normal_quantile(0.01) + 2.326_347_874).abs() < 1e-8);
+}
