@@ -315,7 +315,7 @@ fn the_default_design_is_sequential_and_reports_its_stop() {
     assert_eq!(s["max_pairs"], 10);
     let stopped = s["stopped"].as_str().unwrap();
     assert!(
-        ["slower", "faster", "negligible", "max-pairs"].contains(&stopped),
+        ["slower", "faster", "negligible", "max-pairs", "futile"].contains(&stopped),
         "{stopped}"
     );
     // Stopped before the budget only when settled.

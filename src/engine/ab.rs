@@ -487,14 +487,16 @@ mod tests {
         let c = run(1, 0.0, 0.5);
         assert_eq!(c.sequential.unwrap().stopped, StopReason::Negligible);
         assert_eq!(c.overhead_pct.verdict, Verdict::Negligible);
-        // Identical arms, 5% wobble: the whole budget, no verdict.
+        // Identical arms, 5% wobble: no verdict; the budget, or earlier
+        // once the budget could not settle it.
         let c = run(1, 0.0, 5.0);
-        assert_eq!(
-            (c.pairs, c.sequential.unwrap().stopped),
-            (24, StopReason::MaxPairs)
+        let stopped = c.sequential.unwrap().stopped;
+        assert!(
+            matches!(stopped, StopReason::MaxPairs | StopReason::Futile),
+            "{stopped:?}"
         );
         assert_eq!(c.overhead_pct.verdict, Verdict::NoChange);
-        assert!(describe_measured(&c).contains("24 of at most 24 pairs"));
+        assert!(describe_measured(&c).contains(&format!("{} of at most 24 pairs", c.pairs)));
     }
 
     #[test]

@@ -35,7 +35,8 @@
 //! [`settled`] is the stopping rule: slower or faster (the p-value beats
 //! alpha / comparisons, Bonferroni, so the verdict survives Holm, and the
 //! interval lies outside the noise band), negligible, or an interval as
-//! narrow as the precision asked for.
+//! narrow as the precision asked for; and futility, when not even the most
+//! favourable remaining pairs could get there within the budget.
 
 use serde::{Deserialize, Serialize};
 
@@ -171,6 +172,9 @@ pub enum StopReason {
     Precision,
     /// Unsettled at the per-comparison budget.
     MaxPairs,
+    /// Stopped before the budget because not even the most favourable
+    /// remaining pairs could settle it.
+    Futile,
 }
 
 impl StopReason {
@@ -181,6 +185,7 @@ impl StopReason {
             StopReason::Negligible => "settled: negligible",
             StopReason::Precision => "precision reached",
             StopReason::MaxPairs => "budget reached, unsettled",
+            StopReason::Futile => "unsettled, and the budget could not settle it",
         }
     }
 }
@@ -216,6 +221,32 @@ pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
     if r.len() < rule.min_pairs as usize {
         return None;
     }
+    if let Some(reason) = settled_now(r, rule) {
+        return Some(reason);
+    }
+    if r.len() >= rule.max_pairs as usize {
+        return Some(StopReason::MaxPairs);
+    }
+    // Futility: when not even the most favourable remaining pairs (all at
+    // 0 for "negligible" and for the precision, all far on one side for
+    // "slower" or "faster") could settle it within the budget, more pairs
+    // only narrow a "no difference detected" bound. Stopping is always
+    // allowed: the sequence is valid at any stopping time.
+    let left = rule.max_pairs as usize - r.len();
+    let (lo, hi) = r
+        .iter()
+        .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let far = 1.0 + (hi - lo);
+    let reachable = [0.0, hi + far, lo - far].iter().any(|&fill| {
+        let mut best = r.to_vec();
+        best.extend(std::iter::repeat_n(fill, left));
+        settled_now(&best, rule).is_some()
+    });
+    (!reachable).then_some(StopReason::Futile)
+}
+
+/// Whether `r` settles the comparison now: a verdict, or the precision.
+fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
     let d = &rule.decision;
     let look = look(r, d.alpha, margin(d.equivalence_pct))?;
     let bonferroni = (look.p_value * rule.family.max(1) as f64).min(1.0);
@@ -232,12 +263,9 @@ pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
         Verdict::Negligible => return Some(StopReason::Negligible),
         Verdict::NoChange => {}
     }
-    if let Some(p) = rule.precision_pct
-        && (pct(look.ci_high) - pct(look.ci_low)) / 2.0 <= p
-    {
-        return Some(StopReason::Precision);
-    }
-    (r.len() >= rule.max_pairs as usize).then_some(StopReason::MaxPairs)
+    rule.precision_pct
+        .filter(|p| (pct(look.ci_high) - pct(look.ci_low)) / 2.0 <= *p)
+        .map(|_| StopReason::Precision)
 }
 
 /// The sequential comparison's overhead in percent (estimate, the

@@ -155,10 +155,23 @@ fn clear_effects_stop_at_once_nulls_go_to_the_budget() {
         Some(StopReason::Negligible)
     );
 
-    // Noisy around 0 (3%): never settled, stopped by the budget.
+    // Noisy around 0 (3%): never settled; stopped by the budget or once
+    // the budget could no longer settle it.
     let noisy: Vec<f64> = (0..40).map(|_| 0.03 * normal(&mut rng)).collect();
-    assert!((6..40).all(|n| settled(&noisy[..n], &rule(29, 40)).is_none()));
-    assert_eq!(settled(&noisy, &rule(29, 40)), Some(StopReason::MaxPairs));
+    let stop = (6..=40).find_map(|n| settled(&noisy[..n], &rule(29, 40)).map(|s| (n, s)));
+    assert!(
+        matches!(stop, Some((_, StopReason::Futile | StopReason::MaxPairs))),
+        "{stop:?}"
+    );
+    // +-5% alternating with 12 pairs of budget: after 7 neither two more
+    // pairs at 0 (negligible) nor far on one side (slower, faster) could
+    // settle it.
+    let split: Vec<f64> = (0..12)
+        .map(|i| if i % 2 == 0 { 0.05 } else { -0.05 })
+        .collect();
+    assert_eq!(settled(&split[..7], &rule(1, 12)), Some(StopReason::Futile));
+    // With a budget of 40 there is still hope.
+    assert_eq!(settled(&split[..7], &rule(1, 40)), None);
     // ... unless a precision is asked for that it reaches.
     let precise = StopRule {
         precision_pct: Some(4.0),
