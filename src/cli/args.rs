@@ -199,7 +199,7 @@ pub struct PairArgs {
     pub pairs: Option<u32>,
 
     /// The sequential design's budget: most pairs one comparison may take
-    /// [default: 20, or more when a large table needs them to decide].
+    /// [default: 32, or more when a large table needs them to decide].
     #[arg(long, value_name = "N")]
     pub max_pairs: Option<u32>,
 
