@@ -38,7 +38,8 @@ pub struct OverheadArgs {
     #[command(flatten)]
     pub design: PairArgs,
 
-    /// Fast pass: shorter slices and halves (under 45 s here).
+    /// Fast pass: shorter slices and halves (about 50 s here; at most 32
+    /// pairs per comparison, fewer where a comparison settles).
     #[arg(long)]
     pub quick: bool,
 
