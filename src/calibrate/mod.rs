@@ -524,14 +524,6 @@ pub struct CalibrationReport {
     pub elapsed_s: f64,
 }
 
-/// Per-pair ln(treatment / baseline) of a comparison.
-pub fn log_ratios(c: &Comparison) -> Vec<f64> {
-    c.pair_data
-        .iter()
-        .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
-        .collect()
-}
-
 fn is_interrupt(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<crate::error::Interrupted>())
 }
@@ -562,10 +554,9 @@ pub fn measure(
         };
         progress.start(&what);
         let design = plan.design_of(step);
-        let mut r = crate::engine::ab::compare(case, &design, measurer, &mut rng, &mut |t| {
+        let r = crate::engine::ab::compare(case, &design, measurer, &mut rng, &mut |t| {
             progress.tick(t)
         })?;
-        decide_alone(&mut r);
         progress.skip(crate::engine::ab::unmeasured_slices(&design, &r));
         progress.line(&format!(
             "{what}: {}",
@@ -577,7 +568,7 @@ pub fn measure(
 
 /// A calibration comparison's verdict, decided as `overhead` decides a
 /// table of one: significance, the noise band, the equivalence test.
-pub fn decide_alone(c: &mut Comparison) {
+fn decide_alone(c: &mut Comparison) {
     crate::engine::ab::decide_all(std::slice::from_mut(c), &DecisionOpts::default());
 }
 
@@ -694,7 +685,7 @@ pub fn run(
         })
         .collect::<Result<Vec<_>>>()?;
 
-    let groups: Vec<Vec<f64>> = aa.iter().map(log_ratios).collect();
+    let groups: Vec<Vec<f64>> = aa.iter().map(crate::engine::ab::log_ratios).collect();
     let sd = crate::stats::power::pooled_robust_sd(&groups).unwrap_or(f64::NAN);
     let sd_classic = crate::stats::power::pooled_sd(&groups).unwrap_or(f64::NAN);
     let aa_pairs: u32 = aa.iter().map(|c| c.pairs).sum();

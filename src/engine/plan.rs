@@ -146,18 +146,19 @@ pub fn stop_rule(
     precision_pct: Option<f64>,
 ) -> StopRule {
     let needed = min_pairs_to_decide(family, decision.alpha) as u32;
-    let mut max = max_pairs.unwrap_or(DEFAULT_MAX_PAIRS);
-    if max < needed {
-        if max_pairs.is_some() {
-            eprintln!(
-                "secperf: warning: with at most {max} pairs and {family} comparisons nothing can be \
-                 significant at alpha {}; use --max-pairs {needed} or more",
-                decision.alpha
-            );
-        } else {
-            max = needed.max(max);
+    let max = match max_pairs {
+        Some(max) => {
+            if max < needed {
+                eprintln!(
+                    "secperf: warning: with at most {max} pairs and {family} comparisons nothing \
+                     can be significant at alpha {}; use --max-pairs {needed} or more",
+                    decision.alpha
+                );
+            }
+            max
         }
-    }
+        None => DEFAULT_MAX_PAIRS.max(needed),
+    };
     let min = (first_finite(decision.alpha) as u32).max(6).min(max);
     StopRule {
         min_pairs: min,
