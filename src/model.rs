@@ -191,6 +191,14 @@ pub struct Comparison {
     /// absent for a fixed number of pairs (`--pairs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialStop>,
+    /// The run stopped (Ctrl-C, a failing half) inside this comparison:
+    /// its figures are from the pairs finished before that.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unfinished: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// Where a sequential comparison stopped: `pairs` of the comparison were
@@ -243,6 +251,17 @@ pub struct SweepPoint {
     pub delta_ns_per_op: Vec<f64>,
     /// The comparison's overhead estimate, percent.
     pub overhead_pct: f64,
+    /// The comparison's baseline (median over pairs), ns/op; NaN in
+    /// sweeps stored before it was recorded.
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
+    pub baseline_ns_per_op: f64,
+    /// The overhead's 95% interval, percent; absent in older sweeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_ci_pct: Option<[f64; 2]>,
+}
+
+fn nan() -> f64 {
+    f64::NAN
 }
 
 /// A least-squares line `y = intercept + slope * x` over every pair of
@@ -391,9 +410,8 @@ pub struct Attribution {
 }
 
 /// What the negative control (a workload no mechanism should change) says
-/// about trusting the rest of a table: the `--json` form, and what the
-/// report prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// about trusting the rest of a run's comparisons.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NegativeControl {
     pub workload: String,
     /// No control comparison came out slower or faster.
@@ -403,19 +421,6 @@ pub struct NegativeControl {
     pub comparisons: Vec<String>,
     /// Those whose final verdict is slower or faster.
     pub failed: Vec<String>,
-    /// Each control comparison with its described overhead, for the report.
-    #[serde(skip)]
-    pub outcomes: Vec<ControlOutcome>,
-}
-
-/// One control comparison as the report names it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ControlOutcome {
-    pub label: String,
-    /// The overhead as described under a table ("+0.1% [-0.4, 0.5]").
-    pub figure: String,
-    /// Slower or faster after the table's decision.
-    pub changed: bool,
 }
 
 /// A mechanism the survey or the user could not measure, and why.
@@ -423,6 +428,86 @@ pub struct ControlOutcome {
 pub struct Skipped {
     pub mechanism: String,
     pub reason: String,
+}
+
+/// A policy file a run measured under (an OCI seccomp profile, an audit
+/// rules file), stored with the run as it was read, so that the run can be
+/// read and repeated (`secperf rerun`) after the file changed or went away.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyFile {
+    /// The treatment that named it: "audit:rules=/tmp/stig.rules".
+    pub treatment: String,
+    /// The parameter that named it: "rules", "profile".
+    pub param: String,
+    /// The path as given.
+    pub path: String,
+    /// SHA-256 of the bytes read, lowercase hex.
+    pub sha256: String,
+    pub bytes: u64,
+    /// The content as read (UTF-8; invalid sequences would be replaced,
+    /// and `sha256` still names the bytes).
+    pub content: String,
+}
+
+impl PolicyFile {
+    /// Reads `path` for `treatment`'s parameter `param`, with its digest.
+    pub fn read(treatment: &str, param: &str, path: &str) -> anyhow::Result<PolicyFile> {
+        use anyhow::Context as _;
+        use sha2::Digest as _;
+        let bytes = crate::policy::source::read(std::path::Path::new(path))
+            .with_context(|| format!("{treatment}: reading {param}={path}"))?;
+        Ok(PolicyFile {
+            treatment: treatment.to_string(),
+            param: param.to_string(),
+            path: path.to_string(),
+            sha256: sha2::Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            bytes: bytes.len() as u64,
+            content: String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    }
+}
+
+/// The settings of a run that reports show, read leniently from the run's
+/// stored parameters: each command stores its own plan, and older runs
+/// lack fields, so a field that is missing or of another shape is absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// The seed of the AB/BA coin and the bootstrap.
+    pub seed: Option<u64>,
+    /// The thresholds of the verdicts.
+    pub decision: Option<crate::stats::decision::DecisionOpts>,
+    /// Mechanisms the survey could not measure, and why.
+    pub skipped: Vec<Skipped>,
+    /// What each treatment's mechanism said before measuring (rule-file
+    /// lines not applied, a compiled profile's size).
+    pub treatment_notes: Vec<String>,
+}
+
+impl RunSettings {
+    /// The settings in a run's stored parameters.
+    pub fn of(params: &serde_json::Value) -> RunSettings {
+        fn field<T: serde::de::DeserializeOwned>(v: &serde_json::Value, key: &str) -> Option<T> {
+            serde_json::from_value(v.get(key)?.clone()).ok()
+        }
+        // Thresholds a run did not record keep their defaults.
+        let decision = params.get("decision").and_then(|given| {
+            let mut d =
+                serde_json::to_value(crate::stats::decision::DecisionOpts::default()).ok()?;
+            for (k, v) in given.as_object()? {
+                d[k] = v.clone();
+            }
+            serde_json::from_value(d).ok()
+        });
+        RunSettings {
+            seed: field(params, "seed"),
+            decision,
+            skipped: field(params, "skipped").unwrap_or_default(),
+            treatment_notes: field(params, "treatment_notes").unwrap_or_default(),
+        }
+    }
 }
 
 /// A run as read back from the store.
@@ -449,7 +534,12 @@ pub struct RunSummary {
     pub host: String,
     /// Kernel release from the probe snapshot, if it had one.
     pub kernel: Option<String>,
+    /// Results of one configuration (`run`, suites).
     pub results: u32,
+    /// A/B comparisons (`overhead`, suites).
+    #[serde(default)]
+    pub comparisons: u32,
+    /// The workloads measured, in order of first measurement.
     pub workloads: Vec<String>,
 }
 
@@ -531,6 +621,7 @@ pub mod testing {
             attribution: None,
             child_cpu: None,
             sequential: None,
+            unfinished: false,
         }
     }
 

@@ -81,6 +81,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         attribution: None,
         child_cpu: None,
         sequential: None,
+        unfinished: false,
     }
 }
 

@@ -1,12 +1,66 @@
-//! Where a rendered report goes: stdout (coloured on a terminal for the
-//! table format) or a file, one file per configuration in a directory for
-//! benchstat.
+//! Where what a command shows goes: a run document rendered in the format
+//! asked for (`--json`, `--format`, or the terminal table) on stdout or in
+//! a file, and the reports of several runs (`compare`) likewise, one file
+//! per configuration in a directory for benchstat.
 
 use std::path::Path;
 
 use anyhow::Result;
 
+use crate::report::doc::RunDoc;
 use crate::report::formats::{Format, RenderOpts, color_default, render, render_benchstat_files};
+use crate::report::markup::Kind;
+use crate::report::sections::{self, Parts};
+
+fn write_file(file: &Path, text: &str) -> Result<()> {
+    std::fs::write(file, text).map_err(|e| {
+        crate::error::UsageError::new(format!(
+            "cannot write {}: {e} (choose another path with -o)",
+            file.display()
+        ))
+        .into()
+    })
+}
+
+/// Shows a run document: `--json` (or `--format json`) is the document
+/// itself, as `results export` writes it; `--format` another format; the
+/// terminal table otherwise. `parts` says what the table and the text
+/// formats include (see [`Parts`]); email, markdown and csv always carry
+/// the facts and the command that reproduces the run.
+pub fn show_run(
+    doc: &RunDoc,
+    json: bool,
+    format: Option<Format>,
+    output: Option<&Path>,
+    parts: Parts,
+) -> Result<()> {
+    let text_parts = Parts {
+        facts: true,
+        reproduce: true,
+        ..parts
+    };
+    let text = match (json, format) {
+        (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(doc)? + "\n",
+        (false, Some(Format::Benchstat)) => {
+            let report = crate::report::build::of_doc(doc);
+            return write_report(&report, Format::Benchstat, output);
+        }
+        (false, None | Some(Format::Table)) => {
+            let color = output.is_none() && color_default();
+            sections::render(doc, parts, Kind::Terminal { color })
+        }
+        (false, Some(Format::Email)) => sections::render(doc, text_parts, Kind::Email),
+        (false, Some(Format::Markdown)) => sections::render(doc, text_parts, Kind::Markdown),
+        (false, Some(Format::Csv)) => sections::render(doc, text_parts, Kind::Csv),
+    };
+    match output {
+        Some(file) => write_file(file, &text),
+        None => {
+            super::emit(text.trim_end());
+            Ok(())
+        }
+    }
+}
 
 /// Renders a report to stdout or a file (one file per column in a
 /// directory for benchstat).
@@ -15,14 +69,6 @@ pub fn write_report(
     format: Format,
     output: Option<&Path>,
 ) -> Result<()> {
-    let write = |file: &Path, text: &str| {
-        std::fs::write(file, text).map_err(|e| {
-            crate::error::UsageError::new(format!(
-                "cannot write {}: {e} (choose another path with -o)",
-                file.display()
-            ))
-        })
-    };
     match (format, output) {
         (Format::Benchstat, Some(dir)) => {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -42,14 +88,13 @@ pub fn write_report(
                         }
                     })
                     .collect();
-                write(&dir.join(format!("{file}.txt")), &text)?;
+                write_file(&dir.join(format!("{file}.txt")), &text)?;
             }
             Ok(())
         }
         (_, Some(file)) => {
             let color = false;
-            write(file, &render(report, format, &RenderOpts { color })?)?;
-            Ok(())
+            write_file(file, &render(report, format, &RenderOpts { color })?)
         }
         (_, None) => {
             let color = format == Format::Table && color_default();

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
 
 use super::args::{
     CommandArgs, DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs, WaitArgs,
@@ -15,8 +14,7 @@ use super::args::{
 use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
-use crate::engine::session::{RunSpec, Session, command_line, open_store};
-use crate::model::{Comparison, NegativeControl, Skipped, Sweep};
+use crate::engine::session::{RunSpec, Session, open_store};
 use crate::usage_bail;
 
 #[derive(Debug, Args)]
@@ -126,22 +124,6 @@ impl OverheadArgs {
     }
 }
 
-#[derive(Serialize)]
-struct OverheadOutput<'a> {
-    run_id: i64,
-    label: &'a str,
-    db: &'a Path,
-    system: &'a serde_json::Value,
-    design: &'a OverheadPlan,
-    comparisons: &'a [Comparison],
-    /// What the `stream` comparisons say about trusting the rest; null
-    /// when none was measured.
-    negative_control: Option<NegativeControl>,
-    skipped: &'a [Skipped],
-    /// `--sweep`: each sweep's points and fitted line; empty without one.
-    sweeps: &'a [Sweep],
-}
-
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
@@ -193,6 +175,9 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             slices,
         },
     )?;
+    for f in &plan.policy_files {
+        session.store.add_policy_file(session.run_id, f)?;
+    }
     let cases = plan
         .cases
         .iter()
@@ -213,63 +198,18 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         &plan.decision,
     );
     let comparisons = measured.map_err(|e| session.stopped(e))?;
-    let sweeps = match &plan.sweep {
-        Some(spec) => {
-            crate::engine::sweep::record(&mut session.store, session.run_id, spec, &comparisons)?
-        }
-        None => Vec::new(),
-    };
+    if let Some(spec) = &plan.sweep {
+        crate::engine::sweep::record(&mut session.store, session.run_id, spec, &comparisons)?;
+    }
     session.finish()?;
-    let control = crate::engine::control::judge(&comparisons);
-    if json {
-        return super::print_json(&OverheadOutput {
-            run_id: session.run_id,
-            label: &plan.label,
-            db: &session.db_path,
-            system: &session.system,
-            design: &plan,
-            comparisons: &comparisons,
-            negative_control: control,
-            skipped: &plan.skipped,
-            sweeps: &sweeps,
-        });
-    }
-    if let Some(format) = args.report.format {
-        let mut report = crate::report::build::from_comparisons(
-            &comparisons,
-            &session.system,
-            &crate::sys::hostname(),
-            &command_line(),
-        );
-        report
-            .summary
-            .extend(crate::report::table::negative_control_summary(
-                control.as_ref(),
-            ));
-        report.sweeps = sweeps.clone();
-        return super::output::write_report(&report, format, args.report.output.as_deref());
-    }
-    super::emit_fmt!("{}", crate::report::table::comparisons(&comparisons));
-    let sweep_table = crate::report::formats::sweep::table(&sweeps);
-    if !sweep_table.is_empty() {
-        super::emit_fmt!("{}", sweep_table.trim_end());
-    }
-    let attributions = crate::report::table::attributions(&comparisons);
-    if !attributions.is_empty() {
-        super::emit_fmt!("{}", attributions.trim_end());
-    }
-    let control = crate::report::table::negative_control(control.as_ref());
-    if !control.is_empty() {
-        super::emit_fmt!("{}", control.trim_end());
-    }
-    let outliers = crate::report::table::outlier_pairs(&comparisons);
-    if !outliers.is_empty() {
-        super::emit_fmt!("{}", outliers.trim_end());
-    }
-    super::emit_fmt!(
-        "{}",
-        crate::report::table::skipped(&plan.skipped).trim_end()
-    );
-    super::emit_fmt!("{}", session.stored_line(&plan.label));
+    let doc = crate::engine::document::load(&session.store, session.run_id)?;
+    super::output::show_run(
+        &doc,
+        json,
+        args.report.format,
+        args.report.output.as_deref(),
+        crate::report::sections::Parts::MEASURED,
+    )?;
+    eprintln!("secperf: {}", session.stored_line(&plan.label));
     Ok(())
 }

@@ -1,15 +1,14 @@
 //! `secperf report RUN... [-o PATH]`: one self-contained HTML page with
 //! plots of stored runs (see `report::html`). Runs are named as
-//! `results show` names them; each is loaded with its sweep notes and its
-//! negative control judged, then the page is written to a file (default
+//! `results show` names them; each is loaded as its run document
+//! (`engine::document`), then the page is written to a file (default
 //! `secperf-report.html`) or stdout (`-o -`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::model::Sweep;
-use crate::report::html::{self, ReportRun};
+use crate::report::html;
 use crate::store::Store;
 use crate::usage_bail;
 
@@ -46,7 +45,7 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
     }
     let runs = ids
         .iter()
-        .map(|&id| load(&store, id))
+        .map(|&id| crate::engine::document::load(&store, id))
         .collect::<Result<Vec<_>>>()?;
     let page = html::render(&runs, chrono::Utc::now())?;
     if to_stdout {
@@ -77,22 +76,4 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
             .join(", ")
     );
     Ok(())
-}
-
-/// A run with its sweeps and negative control; a sweep note this secperf
-/// cannot read is said on the page, not fatal.
-fn load(store: &Store, id: i64) -> Result<ReportRun> {
-    let run = store.load_run(id)?;
-    let mut r = ReportRun::new(run);
-    for (i, note) in store.run_notes(id, Sweep::NOTE)?.into_iter().enumerate() {
-        match serde_json::from_value::<Sweep>(note) {
-            Ok(s) => r.sweeps.push(s),
-            Err(e) => r.problems.push(format!(
-                "Sweep note {} of this run could not be read ({e}); it is left out.",
-                i + 1
-            )),
-        }
-    }
-    r.control = crate::engine::control::judge(&r.run.comparisons);
-    Ok(r)
 }

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 
-use crate::model::StoredRun;
-use crate::store::{Store, export};
+use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
@@ -24,7 +23,9 @@ pub enum ResultsCommand {
         #[arg(short, long, value_name = "PATH", requires = "format")]
         output: Option<PathBuf>,
     },
-    /// Export runs with every sample, as JSON or CSV (one row per sample).
+    /// Export runs: JSON is the run document (as `--json` of the command that
+    /// made it); CSV has one row per sample of a result and one per pair of
+    /// a comparison.
     Export {
         /// Run ids, labels, `latest` or `latest~N`.
         #[arg(required = true)]
@@ -77,49 +78,28 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             output,
         } => {
             let id = store.resolve_run(&run)?;
-            let run = store.load_run(id)?;
-            let sweeps = crate::engine::sweep::stored(&store, id)?;
-            if json {
-                let mut v = serde_json::to_value(&run)?;
-                if !sweeps.is_empty() {
-                    v["sweeps"] = serde_json::to_value(&sweeps)?;
-                }
-                return super::print_json(&v);
-            }
-            if let Some(format) = format {
-                let m = &run.meta;
-                let mut report = if run.comparisons.is_empty() {
-                    let name = crate::compare::run_name(&run);
-                    crate::report::build::from_results(
-                        &name,
-                        &run.results,
-                        &m.system,
-                        &m.host,
-                        &m.command,
-                    )
-                } else {
-                    crate::report::build::from_comparisons(
-                        &run.comparisons,
-                        &m.system,
-                        &m.host,
-                        &m.command,
-                    )
-                };
-                report.sweeps = sweeps;
-                return super::output::write_report(&report, format, output.as_deref());
-            }
-            print_run(&run, &sweeps);
+            let doc = crate::engine::document::load(&store, id)?;
+            super::output::show_run(
+                &doc,
+                json,
+                format,
+                output.as_deref(),
+                crate::report::sections::Parts::STORED,
+            )?;
         }
         ResultsCommand::Export {
             runs,
             format,
             output,
         } => {
-            let loaded = load_all(&store, &runs)?;
+            let docs = runs
+                .iter()
+                .map(|r| crate::engine::document::load(&store, store.resolve_run(r)?))
+                .collect::<Result<Vec<_>>>()?;
             let text = match format {
-                ExportFormat::Json if loaded.len() == 1 => export::export_json(&loaded[0])?,
-                ExportFormat::Json => serde_json::to_string_pretty(&loaded)?,
-                ExportFormat::Csv => export::export_csv(&loaded),
+                ExportFormat::Json if docs.len() == 1 => serde_json::to_string_pretty(&docs[0])?,
+                ExportFormat::Json => serde_json::to_string_pretty(&docs)?,
+                ExportFormat::Csv => crate::report::export::samples_csv(&docs),
             };
             match output {
                 Some(file) => std::fs::write(&file, text + "\n").map_err(|e| {
@@ -128,7 +108,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                         file.display()
                     ))
                 })?,
-                None => super::emit_fmt!("{text}"),
+                None => super::emit_fmt!("{}", text.trim_end()),
             }
         }
         ResultsCommand::Delete { runs } => {
@@ -148,59 +128,4 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         }
     }
     Ok(())
-}
-
-fn load_all(store: &Store, specs: &[String]) -> Result<Vec<StoredRun>> {
-    specs
-        .iter()
-        .map(|s| store.load_run(store.resolve_run(s)?))
-        .collect()
-}
-
-fn print_run(run: &StoredRun, sweeps: &[crate::model::Sweep]) {
-    let m = &run.meta;
-    let label = if m.label.is_empty() {
-        "(no label)"
-    } else {
-        m.label.as_str()
-    };
-    super::emit_fmt!(
-        "Run {} {label}: {} on {} at {}",
-        run.run_id,
-        m.kind,
-        m.host,
-        m.started_at.format("%Y-%m-%d %H:%M:%S UTC")
-    );
-    if run.finished_at.is_none() {
-        super::emit_fmt!("Unfinished: the run stopped before all its measurements were done.");
-    }
-    super::emit_fmt!("Command: {}", m.command);
-    match serde_json::from_value::<crate::probe::SystemInfo>(m.system.clone()) {
-        Ok(info) => super::emit_fmt!("{}", crate::probe::render(&info).trim_end()),
-        Err(_) => super::emit_fmt!("(system snapshot in an older format: see --json)"),
-    }
-    if !run.results.is_empty() {
-        super::emit_fmt!("{}", crate::report::table::results(&run.results));
-        let profiles = crate::report::formats::attribution::profiles(&run.results);
-        if !profiles.is_empty() {
-            super::emit_fmt!("{}", profiles.trim_end());
-        }
-    }
-    if !run.comparisons.is_empty() {
-        super::emit_fmt!("{}", crate::report::table::comparisons(&run.comparisons));
-        let sweep_table = crate::report::formats::sweep::table(sweeps);
-        if !sweep_table.is_empty() {
-            super::emit_fmt!("{}", sweep_table.trim_end());
-        }
-        let attributions = crate::report::table::attributions(&run.comparisons);
-        if !attributions.is_empty() {
-            super::emit_fmt!("{}", attributions.trim_end());
-        }
-        let control = crate::report::table::negative_control(
-            crate::engine::control::judge(&run.comparisons).as_ref(),
-        );
-        if !control.is_empty() {
-            super::emit_fmt!("{}", control.trim_end());
-        }
-    }
 }

@@ -8,13 +8,11 @@ use std::path::Path;
 
 use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
 
 use super::args::TaskArgs;
 use crate::engine::current::RunPlan;
 use crate::engine::measurer::Live;
-use crate::engine::session::{RunSpec, Session, command_line, open_store};
-use crate::model::WorkloadResult;
+use crate::engine::session::{RunSpec, Session, open_store};
 use crate::usage_bail;
 use crate::workloads::select::{parse_list, resolve_params};
 
@@ -97,16 +95,6 @@ impl RunArgs {
     }
 }
 
-#[derive(Serialize)]
-struct RunOutput<'a> {
-    run_id: i64,
-    label: &'a str,
-    db: &'a Path,
-    system: &'a serde_json::Value,
-    params: &'a RunPlan,
-    results: &'a [WorkloadResult],
-}
-
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let plan = args.plan()?;
     let measuring = args.wait.lock()?;
@@ -131,40 +119,17 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             slices: plan.slices(),
         },
     )?;
-    let results = plan
-        .measure(&mut session, &mut Live { lock: None })
+    plan.measure(&mut session, &mut Live { lock: None })
         .map_err(|e| session.stopped(e))?;
     session.finish()?;
-    if json {
-        return super::print_json(&RunOutput {
-            run_id: session.run_id,
-            label: &plan.label,
-            db: &session.db_path,
-            system: &session.system,
-            params: &plan,
-            results: &results,
-        });
-    }
-    if let Some(format) = args.report.format {
-        let name = if plan.label.is_empty() {
-            format!("run {}", session.run_id)
-        } else {
-            format!("{} (run {})", plan.label, session.run_id)
-        };
-        let report = crate::report::build::from_results(
-            &name,
-            &results,
-            &session.system,
-            &crate::sys::hostname(),
-            &command_line(),
-        );
-        return super::output::write_report(&report, format, args.report.output.as_deref());
-    }
-    super::emit_fmt!("{}", crate::report::table::results(&results));
-    let profiles = crate::report::formats::attribution::profiles(&results);
-    if !profiles.is_empty() {
-        super::emit_fmt!("{}", profiles.trim_end());
-    }
-    super::emit_fmt!("{}", session.stored_line(&plan.label));
+    let doc = crate::engine::document::load(&session.store, session.run_id)?;
+    super::output::show_run(
+        &doc,
+        json,
+        args.report.format,
+        args.report.output.as_deref(),
+        crate::report::sections::Parts::MEASURED,
+    )?;
+    eprintln!("secperf: {}", session.stored_line(&plan.label));
     Ok(())
 }

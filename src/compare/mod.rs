@@ -210,7 +210,6 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         machine: machine_summary(base),
         command: command.to_string(),
         attributions: vec![],
-        sweeps: vec![],
     }
 }
 

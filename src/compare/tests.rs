@@ -186,6 +186,7 @@ fn overhead_runs_give_one_row_per_arm() {
         attribution: None,
         child_cpu: None,
         sequential: None,
+        unfinished: false,
     });
     let s = series(&a);
     assert_eq!(s.len(), 2);

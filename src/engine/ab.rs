@@ -41,6 +41,26 @@ pub fn compare(
     rng: &mut Rng,
     on_tick: &mut dyn FnMut(Tick),
 ) -> Result<Comparison> {
+    measure(case, design, measurer, rng, on_tick).map_err(|s| s.error)
+}
+
+/// What a comparison that stopped before its end (Ctrl-C, a failing half)
+/// leaves: the comparison of the pairs it finished, marked unfinished
+/// (None before its first pair, or when they give no figure), and why it
+/// stopped.
+pub struct Stopped {
+    pub partial: Option<Box<Comparison>>,
+    pub error: anyhow::Error,
+}
+
+/// [`compare`], keeping the finished pairs of a comparison that stops.
+pub fn measure(
+    case: &Case,
+    design: &Design,
+    measurer: &mut dyn Measurer,
+    rng: &mut Rng,
+    on_tick: &mut dyn FnMut(Tick),
+) -> std::result::Result<Comparison, Stopped> {
     let mut baseline = Vec::with_capacity(design.pairs as usize);
     let mut treatment = Vec::with_capacity(design.pairs as usize);
     let mut pair_data = Vec::with_capacity(design.pairs as usize);
@@ -50,8 +70,9 @@ pub fn compare(
     for i in 0..design.pairs {
         let order = pair_order(rng);
         let mut ns = [0.0f64; 2];
+        let cpu_before = [cpu[0].len(), cpu[1].len()];
         for arm in order {
-            let v = measurer
+            let half = measurer
                 .half(case, design, arm, &mut Unobserved, on_tick)
                 .with_context(|| {
                     format!(
@@ -61,7 +82,23 @@ pub fn compare(
                         i + 1,
                         design.pairs
                     )
-                })?;
+                });
+            let v = match half {
+                Ok(v) => v,
+                Err(error) => {
+                    // The pair in progress is left out, its CPU time too.
+                    cpu[0].truncate(cpu_before[0]);
+                    cpu[1].truncate(cpu_before[1]);
+                    let stop = design.stop.as_ref().map(|_| StopReason::Interrupted);
+                    let partial = summarise(case, design, &pair_data, &cpu, stop, None)
+                        .ok()
+                        .map(|mut c| {
+                            c.unfinished = true;
+                            Box::new(c)
+                        });
+                    return Err(Stopped { partial, error });
+                }
+            };
             let side = (arm == Arm::Treatment) as usize;
             ns[side] = v.ns_per_op;
             cpu[side].extend(v.child_cpu);
@@ -87,19 +124,6 @@ pub fn compare(
             }
         }
     }
-    let overhead_pct = match &design.stop {
-        Some(rule) => sequential::overhead_pct(&ratios, rule.decision.alpha)
-            .context("computing the overhead: no pairs")?,
-        None => compare_paired(
-            &baseline,
-            &treatment,
-            &PairedOpts {
-                seed: design.seed,
-                ..Default::default()
-            },
-        )
-        .context("computing the overhead")?,
-    };
     let attribution = design.profile.map(|p| {
         profile_pairs(
             case,
@@ -111,6 +135,44 @@ pub fn compare(
             crate::stats::median(&treatment).unwrap_or(f64::NAN),
         )
     });
+    summarise(case, design, &pair_data, &cpu, stopped, attribution).map_err(|error| Stopped {
+        partial: None,
+        error,
+    })
+}
+
+/// A comparison of the pairs measured: its overhead (the anytime-valid
+/// sequence's with a stopping rule, else the fixed design's), the arms'
+/// medians, child CPU time and how a sequential one stopped.
+fn summarise(
+    case: &Case,
+    design: &Design,
+    pair_data: &[PairData],
+    cpu: &[Vec<ChildCpu>; 2],
+    stopped: Option<StopReason>,
+    attribution: Option<Attribution>,
+) -> Result<Comparison> {
+    let baseline: Vec<f64> = pair_data.iter().map(|p| p.baseline_ns_per_op).collect();
+    let treatment: Vec<f64> = pair_data.iter().map(|p| p.treatment_ns_per_op).collect();
+    let overhead_pct = match &design.stop {
+        Some(rule) => {
+            let ratios: Vec<f64> = pair_data
+                .iter()
+                .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+                .collect();
+            sequential::overhead_pct(&ratios, rule.decision.alpha)
+                .context("computing the overhead: no pairs")?
+        }
+        None => compare_paired(
+            &baseline,
+            &treatment,
+            &PairedOpts {
+                seed: design.seed,
+                ..Default::default()
+            },
+        )
+        .context("computing the overhead")?,
+    };
     let t = &case.treatment;
     Ok(Comparison {
         workload: case.workload.name.to_string(),
@@ -127,7 +189,7 @@ pub fn compare(
         treatment_ns_per_op: crate::stats::median(&treatment).unwrap_or(f64::NAN),
         overhead_pct,
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
-        pair_data,
+        pair_data: pair_data.to_vec(),
         attribution,
         child_cpu: median_child_cpu(&cpu[0])
             .zip(median_child_cpu(&cpu[1]))
@@ -137,6 +199,7 @@ pub fn compare(
             family: rule.family,
             stopped: stopped.unwrap_or(StopReason::MaxPairs),
         }),
+        unfinished: false,
     })
 }
 
@@ -234,23 +297,41 @@ pub fn measure_comparisons<'a>(
     let mut rng = Rng::new(seed);
     let mut comparisons = Vec::new();
     let mut ids = Vec::new();
+    let mut stopped = None;
     for (case, design, role) in cases {
-        let what = format!(
-            "{} on {} tasks={}{role}",
-            case.treatment, case.workload.name, case.tasks
-        );
+        let what = crate::report::label::case(
+            &case.treatment.to_string(),
+            &crate::report::label::workload(case.workload.name, &case.workload_params),
+            case.tasks as u32,
+        ) + role;
         progress.start(&what);
-        let c = compare(case, &design, measurer, &mut rng, &mut |t| progress.tick(t))?;
-        ids.push(store.add_comparison(run_id, &c)?);
-        progress.skip(unmeasured_slices(&design, &c));
-        progress.line(&format!("{what}: {}", describe_measured(&c)));
-        comparisons.push(c);
+        match measure(case, &design, measurer, &mut rng, &mut |t| progress.tick(t)) {
+            Ok(c) => {
+                ids.push(store.add_comparison(run_id, &c)?);
+                progress.skip(unmeasured_slices(&design, &c));
+                progress.line(&format!("{what}: {}", describe_measured(&c)));
+                comparisons.push(c);
+            }
+            Err(Stopped { partial, error }) => {
+                if let Some(c) = partial {
+                    ids.push(store.add_comparison(run_id, &c)?);
+                    comparisons.push(*c);
+                }
+                stopped = Some(error);
+                break;
+            }
+        }
     }
+    // Decided together, also when the run stopped: what was measured is
+    // stored with the verdicts of the comparisons it holds.
     decide_all(&mut comparisons, decision);
     for (c, id) in comparisons.iter().zip(&ids) {
         store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
     }
-    Ok(comparisons)
+    match stopped {
+        Some(error) => Err(error),
+        None => Ok(comparisons),
+    }
 }
 
 /// Slices of the budget a sequential comparison did not need (for the
@@ -352,6 +433,7 @@ mod tests {
             attribution: None,
             child_cpu: None,
             sequential: None,
+            unfinished: false,
         }
     }
 

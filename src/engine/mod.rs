@@ -10,6 +10,7 @@
 //!   together.
 //! - [`current`]: measurements of the current configuration.
 //! - [`control`]: what the negative control says about the rest.
+//! - [`document`]: the run document every output renders, from the store.
 //! - [`suite`]: a reference experiment's run and its stored record.
 //! - [`session`]: the run around the measurements (store, lock,
 //!   interrupts, record, progress).
@@ -19,6 +20,7 @@ pub mod ab;
 pub mod control;
 pub mod current;
 pub mod design;
+pub mod document;
 pub mod measurer;
 pub mod plan;
 pub mod progress;

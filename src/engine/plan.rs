@@ -107,6 +107,10 @@ pub struct OverheadPlan {
     /// compiled profile's size, rule-file lines not applied), "label: text".
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub treatment_notes: Vec<String>,
+    /// The policy files the treatments measure, as read while planning
+    /// (stored with the run, not in its parameters).
+    #[serde(skip)]
+    pub policy_files: Vec<crate::model::PolicyFile>,
     /// The parameter swept (`--sweep`); absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSpec>,
@@ -326,9 +330,19 @@ impl OverheadPlan {
         }
 
         let mut treatment_notes = Vec::new();
+        let mut policy_files: Vec<crate::model::PolicyFile> = Vec::new();
         for t in &treatments {
             for line in t.mechanism.describe(t).with_context(|| t.to_string())? {
                 treatment_notes.push(format!("{t}: {line}"));
+            }
+            for (param, path) in t.mechanism.policy_files(t) {
+                if !policy_files.iter().any(|f| f.path == path) {
+                    policy_files.push(crate::model::PolicyFile::read(
+                        &t.to_string(),
+                        param,
+                        &path,
+                    )?);
+                }
             }
         }
         let mut cases = Vec::new();
@@ -429,6 +443,7 @@ impl OverheadPlan {
             scratch: placement.scratch.clone(),
             quick: a.quick,
             treatment_notes,
+            policy_files,
             sweep: a.sweep.clone(),
             profile: a.profile,
             precision_from_calibration: a

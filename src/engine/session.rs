@@ -121,13 +121,21 @@ impl Session {
         finished
     }
 
-    /// What a failed run says besides its error: what is kept.
-    pub fn stopped(&self, e: anyhow::Error) -> anyhow::Error {
+    /// What a failed run says besides its error: what is kept. A run that
+    /// measured nothing (a rule the kernel refused before the first pair)
+    /// is removed rather than left as an empty run claiming data.
+    pub fn stopped(&mut self, e: anyhow::Error) -> anyhow::Error {
         self.progress.finish();
-        e.context(format!(
-            "run {}: what was measured so far is stored (`secperf results show {}`)",
-            self.run_id, self.run_id
-        ))
+        match self.store.run_has_data(self.run_id) {
+            Ok(false) => {
+                let _ = self.store.delete_run(self.run_id);
+                e.context("nothing was measured, so no run was stored")
+            }
+            _ => e.context(format!(
+                "run {}: what was measured so far is stored (`secperf results show {}`)",
+                self.run_id, self.run_id
+            )),
+        }
     }
 
     /// Removes a run that only means something complete (a calibration);

@@ -118,24 +118,19 @@ pub fn sweeps(spec: &SweepSpec, comparisons: &[Comparison]) -> Vec<Sweep> {
             None => rest.params.remove(&spec.param),
             Some(_) => rest.workload_params.remove(&spec.param),
         };
-        let label = format!(
-            "{} on {}{} tasks={}",
-            crate::mechanisms::label_of(&rest),
-            crate::workloads::label(&rest.workload, &rest.workload_params),
-            match crate::workloads::shown_params(&rest.workload, &rest.workload_params) {
-                p if p.is_empty() || spec.workload.is_none() => String::new(),
-                p => format!(" ({})", p.join(" ")),
-            },
-            c.tasks
+        let label = crate::report::label::case(
+            &crate::report::label::treatment(&rest),
+            &crate::report::label::workload(&rest.workload, &rest.workload_params),
+            c.tasks,
         );
         let entry = groups
             .entry(label.clone())
             .or_insert_with(|| (c.mechanism.clone(), Vec::new()));
         let comparison = match &spec.workload {
-            None => crate::mechanisms::label_of(c),
+            None => crate::report::label::treatment(c),
             Some(w) => format!(
                 "{} on {w} {}={value}",
-                crate::mechanisms::label_of(c),
+                crate::report::label::treatment(c),
                 spec.param
             ),
         };
@@ -148,6 +143,8 @@ pub fn sweeps(spec: &SweepSpec, comparisons: &[Comparison]) -> Vec<Sweep> {
                 .map(|p| p.treatment_ns_per_op - p.baseline_ns_per_op)
                 .collect(),
             overhead_pct: c.overhead_pct.estimate,
+            baseline_ns_per_op: c.baseline_ns_per_op,
+            overhead_ci_pct: Some([c.overhead_pct.ci_low, c.overhead_pct.ci_high]),
         });
     }
     groups

@@ -141,6 +141,13 @@ pub trait Mechanism: Sync {
         Ok(Vec::new())
     }
 
+    /// The policy files a treatment measures, as (parameter, path): an
+    /// OCI seccomp profile, an audit rules file. They are stored with the
+    /// run as read. Default: none.
+    fn policy_files(&self, _t: &Treatment) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
     /// Checks, before anything is measured, that the treatment lets the
     /// workload run at all (a seccomp profile that denies one of its
     /// syscalls is a usage error naming the syscall). Default: it does.

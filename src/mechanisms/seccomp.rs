@@ -431,6 +431,15 @@ impl Mechanism for Seccomp {
         plan(t).map(|_| ())
     }
 
+    fn policy_files(&self, t: &Treatment) -> Vec<(&'static str, String)> {
+        match t.params.get("profile") {
+            Some(path) if t.variant == "profile" && !path.is_empty() => {
+                vec![("profile", path.clone())]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn describe(&self, t: &Treatment) -> Result<Vec<String>> {
         let Some(p) = profile_of(t)? else {
             return Ok(Vec::new());

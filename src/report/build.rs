@@ -1,132 +1,110 @@
-//! Reports (see [`super::model`]) from what `run` and `overhead` measured,
-//! so every command speaks every format.
+//! The grid ([`super::model::Report`]) of one run, for the formats that
+//! compare configurations column by column: benchstat wants one block of
+//! samples per configuration (the baseline arm and the treatment arm of an
+//! overhead run, the one configuration of `run`).
 
-use super::model::{AttributionSection, Cell, DesignKind, Report, Row};
-use crate::model::{Comparison, WorkloadResult};
+use super::doc::RunDoc;
+use super::model::{Cell, DesignKind, Report, Row};
 
-fn machine(system: &serde_json::Value, host: &str) -> Vec<(String, String)> {
-    let text = |p: &str| {
-        system
-            .pointer(p)
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string())
-            })
-            .unwrap_or_else(|| "unknown".into())
-    };
+/// Host, kernel, CPU and LSMs of a run, key by value.
+fn machine(doc: &RunDoc) -> Vec<(String, String)> {
+    let m = doc.machine();
+    let unknown = || "unknown".to_string();
     vec![
-        ("host".into(), host.to_string()),
-        ("kernel".into(), text("/kernel/release")),
+        ("host".into(), doc.meta.host.clone()),
+        ("kernel".into(), m.kernel.clone().unwrap_or_else(unknown)),
         (
             "cpu".into(),
-            format!("{} x {}", text("/cpu/model"), text("/cpu/online_count")),
+            format!(
+                "{} x {}",
+                m.cpu_model.clone().unwrap_or_else(unknown),
+                m.cpus.map_or_else(unknown, |n| n.to_string())
+            ),
         ),
-        ("lsms".into(), text("/lsm/modules")),
-        ("secperf".into(), env!("CARGO_PKG_VERSION").into()),
+        ("lsms".into(), m.lsms.join(",")),
+        ("secperf".into(), doc.meta.secperf_version.clone()),
     ]
 }
 
-/// `secperf run`: one configuration, ns/op per sample.
-pub fn from_results(
-    name: &str,
-    results: &[WorkloadResult],
-    system: &serde_json::Value,
-    host: &str,
-    command: &str,
-) -> Report {
-    Report {
-        title: "secperf run".into(),
-        design: DesignKind::Single,
-        unit: "ns/op".into(),
-        sign_convention: "ns per operation of one task; median over samples".into(),
-        columns: vec![name.to_string()],
-        rows: results
+/// The run as a grid: for comparisons, one row per comparison with the
+/// baseline and treatment arms' per-pair ns/op; otherwise one row per
+/// result with its samples.
+pub fn of_doc(doc: &RunDoc) -> Report {
+    let paired = !doc.comparisons.is_empty();
+    let rows = if paired {
+        doc.comparisons
+            .iter()
+            .map(|c| {
+                let o = &c.overhead_pct;
+                let mut treatment =
+                    Cell::from_samples(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());
+                treatment.change_pct = Some(o.estimate);
+                treatment.ci_low_pct = Some(o.ci_low);
+                treatment.ci_high_pct = Some(o.ci_high);
+                treatment.p_value = Some(o.p_value);
+                treatment.verdict = Some(o.verdict);
+                Row {
+                    workload: super::label::workload(&c.workload, &c.workload_params),
+                    tasks: c.tasks,
+                    label: super::label::treatment(c),
+                    unit: None,
+                    cells: vec![
+                        Some(Cell::from_samples(
+                            c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
+                        )),
+                        Some(treatment),
+                    ],
+                }
+            })
+            .collect()
+    } else {
+        doc.results
             .iter()
             .map(|r| Row {
-                workload: crate::workloads::label(&r.workload, &r.params),
+                workload: super::label::workload(&r.workload, &r.params),
                 tasks: r.tasks,
-                label: crate::workloads::shown_params(&r.workload, &r.params).join(" "),
+                label: String::new(),
                 unit: None,
                 cells: vec![Some(Cell::from_samples(
                     r.sample_data.iter().map(|s| s.ns_per_op).collect(),
                 ))],
             })
-            .collect(),
-        summary: vec![],
-        warnings: vec![],
-        machine: machine(system, host),
-        command: command.to_string(),
-        attributions: vec![],
-        sweeps: vec![],
-    }
-}
-
-/// `secperf overhead`: baseline and treatment arms of each comparison.
-pub fn from_comparisons(
-    comparisons: &[Comparison],
-    system: &serde_json::Value,
-    host: &str,
-    command: &str,
-) -> Report {
-    let rows = comparisons
-        .iter()
-        .map(|c| {
-            let label = crate::mechanisms::label_of(c);
-            let o = &c.overhead_pct;
-            let mut treatment =
-                Cell::from_samples(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());
-            treatment.change_pct = Some(o.estimate);
-            treatment.ci_low_pct = Some(o.ci_low);
-            treatment.ci_high_pct = Some(o.ci_high);
-            treatment.p_value = Some(o.p_value);
-            treatment.verdict = Some(o.verdict);
-            Row {
-                workload: crate::workloads::label(&c.workload, &c.workload_params),
-                tasks: c.tasks,
-                label,
-                unit: None,
-                cells: vec![
-                    Some(Cell::from_samples(
-                        c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
-                    )),
-                    Some(treatment),
-                ],
-            }
-        })
-        .collect();
-    let attributions = attributions(comparisons);
+            .collect()
+    };
     Report {
-        title: "secperf overhead".into(),
-        design: DesignKind::Paired,
+        title: format!("secperf {}", doc.meta.kind),
+        design: if paired {
+            DesignKind::Paired
+        } else {
+            DesignKind::Single
+        },
         unit: "ns/op".into(),
-        sign_convention: "% overhead = exp(median over pairs of ln(treatment/baseline)) - 1: positive = \
-                          slower with the mechanism; significant when the Holm-corrected Wilcoxon p < \
-                          alpha and the 95% CI lies outside the noise band"
+        sign_convention: "% overhead = exp(median over pairs of ln(treatment/baseline)) - 1: \
+                          positive = slower with the mechanism"
             .into(),
-        columns: vec!["baseline".into(), "treatment".into()],
+        columns: if paired {
+            vec!["baseline".into(), "treatment".into()]
+        } else {
+            vec![doc.name()]
+        },
         rows,
         summary: vec![],
         warnings: vec![],
-        machine: machine(system, host),
-        command: command.to_string(),
-        attributions,
-        sweeps: vec![],
+        machine: machine(doc),
+        command: doc.meta.command.clone(),
+        attributions: vec![],
     }
 }
 
 /// The attribution of every profiled comparison, named as its row is.
-pub fn attributions(comparisons: &[Comparison]) -> Vec<AttributionSection> {
+pub fn attributions(
+    comparisons: &[crate::model::Comparison],
+) -> Vec<super::model::AttributionSection> {
     comparisons
         .iter()
         .filter_map(|c| {
-            Some(AttributionSection {
-                comparison: format!(
-                    "{} on {} tasks={}",
-                    crate::mechanisms::label_of(c),
-                    crate::workloads::label(&c.workload, &c.workload_params),
-                    c.tasks
-                ),
+            Some(super::model::AttributionSection {
+                comparison: super::label::comparison(c),
                 attribution: c.attribution.clone()?,
             })
         })

@@ -7,10 +7,16 @@
 //! comparisons that are not reports.
 
 pub mod build;
+pub mod doc;
+pub mod export;
 pub mod formats;
 pub mod html;
+pub mod label;
+pub mod markup;
 pub mod model;
 pub mod number;
+pub mod sections;
 pub mod table;
+pub mod wording;
 
 pub use number::{ci_pct, ns, si};

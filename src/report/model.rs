@@ -121,9 +121,6 @@ pub struct Report {
     /// Where each profiled comparison's difference goes (`--profile`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attributions: Vec<AttributionSection>,
-    /// Parameter sweeps and their fitted lines (`--sweep`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sweeps: Vec<crate::model::Sweep>,
 }
 
 /// One profiled comparison's attribution, named as its row is.

@@ -54,9 +54,9 @@ impl Store {
             "INSERT INTO comparisons (run_id, workload, workload_params_json, mechanism, variant,
                  params_json, mode, tasks, pairs, sample_ms, samples_per_half,
                  baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
-                 overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json)
+                 overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json, unfinished)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                     ?19, ?20)",
+                     ?19, ?20, ?21)",
             params![
                 run_id,
                 c.workload,
@@ -84,6 +84,7 @@ impl Store {
                     .as_ref()
                     .map(|x| json_to_sql(x, "comparisons.sequential_json"))
                     .transpose()?,
+                c.unfinished,
             ],
         )
         .with_context(context)?;
@@ -208,7 +209,7 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
         "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
                 pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
                 overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json,
-                sequential_json
+                sequential_json, unfinished
          FROM comparisons WHERE run_id = ?1 ORDER BY id",
     )?;
     let mut pairs = conn.prepare(
@@ -285,6 +286,7 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                     .get::<_, Option<String>>(19)?
                     .map(|j| json_from_sql(&j, "comparisons.sequential_json"))
                     .transpose()?,
+                unfinished: row.get(20)?,
             })
         };
         out.push(read().with_context(|| format!("comparison {id} is corrupt"))?);

@@ -178,6 +178,24 @@ ALTER TABLE comparisons ADD COLUMN child_cpu_json TEXT;
     r#"
 ALTER TABLE comparisons ADD COLUMN sequential_json TEXT;
 "#,
+    // 8: a comparison the run stopped inside (Ctrl-C, a failing half),
+    // kept with the pairs finished before; and the policy files a run
+    // measured, as read (an OCI seccomp profile, an audit rules file).
+    r#"
+ALTER TABLE comparisons ADD COLUMN unfinished INTEGER NOT NULL DEFAULT 0
+    CHECK (unfinished IN (0, 1));
+CREATE TABLE policy_files (
+    id                    INTEGER PRIMARY KEY,
+    run_id                INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    treatment             TEXT NOT NULL,      -- "audit:rules=/tmp/stig.rules"
+    param                 TEXT NOT NULL,      -- "rules", "profile"
+    path                  TEXT NOT NULL,
+    sha256                TEXT NOT NULL,      -- of the bytes read, lowercase hex
+    bytes                 INTEGER NOT NULL,
+    content               TEXT NOT NULL
+);
+CREATE INDEX policy_files_run_id ON policy_files(run_id);
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

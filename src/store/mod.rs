@@ -27,15 +27,14 @@
 //! database ([`disk_full`]); results already committed stay.
 //!
 //! This file opens the database and writes; reading back is in `read.rs`,
-//! the schema in `migrations.rs`, value conversions in `codec.rs`, JSON/CSV
-//! export in `export.rs`.
+//! the schema in `migrations.rs`, value conversions in `codec.rs`.
 
 pub mod calibrations;
 mod codec;
 mod comparisons;
-pub mod export;
 pub mod migrations;
 mod notes;
+mod policy_files;
 mod read;
 
 #[cfg(test)]
@@ -53,8 +52,6 @@ use crate::error::UsageError;
 use crate::model::{RunMeta, WorkloadResult};
 use crate::usage_bail;
 use codec::{f64s_to_json, json_to_sql, time_to_sql, u64_to_sql};
-
-pub use export::{export_csv, export_json};
 
 /// How long a statement waits for another process's lock before failing:
 /// long enough for a commit on a slow disk or a report reading a large

@@ -20,20 +20,29 @@ use crate::usage_bail;
 impl Store {
     /// All runs, newest first (by start time, then id).
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
-        // Result counts and distinct workloads (in order of first insertion)
-        // for all runs in one pass.
-        let mut per_run: HashMap<i64, (u32, Vec<String>)> = HashMap::new();
-        let mut stmt = self.conn.prepare(
-            "SELECT run_id, workload, COUNT(*) FROM results
-             GROUP BY run_id, workload ORDER BY run_id, MIN(id)",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let run_id: i64 = row.get(0)?;
-            let count: u32 = int_from_sql(row.get(2)?, "number of results")?;
-            let entry = per_run.entry(run_id).or_default();
-            entry.0 += count;
-            entry.1.push(row.get(1)?);
+        // Result and comparison counts and distinct workloads (in order of
+        // first insertion, results first) for all runs in one pass each.
+        let mut per_run: HashMap<i64, (u32, u32, Vec<String>)> = HashMap::new();
+        for (table, comparisons) in [("results", false), ("comparisons", true)] {
+            let mut stmt = self.conn.prepare(&format!(
+                "SELECT run_id, workload, COUNT(*) FROM {table}
+                 GROUP BY run_id, workload ORDER BY run_id, MIN(id)"
+            ))?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let run_id: i64 = row.get(0)?;
+                let count: u32 = int_from_sql(row.get(2)?, "number of results")?;
+                let workload: String = row.get(1)?;
+                let entry = per_run.entry(run_id).or_default();
+                if comparisons {
+                    entry.1 += count;
+                } else {
+                    entry.0 += count;
+                }
+                if !entry.2.contains(&workload) {
+                    entry.2.push(workload);
+                }
+            }
         }
 
         let mut stmt = self.conn.prepare(
@@ -45,7 +54,7 @@ impl Store {
         while let Some(row) = rows.next()? {
             let run_id: i64 = row.get(0)?;
             let system_json: String = row.get(6)?;
-            let (results, workloads) = per_run.remove(&run_id).unwrap_or_default();
+            let (results, comparisons, workloads) = per_run.remove(&run_id).unwrap_or_default();
             runs.push(RunSummary {
                 run_id,
                 label: row.get(1)?,
@@ -60,6 +69,7 @@ impl Store {
                 host: row.get(5)?,
                 kernel: kernel_release(&system_json),
                 results,
+                comparisons,
                 workloads,
             });
         }

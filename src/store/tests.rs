@@ -640,6 +640,7 @@ fn comparisons_round_trip_and_cascade() {
         attribution: None,
         child_cpu: None,
         sequential: None,
+        unfinished: false,
     };
     store.add_comparison(run_id, &c).unwrap();
     // A profiled one: the attribution (NaN bounds included) and the folded

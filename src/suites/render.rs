@@ -133,7 +133,6 @@ fn assemble(
             machine: Vec::new(),
             command: String::new(),
             attributions: vec![],
-            sweeps: vec![],
         },
         tables,
     }
@@ -660,6 +659,7 @@ mod tests {
             attribution: None,
             child_cpu: None,
             sequential: None,
+            unfinished: false,
         }
     }
 

@@ -467,6 +467,15 @@ impl Mechanism for Audit {
         rule_file(t).map(|_| ())
     }
 
+    fn policy_files(&self, t: &Treatment) -> Vec<(&'static str, String)> {
+        match t.params.get("rules") {
+            Some(path) if t.variant == "rules" && !path.is_empty() => {
+                vec![("rules", path.clone())]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn describe(&self, t: &Treatment) -> Result<Vec<String>> {
         let Some(file) = rule_file(t)? else {
             return Ok(Vec::new());

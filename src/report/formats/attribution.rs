@@ -13,7 +13,6 @@ use comfy_table::{Cell as TCell, CellAlignment};
 
 use crate::model::{Attribution, AttributionRow};
 use crate::report::model::AttributionSection;
-use crate::store::export::csv_field;
 
 /// Symbol rows shown in the text formats (csv and json carry all stored).
 pub const SYMBOLS_SHOWN: usize = 10;
@@ -356,9 +355,7 @@ pub fn csv(sections: &[AttributionSection]) -> String {
                 n(r.treatment_share_pct),
                 r.within_noise.to_string(),
             ];
-            let line: Vec<String> = fields.iter().map(|f| csv_field(f).into_owned()).collect();
-            out.push_str(&line.join(","));
-            out.push('\n');
+            out.push_str(&crate::report::markup::csv::records([fields]));
         }
     }
     out

@@ -3,18 +3,16 @@
 //! fits one fixed header; every sample is in the `samples` field, joined
 //! with ';'. Missing cells (a configuration without that row) have no line.
 //! Empty fields mean "not applicable" (the baseline's change, a report
-//! without statistics). Quoting is the store export's `csv_field`.
+//! without statistics). Written by the `csv` crate (RFC 4180 quoting).
 
 use crate::report::model::Report;
-use crate::store::export::csv_field;
 
 use super::verdict_name;
 
 pub const HEADER: &str = "workload,tasks,label,configuration,unit,value,cv_pct,change_pct,ci_low_pct,ci_high_pct,p_value,verdict,samples";
 
 pub fn render(report: &Report) -> String {
-    let mut out = String::from(HEADER);
-    out.push('\n');
+    let mut records: Vec<Vec<String>> = vec![HEADER.split(',').map(String::from).collect()];
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for row in &report.rows {
         for (column, cell) in report.columns.iter().zip(&row.cells) {
@@ -38,12 +36,10 @@ pub fn render(report: &Report) -> String {
                     .to_string(),
                 samples.join(";"),
             ];
-            let line: Vec<_> = fields.iter().map(|f| csv_field(f)).collect();
-            out.push_str(&line.join(","));
-            out.push('\n');
+            records.push(fields.to_vec());
         }
     }
-    out
+    crate::report::markup::csv::records(records)
 }
 
 #[cfg(test)]

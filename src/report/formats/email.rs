@@ -315,7 +315,7 @@ fn name_lines(name: &str, w: usize) -> Vec<String> {
 /// "Reproduce: <command>" wrapped to [`WIDTH`] with " \" continuations, at
 /// shell word boundaries (quotes respected); a word longer than a line is
 /// broken with a bare "\" and continues at column 0, which the shell joins.
-fn reproduce(command: &str) -> Vec<String> {
+pub(crate) fn reproduce(command: &str) -> Vec<String> {
     const FIRST: &str = "Reproduce: ";
     const REST: &str = "    ";
     // Every line but the last ends in " \".

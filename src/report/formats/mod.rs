@@ -21,7 +21,6 @@ pub mod email;
 pub mod json;
 pub mod markdown;
 pub mod post;
-pub mod sweep;
 pub mod table;
 
 use serde::Serialize;
@@ -64,15 +63,12 @@ pub struct RenderOpts {
 /// [`render_benchstat_files`] to write one file per configuration.
 pub fn render(report: &Report, format: Format, opts: &RenderOpts) -> anyhow::Result<String> {
     let a = &report.attributions;
-    let s = &report.sweeps;
     Ok(match format {
-        Format::Table => table::render(report, opts) + &sweep::table(s) + &attribution::table(a),
-        Format::Email => email::render(report) + &sweep::email(s) + &attribution::email(a),
-        Format::Markdown => {
-            markdown::render(report) + &sweep::markdown(s) + &attribution::markdown(a)
-        }
+        Format::Table => table::render(report, opts) + &attribution::table(a),
+        Format::Email => email::render(report) + &attribution::email(a),
+        Format::Markdown => markdown::render(report) + &attribution::markdown(a),
         Format::Json => json::render(report)?,
-        Format::Csv => csv::render(report) + &sweep::csv(s) + &attribution::csv(a),
+        Format::Csv => csv::render(report) + &attribution::csv(a),
         Format::Benchstat => benchstat::render(report),
     })
 }
@@ -304,7 +300,6 @@ pub(crate) mod testing {
             ],
             command: "secperf compare 3 5 7 --format email".into(),
             attributions: vec![],
-            sweeps: vec![],
         }
     }
 
@@ -367,7 +362,6 @@ pub(crate) mod testing {
             ],
             command: "secperf overhead --mechanisms 'landlock:fs-ro seccomp:allow' --workloads a_really_quite_extraordinarily_long_workload_name_for_testing,open --tasks 1,4000000000 --pairs 30 --format email --output /tmp/some/very/long/path/that/keeps/going/and/going/and/going/report.txt".into(),
             attributions: vec![],
-            sweeps: vec![],
         }
     }
 

@@ -6,16 +6,17 @@
 
 use anyhow::Result;
 
+use super::Doc;
 use super::flame::{self, Arm};
 use super::markup::{Cell, anchor, para, table};
 use super::plots::bars::{self, Bar};
 use super::plots::group_color;
-use super::{Doc, comparison_label, run_name, workload_label};
-use crate::model::{AttributionRow, Comparison, ProfileRow, StoredRun};
-use crate::report::formats::attribution::{SYMBOLS_SHOWN, preamble};
+use crate::model::{AttributionRow, Comparison, ProfileRow};
+use crate::report::doc::RunDoc;
 use crate::report::number::sig4;
+use crate::report::sections::attribution::{SYMBOLS_SHOWN, preamble};
 
-pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
+pub fn section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
     let profiled: Vec<&Comparison> = run
         .comparisons
         .iter()
@@ -29,7 +30,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "attribution"]),
         "attribution",
-        &format!("{}: where the difference goes", run_name(run)),
+        &format!("{}: where the difference goes", run.name()),
     );
     for c in profiled {
         one(doc, c)?;
@@ -42,7 +43,7 @@ fn one(doc: &mut Doc, c: &Comparison) -> Result<()> {
     let Some(a) = &c.attribution else {
         return Ok(());
     };
-    let label = comparison_label(c);
+    let label = crate::report::label::comparison(c);
     doc.push(&format!("<h4>{}</h4>\n", super::markup::esc(&label)));
     for line in preamble(a) {
         match line.strip_prefix("note: ") {
@@ -77,7 +78,7 @@ fn one(doc: &mut Doc, c: &Comparison) -> Result<()> {
              x the half's ns/op, mean over the profiled pairs. The segment that grows is \
              where the mechanism's cost goes.",
         );
-        doc.push(&rows_table(a));
+        doc.push(&rows_table(&label, a));
     }
     let base_ns = finite_or(a.total.baseline_ns_per_op, c.baseline_ns_per_op);
     let treat_ns = finite_or(a.total.treatment_ns_per_op, c.treatment_ns_per_op);
@@ -118,69 +119,12 @@ fn finite_or(v: f64, fallback: f64) -> f64 {
     }
 }
 
-fn signed(v: f64) -> String {
-    if v.is_finite() && v >= 0.0 {
-        format!("+{}", sig4(v))
-    } else {
-        sig4(v)
-    }
-}
-
-fn rows_table(a: &crate::model::Attribution) -> String {
-    let row = |kind: &str, r: &AttributionRow| {
-        let name = if kind == "symbol" && !r.group.is_empty() {
-            format!("{} ({})", r.name, r.group)
-        } else {
-            r.name.clone()
-        };
-        let d = &r.delta_ns_per_op;
-        vec![
-            Cell::Text(kind.to_string()),
-            Cell::Text(name),
-            Cell::Num(sig4(r.baseline_ns_per_op)),
-            Cell::Num(sig4(r.treatment_ns_per_op)),
-            Cell::Num(format!(
-                "{}{}",
-                signed(d.estimate),
-                if r.within_noise { " ~" } else { "" }
-            )),
-            Cell::Num(if d.ci_low.is_finite() && d.ci_high.is_finite() {
-                format!("[{}, {}]", signed(d.ci_low), signed(d.ci_high))
-            } else {
-                "-".into()
-            }),
-            Cell::Num(if r.share_of_delta_pct.is_finite() {
-                format!("{:.0}%", r.share_of_delta_pct)
-            } else {
-                "-".into()
-            }),
-        ]
-    };
-    let mut rows: Vec<Vec<Cell>> = a.groups.iter().map(|g| row("group", g)).collect();
-    rows.push(row("total", &a.total));
-    rows.extend(
-        a.symbols
-            .iter()
-            .take(SYMBOLS_SHOWN)
-            .map(|s| row("symbol", s)),
-    );
-    table(
-        "attribution",
-        &[
-            "",
-            "where",
-            "baseline ns/op",
-            "treatment ns/op",
-            "delta ns/op (~: within noise)",
-            "95% CI",
-            "of delta",
-        ],
-        &rows,
-    )
+fn rows_table(label: &str, a: &crate::model::Attribution) -> String {
+    crate::report::markup::html::table(&crate::report::sections::attribution::table(label, a))
 }
 
 /// Profiled `run` results: groups and a flame graph each.
-pub fn profiles_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
+pub fn profiles_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
     let profiled: Vec<_> = run.results.iter().filter(|r| r.profile.is_some()).collect();
     if profiled.is_empty() {
         return Ok(());
@@ -190,13 +134,13 @@ pub fn profiles_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "profiles"]),
         "profiles",
-        &format!("{}: where the time goes", run_name(run)),
+        &format!("{}: where the time goes", run.name()),
     );
     for r in profiled {
         let Some(p) = &r.profile else { continue };
         let label = format!(
             "{} tasks={} ({})",
-            workload_label(&r.workload, &r.params),
+            crate::report::label::workload(&r.workload, &r.params),
             r.tasks,
             r.mode
         );

@@ -4,14 +4,15 @@
 
 use anyhow::Result;
 
+use super::Doc;
 use super::markup::{Cell, anchor, table};
 use super::plots::bars::{self, Bar};
 use super::plots::series_color;
-use super::{Doc, comparison_label, run_name, workload_label};
-use crate::model::{ChildCpu, StoredRun};
+use crate::model::ChildCpu;
+use crate::report::doc::RunDoc;
 use crate::report::number::ns;
 
-pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
+pub fn section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
     let results: Vec<_> = run
         .results
         .iter()
@@ -30,7 +31,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "child-cpu"]),
         "child-cpu",
-        &format!("{}: CPU time of the commands run", run_name(run)),
+        &format!("{}: CPU time of the commands run", run.name()),
     );
     let cpu = |c: &ChildCpu| {
         vec![
@@ -44,7 +45,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
             .iter()
             .map(|(r, c)| {
                 let mut row = vec![
-                    Cell::Text(workload_label(&r.workload, &r.params)),
+                    Cell::Text(crate::report::label::workload(&r.workload, &r.params)),
                     Cell::Num(r.tasks.to_string()),
                 ];
                 row.extend(cpu(c));
@@ -58,7 +59,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         ));
     }
     for (c, [b, t]) in &comparisons {
-        let label = comparison_label(c);
+        let label = crate::report::label::comparison(c);
         let bar = |name: &str, x: &ChildCpu| Bar {
             label: name.to_string(),
             values_ns: vec![x.user_ns_per_op, x.sys_ns_per_op],

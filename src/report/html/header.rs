@@ -8,13 +8,13 @@
 //! full list folded in a `<details>`). Each unreadable item shows its
 //! reason, as `secperf probe` does.
 
-use crate::model::StoredRun;
 use crate::probe::{LandlockState, Probed, SeccompMode, SelinuxState, SystemInfo};
+use crate::report::doc::RunDoc;
 
 use super::markup::{Cell, esc, facts, table};
 
 /// The run's facts table.
-pub fn run_facts(run: &StoredRun) -> String {
+pub fn run_facts(run: &RunDoc) -> String {
     let m = &run.meta;
     let finished = match run.finished_at {
         Some(t) => t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),

@@ -32,30 +32,8 @@ mod tests;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use crate::model::{NegativeControl, StoredRun, Sweep};
+use crate::report::doc::RunDoc;
 use markup::{Cell, anchor, esc, table};
-
-/// One run as the page shows it: the run, its sweeps (run notes) and the
-/// negative control's judgement (the caller's, from the engine).
-#[derive(Debug, Clone)]
-pub struct ReportRun {
-    pub run: StoredRun,
-    pub sweeps: Vec<Sweep>,
-    pub control: Option<NegativeControl>,
-    /// Notes of the run that could not be read, said on the page.
-    pub problems: Vec<String>,
-}
-
-impl ReportRun {
-    pub fn new(run: StoredRun) -> Self {
-        ReportRun {
-            run,
-            sweeps: vec![],
-            control: None,
-            problems: vec![],
-        }
-    }
-}
 
 /// The page and how many plots (charts and flame graphs) it holds.
 #[derive(Debug, Clone)]
@@ -101,37 +79,8 @@ impl Doc {
     }
 }
 
-/// A run's name as headings show it: "run 3" or "label (run 3)".
-pub fn run_name(run: &StoredRun) -> String {
-    if run.meta.label.is_empty() {
-        format!("run {}", run.run_id)
-    } else {
-        format!("{} (run {})", run.meta.label, run.run_id)
-    }
-}
-
-/// A comparison as the page names it: "seccomp:args on getppid tasks=1".
-pub fn comparison_label(c: &crate::model::Comparison) -> String {
-    format!(
-        "{} on {} tasks={}",
-        crate::mechanisms::label_of(c),
-        workload_label(&c.workload, &c.workload_params),
-        c.tasks
-    )
-}
-
-/// A workload with its parameters: "open depth=4".
-pub fn workload_label(name: &str, params: &crate::model::Params) -> String {
-    let mut label = crate::workloads::label(name, params);
-    for p in crate::workloads::shown_params(name, params) {
-        label.push(' ');
-        label.push_str(&p);
-    }
-    label
-}
-
 /// The whole page for `runs` (at least one).
-pub fn render(runs: &[ReportRun], generated: DateTime<Utc>) -> Result<Page> {
+pub fn render(runs: &[RunDoc], generated: DateTime<Utc>) -> Result<Page> {
     let mut doc = Doc::default();
     doc.push(&index(runs));
     scaling::section(&mut doc, runs)?;
@@ -140,10 +89,7 @@ pub fn render(runs: &[ReportRun], generated: DateTime<Utc>) -> Result<Page> {
     }
     let title = format!(
         "secperf report: {}",
-        runs.iter()
-            .map(|r| run_name(&r.run))
-            .collect::<Vec<_>>()
-            .join(", ")
+        runs.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
     );
     let mut html = String::with_capacity(doc.body.len() + 8192);
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -169,18 +115,18 @@ pub fn render(runs: &[ReportRun], generated: DateTime<Utc>) -> Result<Page> {
 }
 
 /// The runs of the page, one line each.
-fn index(runs: &[ReportRun]) -> String {
+fn index(runs: &[RunDoc]) -> String {
     let rows: Vec<Vec<Cell>> = runs
         .iter()
         .map(|r| {
-            let run = &r.run;
+            let run = r;
             let id = anchor(&["run", &run.run_id.to_string()]);
             vec![
-                Cell::Html(format!("<a href=\"#{id}\">{}</a>", esc(&run_name(run)))),
+                Cell::Html(format!("<a href=\"#{id}\">{}</a>", esc(&run.name()))),
                 Cell::Text(run.meta.kind.clone()),
                 Cell::Text(run.meta.started_at.format("%Y-%m-%d %H:%M").to_string()),
                 Cell::Text(run.meta.host.clone()),
-                Cell::Text(header::kernel_release(&run.meta.system).unwrap_or_default()),
+                Cell::Text(run.machine().kernel.unwrap_or_default()),
                 Cell::Num(run.results.len().to_string()),
                 Cell::Num(run.comparisons.len().to_string()),
                 Cell::Num(r.sweeps.len().to_string()),
@@ -216,14 +162,14 @@ fn toc(entries: &[(u8, String, String)]) -> String {
     out
 }
 
-fn run_section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
-    let run = &r.run;
+fn run_section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
+    let run = r;
     let id = run.run_id.to_string();
     doc.open(
         2,
         &anchor(&["run", &id]),
         "run",
-        &format!("{}: {}", run_name(run), run.meta.kind),
+        &format!("{}: {}", run.name(), run.meta.kind),
     );
     doc.push("<div class=\"facts-pair\"><div>");
     doc.push("<h4>Run</h4>");
@@ -241,8 +187,32 @@ fn run_section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
     attribution::section(doc, run)?;
     attribution::profiles_section(doc, run)?;
     child_cpu::section(doc, run)?;
+    policy_section(doc, r);
     doc.close();
     Ok(())
+}
+
+/// What the run applied: the treatment notes and the policy files it
+/// measured, with their content, as the text formats' sections say it.
+fn policy_section(doc: &mut Doc, r: &RunDoc) {
+    let notes = r.settings().treatment_notes;
+    if notes.is_empty() && r.policy_files.is_empty() {
+        return;
+    }
+    doc.open(
+        3,
+        &anchor(&["run", &r.run_id.to_string(), "policy"]),
+        "policy",
+        &format!("{}: treatments as applied", r.name()),
+    );
+    let mut m = crate::report::markup::html::Html::default();
+    let m: &mut dyn crate::report::markup::Markup = &mut m;
+    if !notes.is_empty() {
+        m.list(&notes);
+    }
+    crate::report::sections::policies::policy_files(r, true, m);
+    doc.push(&m.finish());
+    doc.close();
 }
 
 /// The page's style sheet: readable tables, figures that scale to the

@@ -5,24 +5,24 @@
 
 use anyhow::Result;
 
-use super::markup::{Cell, anchor, para, table};
+use super::Doc;
+use super::markup::{anchor, para};
 use super::plots::{forest, pairs};
-use super::{Doc, ReportRun, comparison_label, run_name, workload_label};
-use crate::model::{Comparison, StoredRun};
-use crate::report::number::ns;
+use crate::model::Comparison;
+use crate::report::doc::RunDoc;
 
 /// The noise band the run's verdicts used (`--noise`), 1% when the run's
 /// parameters do not say.
-pub fn noise_pct(params: &serde_json::Value) -> f64 {
-    params
-        .pointer("/decision/noise_pct")
-        .and_then(serde_json::Value::as_f64)
+pub fn noise_pct(run: &RunDoc) -> f64 {
+    run.settings()
+        .decision
+        .map(|d| d.noise_pct)
         .filter(|v| v.is_finite() && *v >= 0.0)
         .unwrap_or(1.0)
 }
 
-pub fn section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
-    let run = &r.run;
+pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
+    let run = r;
     if run.comparisons.is_empty() {
         return Ok(());
     }
@@ -31,21 +31,21 @@ pub fn section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "overhead"]),
         "overhead",
-        &format!("{}: overhead of each comparison", run_name(run)),
+        &format!("{}: overhead of each comparison", run.name()),
     );
-    let noise = noise_pct(&run.meta.params);
+    let noise = noise_pct(run);
     let rows: Vec<forest::Row> = run
         .comparisons
         .iter()
         .map(|c| forest::Row {
-            label: comparison_label(c),
+            label: crate::report::label::comparison(c),
             estimate_pct: c.overhead_pct.estimate,
             ci_low_pct: c.overhead_pct.ci_low,
             ci_high_pct: c.overhead_pct.ci_high,
             verdict: c.overhead_pct.verdict,
         })
         .collect();
-    let svg = forest::draw(&format!("Overhead, {}", run_name(run)), &rows, noise)?;
+    let svg = forest::draw(&format!("Overhead, {}", run.name()), &rows, noise)?;
     doc.plot(
         "forest",
         &svg,
@@ -57,66 +57,26 @@ pub fn section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
              against the noise band, equivalence test for negligible)."
         ),
     );
-    doc.push(&comparisons_table(&run.comparisons));
-    let control = crate::report::table::negative_control_summary(r.control.as_ref());
-    for line in &control {
-        let class = if r.control.as_ref().is_some_and(|c| !c.passed) {
-            "note failed"
-        } else {
-            "note"
-        };
-        doc.push(&para(class, line));
+    doc.push(&crate::report::markup::html::table(
+        &crate::report::sections::comparisons_table(run),
+    ));
+    let failed = r.negative_control.as_ref().is_some_and(|c| !c.passed);
+    for line in crate::report::sections::control::lines(r) {
+        let class = if failed { "note failed" } else { "note" };
+        doc.push(&para(class, &format!("Negative control: {line}")));
     }
-    if let Some(skipped) = run.meta.params.get("skipped").and_then(|s| s.as_array()) {
-        for s in skipped {
-            let name = s.get("mechanism").and_then(|v| v.as_str()).unwrap_or("?");
-            let reason = s.get("reason").and_then(|v| v.as_str()).unwrap_or("");
-            doc.push(&para("note", &format!("Skipped {name}: {reason}")));
-        }
+    for s in run.settings().skipped {
+        doc.push(&para(
+            "note",
+            &format!("Skipped {}: {}", s.mechanism, s.reason),
+        ));
     }
     doc.close();
     Ok(())
 }
 
-fn comparisons_table(comparisons: &[Comparison]) -> String {
-    let rows: Vec<Vec<Cell>> = comparisons
-        .iter()
-        .map(|c| {
-            let verdict = forest::verdict_name(c.overhead_pct.verdict);
-            vec![
-                Cell::Text(crate::mechanisms::label_of(c)),
-                Cell::Text(workload_label(&c.workload, &c.workload_params)),
-                Cell::Num(c.tasks.to_string()),
-                Cell::Num(c.pairs.to_string()),
-                Cell::Num(ns(c.baseline_ns_per_op)),
-                Cell::Num(ns(c.treatment_ns_per_op)),
-                Cell::Text(c.overhead_pct.describe()),
-                Cell::Num(format!("{:.3}", c.overhead_pct.p_value)),
-                Cell::Html(format!(
-                    "<span class=\"verdict-{verdict}\">{verdict}</span>"
-                )),
-            ]
-        })
-        .collect();
-    table(
-        "comparisons",
-        &[
-            "mechanism",
-            "workload",
-            "tasks",
-            "pairs",
-            "baseline ns/op",
-            "treatment ns/op",
-            "overhead [95% CI]",
-            "p (Holm)",
-            "verdict",
-        ],
-        &rows,
-    )
-}
-
 /// Each comparison's pairs, in measurement order, as small charts.
-pub fn pairs_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
+pub fn pairs_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
     let with_pairs: Vec<&Comparison> = run
         .comparisons
         .iter()
@@ -130,7 +90,7 @@ pub fn pairs_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "pairs"]),
         "pairs",
-        &format!("{}: pairs in measurement order", run_name(run)),
+        &format!("{}: pairs in measurement order", run.name()),
     );
     doc.push(&para(
         "",
@@ -152,7 +112,7 @@ pub fn pairs_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
                 treatment_ns_per_op: p.treatment_ns_per_op,
             })
             .collect();
-        let label = comparison_label(c);
+        let label = crate::report::label::comparison(c);
         let svg = pairs::draw(&label, &pairs)?;
         let ba = pairs.iter().filter(|p| p.ba).count();
         doc.plot(

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
+use super::Doc;
 use super::markup::para;
 use super::plots::lines::{Axes, Point, Series};
 use super::plots::{BASELINE, TREATMENT, lines, series_color, time_unit};
-use super::{Doc, ReportRun, run_name, workload_label};
+use crate::report::doc::RunDoc;
 
 /// One curve before it is drawn: points (tasks, value, low, high).
 struct Curve {
@@ -37,10 +38,14 @@ fn point(x: u32, y: f64, low: f64, high: f64) -> Point {
 }
 
 /// Curves of `run` results, by chart key (workload with parameters, mode).
-fn result_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Curve>>) {
+fn result_curves(i: usize, r: &RunDoc, out: &mut BTreeMap<String, Vec<Curve>>) {
     let mut by_key: BTreeMap<String, Vec<&crate::model::WorkloadResult>> = BTreeMap::new();
-    for w in &r.run.results {
-        let key = format!("{} ({})", workload_label(&w.workload, &w.params), w.mode);
+    for w in &r.results {
+        let key = format!(
+            "{} ({})",
+            crate::report::label::workload(&w.workload, &w.params),
+            w.mode
+        );
         by_key.entry(key).or_default().push(w);
     }
     for (key, mut results) in by_key {
@@ -64,7 +69,7 @@ fn result_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Curve>>
             .collect();
         out.entry(key).or_default().push(Curve {
             run: i,
-            name: run_name(&r.run),
+            name: r.name(),
             arm: None,
             ops,
             ns,
@@ -73,13 +78,13 @@ fn result_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Curve>>
 }
 
 /// Curves of comparisons: both arms, ops/s = tasks x 10^9 / ns/op.
-fn comparison_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Curve>>) {
+fn comparison_curves(i: usize, r: &RunDoc, out: &mut BTreeMap<String, Vec<Curve>>) {
     let mut by_key: BTreeMap<String, Vec<&crate::model::Comparison>> = BTreeMap::new();
-    for c in &r.run.comparisons {
+    for c in &r.comparisons {
         let key = format!(
             "{} on {} ({})",
             crate::mechanisms::label_of(c),
-            workload_label(&c.workload, &c.workload_params),
+            crate::report::label::workload(&c.workload, &c.workload_params),
             c.mode
         );
         by_key.entry(key).or_default().push(c);
@@ -111,7 +116,7 @@ fn comparison_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Cur
             };
             out.entry(key.clone()).or_default().push(Curve {
                 run: i,
-                name: format!("{} {arm_name}", run_name(&r.run)),
+                name: format!("{} {arm_name}", r.name()),
                 arm: Some(arm),
                 ops,
                 ns,
@@ -127,7 +132,7 @@ fn distinct_tasks(tasks: impl Iterator<Item = u32>) -> usize {
     t.len()
 }
 
-pub fn section(doc: &mut Doc, runs: &[ReportRun]) -> Result<()> {
+pub fn section(doc: &mut Doc, runs: &[RunDoc]) -> Result<()> {
     let mut results = BTreeMap::new();
     let mut comparisons = BTreeMap::new();
     for (i, r) in runs.iter().enumerate() {

@@ -14,10 +14,11 @@
 
 use anyhow::Result;
 
+use super::Doc;
 use super::markup::{Cell, anchor, para, table};
 use super::plots::sweep::{SweepChart, draw};
-use super::{Doc, run_name};
-use crate::model::{LineFit, StoredRun, Sweep};
+use crate::model::{LineFit, Sweep};
+use crate::report::doc::RunDoc;
 use crate::report::number::sig4;
 
 /// Points of the band drawn across the swept range.
@@ -85,7 +86,7 @@ pub fn band(sweep: &Sweep, fit: &LineFit) -> (Vec<(f64, f64, f64)>, &'static str
     (band, "95% envelope of the coefficient intervals")
 }
 
-pub fn section(doc: &mut Doc, run: &StoredRun, sweeps: &[Sweep]) -> Result<()> {
+pub fn section(doc: &mut Doc, run: &RunDoc, sweeps: &[Sweep]) -> Result<()> {
     if sweeps.is_empty() {
         return Ok(());
     }
@@ -94,7 +95,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun, sweeps: &[Sweep]) -> Result<()> {
         3,
         &anchor(&["run", &id, "sweeps"]),
         "sweeps",
-        &format!("{}: parameter sweeps", run_name(run)),
+        &format!("{}: parameter sweeps", run.name()),
     );
     for s in sweeps {
         one(doc, s)?;
@@ -202,44 +203,10 @@ fn coefficients(s: &Sweep, f: &LineFit) -> String {
 }
 
 fn points_table(s: &Sweep) -> String {
-    let rows: Vec<Vec<Cell>> = s
-        .points
-        .iter()
-        .map(|p| {
-            let d: Vec<f64> = p
-                .delta_ns_per_op
-                .iter()
-                .copied()
-                .filter(|v| v.is_finite())
-                .collect();
-            let mean = if d.is_empty() {
-                f64::NAN
-            } else {
-                d.iter().sum::<f64>() / d.len() as f64
-            };
-            vec![
-                Cell::Num(p.value.to_string()),
-                Cell::Text(p.comparison.clone()),
-                Cell::Num(d.len().to_string()),
-                Cell::Num(sig4(mean)),
-                Cell::Num(format!("{:+.1}%", p.overhead_pct)),
-            ]
-        })
-        .collect();
-    if rows.is_empty() {
+    if s.points.is_empty() {
         return para("note", "The sweep has no points.");
     }
-    table(
-        "sweep-points",
-        &[
-            &s.key,
-            "comparison",
-            "pairs",
-            "mean ns/op added",
-            "overhead",
-        ],
-        &rows,
-    )
+    crate::report::markup::html::table(&crate::report::sections::sweeps::table(s))
 }
 
 #[cfg(test)]
@@ -256,6 +223,8 @@ pub(crate) mod tests {
                 comparison: format!("seccomp:args,filters={x}"),
                 delta_ns_per_op: vec![10.0 + 5.0 * x - 1.0, 10.0 + 5.0 * x + 1.0],
                 overhead_pct: 3.0 * x,
+                baseline_ns_per_op: 300.0,
+                overhead_ci_pct: Some([3.0 * x - 1.0, 3.0 * x + 1.0]),
             })
             .collect();
         Sweep {

@@ -6,11 +6,12 @@ use chrono::Utc;
 
 use super::flame::tests::{decode, folded};
 use super::sweeps::tests::{fitted, sweep};
-use super::{Page, ReportRun, render};
+use super::{Page, render};
 use crate::model::testing::{result, run};
 use crate::model::{
-    ChildCpu, Comparison, Estimate, Mode, PairData, Profile, ProfileRow, ProfileSamples, StoredRun,
+    ChildCpu, Comparison, Estimate, Mode, PairData, Profile, ProfileRow, ProfileSamples,
 };
+use crate::report::doc::RunDoc;
 use crate::stats::paired::{OverheadPct, Verdict};
 
 fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Comparison {
@@ -46,6 +47,7 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
         attribution: None,
         child_cpu: None,
         sequential: None,
+        unfinished: false,
     }
 }
 
@@ -55,14 +57,14 @@ fn system() -> serde_json::Value {
 
 /// A survey-like overhead run: two comparisons, one profiled, one with
 /// child CPU time, at two task counts for one of them.
-fn overhead_run() -> StoredRun {
+fn overhead_run() -> RunDoc {
     let mut r = run(7, "survey <b>", "6.18.4", vec![]);
     r.meta.kind = "overhead".into();
     r.meta.system = system();
     r.meta.params = serde_json::json!({"decision": {"noise_pct": 2.5},
         "skipped": [{"mechanism": "selinux", "reason": "SELinux is not active"}]});
     let mut profiled = comparison("allow", 1, 10.0, Verdict::Slower);
-    let mut a = crate::report::formats::attribution::testing::section().attribution;
+    let mut a = crate::report::sections::testing::attribution();
     a.folded = [
         folded(&[("entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid", 40)]),
         folded(&[
@@ -84,11 +86,18 @@ fn overhead_run() -> StoredRun {
         comparison("args", 2, -5.0, Verdict::Faster),
         comparison("allow", 2, 0.5, Verdict::NoChange),
     ];
-    r
+    doc(r)
+}
+
+/// The document of a run built in memory.
+fn doc(run: crate::model::StoredRun) -> RunDoc {
+    let mut d = RunDoc::of(run, "/tmp/x.db".into());
+    d.negative_control = crate::engine::control::judge(&d.comparisons);
+    d
 }
 
 /// A `run` ladder (1, 2 tasks), the first result profiled.
-fn ladder_run(id: i64) -> StoredRun {
+fn ladder_run(id: i64) -> RunDoc {
     let mut one = result("getppid", &[300.0, 310.0]);
     one.profile = Some(Profile {
         measurements: 4,
@@ -120,10 +129,10 @@ fn ladder_run(id: i64) -> StoredRun {
     two.tasks = 2;
     let mut r = run(id, "", "6.18.4", vec![one, two]);
     r.meta.system = system();
-    r
+    doc(r)
 }
 
-fn page(runs: Vec<ReportRun>) -> Page {
+fn page(runs: Vec<RunDoc>) -> Page {
     render(&runs, Utc::now()).unwrap()
 }
 
@@ -147,7 +156,7 @@ fn drawings(html: &str) -> (usize, usize) {
 #[test]
 fn a_plain_run_has_its_header_and_nothing_it_lacks() {
     let r = run(3, "plain", "6.1", vec![result("getppid", &[300.0])]);
-    let p = page(vec![ReportRun::new(r)]);
+    let p = page(vec![doc(r)]);
     assert_eq!(sections(&p.html), ["run"], "{}", p.html);
     assert_eq!(p.plots, 0);
     assert_eq!(drawings(&p.html), (0, 0));
@@ -159,7 +168,7 @@ fn a_plain_run_has_its_header_and_nothing_it_lacks() {
 
 #[test]
 fn an_overhead_run_has_every_section_its_data_calls_for() {
-    let mut r = ReportRun::new(overhead_run());
+    let mut r = overhead_run();
     r.sweeps = vec![fitted(sweep(), 2.776)];
     r.problems = vec!["Sweep note 2 of this run could not be read".into()];
     let p = page(vec![r]);
@@ -215,7 +224,7 @@ fn an_overhead_run_has_every_section_its_data_calls_for() {
 
 #[test]
 fn a_ladder_gets_scaling_and_a_flame_graph_and_runs_overlay() {
-    let p = page(vec![ReportRun::new(ladder_run(1))]);
+    let p = page(vec![ladder_run(1)]);
     assert_eq!(sections(&p.html), ["scaling", "run", "profiles"]);
     assert_eq!(p.plots, 2 + 1);
     assert_eq!(drawings(&p.html), (2, 1));
@@ -223,10 +232,7 @@ fn a_ladder_gets_scaling_and_a_flame_graph_and_runs_overlay() {
     assert!(decode(img).contains("__x64_sys_getppid"));
 
     // Two runs: the same two scaling charts, each with a series per run.
-    let two = page(vec![
-        ReportRun::new(ladder_run(1)),
-        ReportRun::new(ladder_run(2)),
-    ]);
+    let two = page(vec![ladder_run(1), ladder_run(2)]);
     assert_eq!(
         sections(&two.html),
         ["scaling", "run", "profiles", "run", "profiles"]
@@ -258,9 +264,9 @@ fn only_namespaces(text: &str) -> Result<(), String> {
 
 #[test]
 fn nothing_is_fetched_from_elsewhere() {
-    let mut over = ReportRun::new(overhead_run());
+    let mut over = overhead_run();
     over.sweeps = vec![fitted(sweep(), 2.776)];
-    let p = page(vec![over, ReportRun::new(ladder_run(2))]);
+    let p = page(vec![over, ladder_run(2)]);
     only_namespaces(&p.html).unwrap();
     let images: Vec<&str> = p.html.split("base64,").skip(1).collect();
     assert_eq!(images.len(), 2);
@@ -299,7 +305,7 @@ fn nothing_is_fetched_from_elsewhere() {
 
 #[test]
 fn the_page_is_one_document() {
-    let p = page(vec![ReportRun::new(overhead_run())]);
+    let p = page(vec![overhead_run()]);
     assert!(p.html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
     assert_eq!(p.html.matches("<html").count(), 1);
     assert_eq!(p.html.matches("</html>").count(), 1);

@@ -175,6 +175,9 @@ pub enum StopReason {
     /// Stopped before the budget because not even the most favourable
     /// remaining pairs could settle it.
     Futile,
+    /// The run stopped (Ctrl-C, a failing half) before the comparison
+    /// ended; its figures are from the pairs finished before that.
+    Interrupted,
 }
 
 impl StopReason {
@@ -186,6 +189,7 @@ impl StopReason {
             StopReason::Precision => "precision reached",
             StopReason::MaxPairs => "budget reached, unsettled",
             StopReason::Futile => "unsettled, and the budget could not settle it",
+            StopReason::Interrupted => "the run stopped inside it (interrupted or failed)",
         }
     }
 }

@@ -1,0 +1,100 @@
+//! The run document: everything any output says about one run, in one
+//! value. It is built once, from the store, by `engine::document` (after a
+//! measuring command finishes, or for a stored run), and every output
+//! renders from it: the terminal table, every `--format`, `--json`,
+//! `results show`, `results export` and the HTML page. So a command's
+//! `--json` is, field for field, `results export --json` of the run it
+//! stored.
+//!
+//! Its JSON is the stored run (`run_id`, the run's metadata, `results`,
+//! `comparisons`) with what the reports add: the database it is in, the
+//! negative control's judgement, the sweeps, the policy files measured and
+//! the problems met reading it back.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{
+    Comparison, NegativeControl, PolicyFile, RunMeta, RunSettings, StoredRun, Sweep, WorkloadResult,
+};
+use crate::probe::MachineFacts;
+
+/// One run as every output shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDoc {
+    pub run_id: i64,
+    /// The results database the run is stored in.
+    pub db: PathBuf,
+    #[serde(flatten)]
+    pub meta: RunMeta,
+    /// None: the run stopped before it finished (interrupted or failed).
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Measurements of one configuration (`run`, suites).
+    pub results: Vec<WorkloadResult>,
+    /// A/B comparisons (`overhead`, suites), with their final verdicts.
+    pub comparisons: Vec<Comparison>,
+    /// The negative control's judgement; null when none was measured.
+    pub negative_control: Option<NegativeControl>,
+    /// `--sweep`: each sweep's points and fitted line.
+    pub sweeps: Vec<Sweep>,
+    /// The policy files the run measured, as read.
+    pub policy_files: Vec<PolicyFile>,
+    /// Parts of the run that could not be read back (said, not fatal).
+    pub problems: Vec<String>,
+}
+
+impl RunDoc {
+    /// The document of a stored run with nothing added yet.
+    pub fn of(run: StoredRun, db: PathBuf) -> RunDoc {
+        RunDoc {
+            run_id: run.run_id,
+            db,
+            meta: run.meta,
+            finished_at: run.finished_at,
+            results: run.results,
+            comparisons: run.comparisons,
+            negative_control: None,
+            sweeps: Vec::new(),
+            policy_files: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// "run 3" or "label (run 3)".
+    pub fn name(&self) -> String {
+        if self.meta.label.is_empty() {
+            format!("run {}", self.run_id)
+        } else {
+            format!("{} (run {})", self.meta.label, self.run_id)
+        }
+    }
+
+    /// The settings stored with the run (seed, thresholds, skipped
+    /// mechanisms, treatment notes).
+    pub fn settings(&self) -> RunSettings {
+        RunSettings::of(&self.meta.params)
+    }
+
+    /// Kernel, CPU and LSMs of the machine it ran on.
+    pub fn machine(&self) -> MachineFacts {
+        MachineFacts::of(&self.meta.system)
+    }
+
+    /// Whether the run was interrupted or failed before it finished.
+    pub fn unfinished(&self) -> bool {
+        self.finished_at.is_none()
+    }
+
+    /// The stored run inside (for what still reads runs: `compare`).
+    pub fn stored_run(&self) -> StoredRun {
+        StoredRun {
+            run_id: self.run_id,
+            meta: self.meta.clone(),
+            finished_at: self.finished_at,
+            results: self.results.clone(),
+            comparisons: self.comparisons.clone(),
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! Mailing-list text: plain ASCII (anything else is transliterated or
+//! becomes '?'), no colour, at most [`WIDTH`] columns on every line, as a
+//! cover letter or a commit message wants it.
+//!
+//! A table that is too wide is narrowed step by step: its group column
+//! (the mechanism) is lifted into a line above each run of rows sharing
+//! it; optional columns are left out, with a line saying which; left-
+//! aligned text columns wrap inside their cells; column titles wrap onto
+//! two lines. Numbers never wrap. A table that still cannot fit is written
+//! as records: one line per row with its columns as "title: value" lines
+//! under it. The command that reproduces a report is wrapped at shell word
+//! boundaries with " \" continuations.
+
+use super::{Align, Line, Markup, Table};
+use crate::report::formats::{ascii, wrap};
+
+/// The widest line the format writes.
+pub const WIDTH: usize = 72;
+
+/// Space between columns.
+const GAP: usize = 2;
+
+/// The narrowest a wrapping text column is made.
+const MIN_TEXT: usize = 8;
+
+#[derive(Debug, Default)]
+pub struct Email {
+    lines: Vec<String>,
+}
+
+impl Email {
+    fn block(&mut self) {
+        if !self.lines.is_empty() {
+            self.lines.push(String::new());
+        }
+    }
+
+    fn para(&mut self, text: &str, rest: &str) {
+        self.lines.extend(wrap(&ascii(text), WIDTH, "", rest));
+    }
+}
+
+/// How a table is laid out once narrowed.
+struct Layout {
+    /// Columns shown, in order.
+    cols: Vec<usize>,
+    /// Width of each shown column.
+    widths: Vec<usize>,
+    /// The lifted group column, if any.
+    group: Option<usize>,
+    indent: usize,
+    /// Titles of optional columns left out.
+    left_out: Vec<String>,
+}
+
+fn total(widths: &[usize], indent: usize) -> usize {
+    indent + widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1)
+}
+
+/// The longest word of a title: titles may wrap.
+fn title_width(title: &str) -> usize {
+    title.split_whitespace().map(str::len).max().unwrap_or(0)
+}
+
+fn layout(t: &Table, text: &[Vec<String>]) -> Option<Layout> {
+    let mut cols = t.shown();
+    let natural = |i: usize| {
+        let cells = text.iter().map(|r| r[i].len()).max().unwrap_or(0);
+        cells.max(title_width(&ascii(&t.columns[i].title)))
+    };
+    let widths = |cols: &[usize]| cols.iter().map(|&i| natural(i)).collect::<Vec<_>>();
+    let mut indent = 0;
+    let mut group = None;
+    if total(&widths(&cols), indent) > WIDTH
+        && let Some(g) = t.group.filter(|g| cols.contains(g))
+    {
+        cols.retain(|&i| i != g);
+        group = Some(g);
+        indent = 2;
+    }
+    let mut left_out = Vec::new();
+    while total(&widths(&cols), indent) > WIDTH {
+        let Some(pos) = cols.iter().rposition(|&i| t.columns[i].optional) else {
+            break;
+        };
+        left_out.insert(0, t.columns[cols.remove(pos)].title.clone());
+    }
+    let mut w = widths(&cols);
+    if total(&w, indent) > WIDTH {
+        // Wrap the text columns into what the numbers leave.
+        let text_cols: Vec<usize> = (0..cols.len())
+            .filter(|&k| t.columns[cols[k]].align == Align::Left)
+            .collect();
+        let fixed: usize = (0..cols.len())
+            .filter(|k| !text_cols.contains(k))
+            .map(|k| w[k])
+            .sum();
+        let room = WIDTH
+            .checked_sub(indent + fixed + GAP * cols.len().saturating_sub(1))
+            .filter(|&r| r >= MIN_TEXT * text_cols.len().max(1))?;
+        if text_cols.is_empty() {
+            return None;
+        }
+        // Fair shares: a column narrower than its share keeps its width and
+        // leaves the rest to the others.
+        let mut wanting: Vec<usize> = text_cols.clone();
+        let mut left = room;
+        loop {
+            let share = left / wanting.len();
+            let (fits, wide): (Vec<usize>, Vec<usize>) =
+                wanting.iter().partition(|&&k| w[k] <= share);
+            if fits.is_empty() {
+                for &k in &wide {
+                    w[k] = share.max(MIN_TEXT);
+                }
+                break;
+            }
+            left -= fits.iter().map(|&k| w[k]).sum::<usize>();
+            wanting = wide;
+            if wanting.is_empty() {
+                break;
+            }
+        }
+        if total(&w, indent) > WIDTH {
+            return None;
+        }
+    }
+    Some(Layout {
+        cols,
+        widths: w,
+        group,
+        indent,
+        left_out,
+    })
+}
+
+/// One cell's text in lines of at most `width` (numbers never wrap).
+fn cell_lines(text: &str, width: usize, align: Align) -> Vec<String> {
+    if align == Align::Right || text.len() <= width {
+        return vec![text.to_string()];
+    }
+    wrap(text, width, "", "")
+}
+
+/// Writes a row of cells (each a list of lines) side by side.
+fn side_by_side(cells: &[Vec<String>], l: &Layout, aligns: &[Align], out: &mut Vec<String>) {
+    let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+    for h in 0..height {
+        let mut line = " ".repeat(l.indent);
+        for (k, c) in cells.iter().enumerate() {
+            if k > 0 {
+                line.push_str(&" ".repeat(GAP));
+            }
+            let text = c.get(h).map_or("", String::as_str);
+            let w = l.widths[k];
+            match aligns[k] {
+                Align::Left => line.push_str(&format!("{text:<w$}")),
+                Align::Right => line.push_str(&format!("{text:>w$}")),
+            }
+        }
+        out.push(line.trim_end().to_string());
+    }
+}
+
+/// A table that cannot fit as a grid: each row's first column, then its
+/// other columns as "title: value" lines.
+fn records(t: &Table, text: &[Vec<String>], out: &mut Vec<String>) {
+    let shown = t.shown();
+    for (r, row) in text.iter().enumerate() {
+        if r > 0 {
+            out.push(String::new());
+        }
+        let mut first = true;
+        for &i in &shown {
+            if first {
+                out.extend(wrap(&row[i], WIDTH, "", "  "));
+                first = false;
+            } else {
+                let title = format!("  {}: ", ascii(&t.columns[i].title));
+                if title.len() > WIDTH / 2 {
+                    out.extend(wrap(&title, WIDTH, "", "    "));
+                    out.extend(wrap(&row[i], WIDTH, "      ", "      "));
+                } else {
+                    out.extend(wrap(&row[i], WIDTH, &title, "      "));
+                }
+            }
+        }
+    }
+}
+
+impl Markup for Email {
+    fn heading(&mut self, text: &str) {
+        self.block();
+        self.para(text, "  ");
+    }
+
+    fn table(&mut self, t: &Table) {
+        self.block();
+        let rows: Vec<&Vec<super::Cell>> = t.rows().collect();
+        let text: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| ascii(&c.text)).collect())
+            .collect();
+        let Some(l) = layout(t, &text) else {
+            records(t, &text, &mut self.lines);
+            for f in &t.footer {
+                self.para(f, "");
+            }
+            return;
+        };
+        let aligns: Vec<Align> = l.cols.iter().map(|&i| t.columns[i].align).collect();
+        // Titles, bottom-aligned, up to two lines each.
+        let titles: Vec<Vec<String>> = l
+            .cols
+            .iter()
+            .zip(&l.widths)
+            .map(|(&i, &w)| {
+                let mut lines = wrap(&ascii(&t.columns[i].title), w, "", "");
+                if lines.len() > 2 {
+                    let rest = lines[1..].join(" ");
+                    lines.truncate(1);
+                    lines.push(rest.chars().take(w).collect());
+                }
+                lines
+            })
+            .collect();
+        let height = titles.iter().map(Vec::len).max().unwrap_or(1);
+        let titles: Vec<Vec<String>> = titles
+            .into_iter()
+            .map(|mut v| {
+                let mut padded = vec![String::new(); height - v.len()];
+                padded.append(&mut v);
+                padded
+            })
+            .collect();
+        side_by_side(&titles, &l, &aligns, &mut self.lines);
+        let mut last_group: Option<&str> = None;
+        let mut r = 0;
+        for line in &t.lines {
+            match line {
+                Line::Data(_) => {}
+                Line::Divider(label) => {
+                    self.lines.push(String::new());
+                    if let Some(label) = label {
+                        self.para(&format!("{label}:"), "    ");
+                    }
+                }
+                Line::Row(_) => {
+                    if let Some(g) = l.group {
+                        let value = text[r][g].as_str();
+                        if last_group != Some(value) {
+                            let label = if value.is_empty() { "-" } else { value };
+                            self.lines
+                                .extend(wrap(&format!("{label}:"), WIDTH, "", "    "));
+                            last_group = Some(value);
+                        }
+                    }
+                    let cells: Vec<Vec<String>> = l
+                        .cols
+                        .iter()
+                        .zip(&l.widths)
+                        .zip(&aligns)
+                        .map(|((&i, &w), &a)| cell_lines(&text[r][i], w, a))
+                        .collect();
+                    side_by_side(&cells, &l, &aligns, &mut self.lines);
+                    r += 1;
+                }
+            }
+        }
+        if !l.left_out.is_empty() {
+            let cols = l.left_out.join(", ");
+            self.para(
+                &format!("(left out for width: {cols}; see --format table or --json)"),
+                "",
+            );
+        }
+        for f in &t.footer {
+            self.para(f, "");
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        self.block();
+        self.para(text, "");
+    }
+
+    fn list(&mut self, items: &[String]) {
+        self.block();
+        for item in items {
+            self.lines.extend(wrap(&ascii(item), WIDTH, "  ", "    "));
+        }
+    }
+
+    fn verbatim(&mut self, title: &str, content: &str) {
+        self.block();
+        self.para(&format!("{title}:"), "  ");
+        for l in content.lines() {
+            let l = ascii(l);
+            let mut rest = l.as_str();
+            loop {
+                let cut = rest.len().min(WIDTH - 2);
+                self.lines
+                    .push(format!("  {}", &rest[..cut]).trim_end().to_string());
+                rest = &rest[cut..];
+                if rest.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, _label: &str, command: &str) {
+        self.block();
+        self.lines
+            .extend(crate::report::formats::email::reproduce(&ascii(command)));
+    }
+
+    fn finish(&mut self) -> String {
+        let mut out = String::new();
+        let mut blank = true;
+        for l in std::mem::take(&mut self.lines) {
+            let l = l.trim_end();
+            if l.is_empty() && blank {
+                continue;
+            }
+            blank = l.is_empty();
+            out.push_str(l);
+            out.push('\n');
+        }
+        if blank && !out.is_empty() {
+            out.pop();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::awkward;
+    use super::super::{Cell, Column};
+    use super::*;
+
+    fn check(s: &str) {
+        for (i, l) in s.lines().enumerate() {
+            assert!(l.len() <= WIDTH, "line {i} is {} wide: {l:?}\n{s}", l.len());
+            assert!(l.bytes().all(|b| (0x20..0x7f).contains(&b)), "{l:?}");
+            assert_eq!(l, l.trim_end());
+        }
+        assert!(s.is_empty() || s.ends_with('\n'));
+    }
+
+    #[test]
+    fn a_wide_table_is_narrowed_to_72_ascii_columns() {
+        let mut m = Email::default();
+        m.heading("Overhead \u{2014} seccomp");
+        m.table(&awkward());
+        m.command(
+            "Reproduce",
+            "secperf overhead -m 'seccomp:args,filters=4' -w getppid --seed 7",
+        );
+        let s = m.finish();
+        check(&s);
+        // The mechanism became a group line, the numbers are whole.
+        assert!(s.contains("\nseccomp:args,filters=4:\n"), "{s}");
+        assert!(s.contains("+33.0% [32.0, 34.0] *"), "{s}");
+        assert!(s.contains("Reproduce: secperf overhead"), "{s}");
+    }
+
+    #[test]
+    fn what_cannot_fit_becomes_records() {
+        let mut t = Table::new("x", vec![]);
+        for k in 0..8 {
+            t.columns
+                .push(Column::new(&format!("number {k}"), Align::Right, "n"));
+        }
+        t.row(
+            (0..8)
+                .map(|k| Cell::text(format!("{k}").repeat(12)))
+                .collect(),
+        );
+        let mut m = Email::default();
+        m.table(&t);
+        let s = m.finish();
+        check(&s);
+        assert!(s.contains("  number 1: 111111111111"), "{s}");
+    }
+
+    #[test]
+    fn every_shape_fits() {
+        for cols in 1..7 {
+            for len in [1, 10, 40, 200] {
+                let mut t = Table::new("x", vec![]);
+                for k in 0..cols {
+                    let align = if k % 2 == 0 {
+                        Align::Left
+                    } else {
+                        Align::Right
+                    };
+                    t.columns
+                        .push(Column::new(&"title ".repeat(len / 10 + 1), align, "k"));
+                }
+                t.group = Some(0);
+                t.row((0..cols).map(|k| Cell::text("w".repeat(len + k))).collect());
+                t.divider(Some("next"));
+                t.row((0..cols).map(|_| Cell::text("\u{2192} x")).collect());
+                t.footer("f ".repeat(len));
+                let mut m = Email::default();
+                m.table(&t);
+                m.verbatim("file", &"long line ".repeat(len));
+                check(&m.finish());
+            }
+        }
+    }
+}

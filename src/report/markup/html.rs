@@ -1,0 +1,138 @@
+//! HTML for the sections the page shares with the text formats: `<h4>`
+//! headings, tables with right-aligned numbers and coloured verdicts,
+//! paragraphs, lists, files in collapsed `<details>`, commands in `<pre>`.
+//! Everything user-given is escaped. The page's own structure (sections,
+//! plots, the table of contents) is `report::html`'s.
+
+use std::fmt::Write as _;
+
+use super::{Align, Line, Markup, Table, Tone};
+use crate::report::html::markup::esc;
+
+#[derive(Debug, Default)]
+pub struct Html {
+    out: String,
+}
+
+/// A table as HTML, footer lines under it.
+pub fn table(t: &Table) -> String {
+    let shown = t.shown();
+    let mut out = format!("<table class=\"{}\"><thead><tr>", esc(&t.id));
+    for &i in &shown {
+        let _ = write!(out, "<th>{}</th>", esc(&t.columns[i].title));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for line in &t.lines {
+        match line {
+            Line::Row(cells) => {
+                out.push_str("<tr>");
+                for &i in &shown {
+                    let cell = &cells[i];
+                    let verdict = match cell.tone {
+                        Tone::Worse => Some("slower"),
+                        Tone::Better => Some("faster"),
+                        Tone::Negligible => Some("negligible"),
+                        Tone::NoChange => Some("no-change"),
+                        Tone::Plain => None,
+                    };
+                    let classes: Vec<String> = [
+                        (t.columns[i].align == Align::Right).then(|| "num".to_string()),
+                        verdict.map(|v| format!("verdict-{v}")),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                    let class = if classes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" class=\"{}\"", classes.join(" "))
+                    };
+                    let _ = write!(out, "<td{class}>{}</td>", esc(&cell.text));
+                }
+                out.push_str("</tr>");
+            }
+            Line::Divider(Some(label)) => {
+                let _ = write!(
+                    out,
+                    "<tr><th colspan=\"{}\">{}</th></tr>",
+                    shown.len(),
+                    esc(label)
+                );
+            }
+            Line::Divider(None) | Line::Data(_) => {}
+        }
+    }
+    out.push_str("</tbody></table>\n");
+    for f in &t.footer {
+        let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(f));
+    }
+    out
+}
+
+impl Markup for Html {
+    fn heading(&mut self, text: &str) {
+        let _ = writeln!(self.out, "<h4>{}</h4>", esc(text));
+    }
+
+    fn table(&mut self, t: &Table) {
+        self.out.push_str(&table(t));
+    }
+
+    fn text(&mut self, text: &str) {
+        let _ = writeln!(self.out, "<p>{}</p>", esc(text));
+    }
+
+    fn list(&mut self, items: &[String]) {
+        self.out.push_str("<ul>");
+        for item in items {
+            let _ = write!(self.out, "<li>{}</li>", esc(item));
+        }
+        self.out.push_str("</ul>\n");
+    }
+
+    fn verbatim(&mut self, title: &str, content: &str) {
+        let _ = writeln!(
+            self.out,
+            "<details><summary>{}</summary><pre>{}</pre></details>",
+            esc(title),
+            esc(content)
+        );
+    }
+
+    fn command(&mut self, label: &str, command: &str) {
+        let _ = writeln!(
+            self.out,
+            "<p>{}:</p><pre><code>{}</code></pre>",
+            esc(label),
+            esc(command)
+        );
+    }
+
+    fn finish(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::awkward;
+    use super::*;
+
+    #[test]
+    fn tables_escape_and_colour() {
+        let s = table(&awkward());
+        assert!(
+            s.contains("<td class=\"num verdict-slower\">+33.0% [32.0, 34.0] *</td>"),
+            "{s}"
+        );
+        assert!(s.contains("&quot;quoted, with comma&quot;"), "{s}");
+        assert!(!s.contains("hodges"), "{s}");
+        assert!(s.contains("<p class=\"legend\">"), "{s}");
+        let mut m = Html::default();
+        m.verbatim("a <file>", "x < y");
+        assert_eq!(
+            m.finish(),
+            "<details><summary>a &lt;file&gt;</summary><pre>x &lt; y</pre></details>\n"
+        );
+    }
+}

@@ -1,0 +1,384 @@
+//! The small markup interface between what a report says and how a format
+//! writes it, in the spirit of hyperfine's `MarkupExporter`: a section
+//! (the comparisons, the negative control, a sweep) is written once as
+//! headings, tables, paragraphs and verbatim blocks; each format supplies
+//! only the primitives.
+//!
+//! A [`Table`] is handed over whole (header, rows, dividers between groups
+//! of rows, footer lines), because fixed-width formats must see every cell
+//! before they can choose widths. Each cell carries its text, its raw
+//! values for the data formats (CSV writes numbers, never "12.3 ns"), and
+//! a tone for colour.
+//!
+//! Formats: [`terminal`] (comfy-table, the default), [`markdown`],
+//! [`email`] (72 ASCII columns for mailing lists), [`csv`] (the tables as
+//! data), and [`html`] for the parts of the HTML page (`report::html`)
+//! that every format shares.
+
+pub mod csv;
+pub mod email;
+pub mod html;
+pub mod markdown;
+pub mod terminal;
+
+/// How a column's cells line up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// What a cell's figure concludes, for formats that colour it: a change
+/// for the worse (slower: red in a terminal), for the better (faster:
+/// green), one shown negligible, none detected, or nothing to conclude.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tone {
+    #[default]
+    Plain,
+    Worse,
+    Better,
+    Negligible,
+    NoChange,
+}
+
+impl Tone {
+    /// The tone of a verdict.
+    pub fn of(v: crate::stats::decision::Verdict) -> Tone {
+        use crate::stats::decision::Verdict;
+        match v {
+            Verdict::Slower => Tone::Worse,
+            Verdict::Faster => Tone::Better,
+            Verdict::Negligible => Tone::Negligible,
+            Verdict::NoChange => Tone::NoChange,
+        }
+    }
+}
+
+/// A raw value behind a cell, for the data formats.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Raw {
+    Text(String),
+    Number(f64),
+    Int(i64),
+    Bool(bool),
+    /// No value (a missing figure): an empty CSV field.
+    Empty,
+}
+
+impl From<&str> for Raw {
+    fn from(s: &str) -> Raw {
+        Raw::Text(s.to_string())
+    }
+}
+
+impl From<String> for Raw {
+    fn from(s: String) -> Raw {
+        Raw::Text(s)
+    }
+}
+
+impl From<f64> for Raw {
+    fn from(x: f64) -> Raw {
+        Raw::Number(x)
+    }
+}
+
+impl From<u32> for Raw {
+    fn from(x: u32) -> Raw {
+        Raw::Int(i64::from(x))
+    }
+}
+
+impl From<u64> for Raw {
+    fn from(x: u64) -> Raw {
+        i64::try_from(x).map_or(Raw::Number(x as f64), Raw::Int)
+    }
+}
+
+impl From<bool> for Raw {
+    fn from(x: bool) -> Raw {
+        Raw::Bool(x)
+    }
+}
+
+impl<T: Into<Raw>> From<Option<T>> for Raw {
+    fn from(x: Option<T>) -> Raw {
+        x.map_or(Raw::Empty, Into::into)
+    }
+}
+
+/// One column: its title for people, and the CSV fields its cells give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub title: String,
+    pub align: Align,
+    /// The CSV header of each raw value of this column's cells, in order;
+    /// empty: the column is left out of CSV.
+    pub csv: Vec<String>,
+    /// Shown to people (false: a CSV-only column).
+    pub shown: bool,
+    /// A narrow format (email) may leave it out when the table is too
+    /// wide, saying so under the table.
+    pub optional: bool,
+}
+
+impl Column {
+    /// A column shown with `title`, giving one CSV field `key`.
+    pub fn new(title: &str, align: Align, key: &str) -> Column {
+        Column {
+            title: title.to_string(),
+            align,
+            csv: vec![key.to_string()],
+            shown: true,
+            optional: false,
+        }
+    }
+
+    /// A column giving several CSV fields (an estimate and its interval).
+    pub fn with_fields(title: &str, align: Align, keys: &[&str]) -> Column {
+        Column {
+            csv: keys.iter().map(|k| k.to_string()).collect(),
+            ..Column::new(title, align, "")
+        }
+    }
+
+    /// A column only the data formats write.
+    pub fn data(key: &str) -> Column {
+        Column {
+            shown: false,
+            ..Column::new(key, Align::Left, key)
+        }
+    }
+
+    /// A column narrow formats may leave out.
+    pub fn optional(mut self) -> Column {
+        self.optional = true;
+        self
+    }
+}
+
+/// One cell: text for people, raw values for data formats (one per
+/// `Column::csv` field), a tone for colour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub raw: Vec<Raw>,
+    pub tone: Tone,
+}
+
+impl Cell {
+    /// A cell whose text is also its one raw value.
+    pub fn text(text: impl Into<String>) -> Cell {
+        let text = text.into();
+        Cell {
+            raw: vec![Raw::Text(text.clone())],
+            text,
+            tone: Tone::Plain,
+        }
+    }
+
+    /// A cell showing `text` for the raw `value`.
+    pub fn value(text: impl Into<String>, value: impl Into<Raw>) -> Cell {
+        Cell {
+            text: text.into(),
+            raw: vec![value.into()],
+            tone: Tone::Plain,
+        }
+    }
+
+    /// A cell showing `text` for several raw values.
+    pub fn values(text: impl Into<String>, values: Vec<Raw>) -> Cell {
+        Cell {
+            text: text.into(),
+            raw: values,
+            tone: Tone::Plain,
+        }
+    }
+
+    pub fn tone(mut self, tone: Tone) -> Cell {
+        self.tone = tone;
+        self
+    }
+}
+
+/// One row, or a divider between groups of rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Row(Vec<Cell>),
+    /// A row only the data formats write (CSV carries every stored
+    /// symbol of a profile; people see the largest ten).
+    Data(Vec<Cell>),
+    /// A break between groups of rows, maybe with a label for the next
+    /// group ("largest deltas by symbol").
+    Divider(Option<String>),
+}
+
+/// A table as sections write it and formats draw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// What the table holds, for CSV blocks and HTML ids: "comparisons".
+    pub id: String,
+    pub columns: Vec<Column>,
+    pub lines: Vec<Line>,
+    /// Lines under the table: units, what the columns mean, legends.
+    pub footer: Vec<String>,
+    /// A column a narrow format may lift out of the grid into a line
+    /// above each run of rows sharing its value (email: the mechanism).
+    pub group: Option<usize>,
+}
+
+impl Table {
+    pub fn new(id: &str, columns: Vec<Column>) -> Table {
+        Table {
+            id: id.to_string(),
+            columns,
+            lines: Vec::new(),
+            footer: Vec::new(),
+            group: None,
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        debug_assert_eq!(cells.len(), self.columns.len(), "table {}", self.id);
+        self.lines.push(Line::Row(cells));
+    }
+
+    /// A row only the data formats write.
+    pub fn data_row(&mut self, cells: Vec<Cell>) {
+        debug_assert_eq!(cells.len(), self.columns.len(), "table {}", self.id);
+        self.lines.push(Line::Data(cells));
+    }
+
+    pub fn divider(&mut self, label: Option<&str>) {
+        self.lines.push(Line::Divider(label.map(str::to_string)));
+    }
+
+    pub fn footer(&mut self, line: impl Into<String>) {
+        self.footer.push(line.into());
+    }
+
+    /// The rows people see, without dividers.
+    pub fn rows(&self) -> impl Iterator<Item = &Vec<Cell>> {
+        self.lines.iter().filter_map(|l| match l {
+            Line::Row(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// Every row, data-only rows included (what CSV writes).
+    pub fn all_rows(&self) -> impl Iterator<Item = &Vec<Cell>> {
+        self.lines.iter().filter_map(|l| match l {
+            Line::Row(r) | Line::Data(r) => Some(r),
+            Line::Divider(_) => None,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows().next().is_none()
+    }
+
+    /// The indices of the columns shown to people.
+    pub fn shown(&self) -> Vec<usize> {
+        (0..self.columns.len())
+            .filter(|&i| self.columns[i].shown)
+            .collect()
+    }
+}
+
+/// What a format supplies: the primitives sections are written with.
+pub trait Markup {
+    /// A section's title.
+    fn heading(&mut self, text: &str);
+    /// A table with its footer.
+    fn table(&mut self, table: &Table);
+    /// A paragraph (formats that wrap, wrap it).
+    fn text(&mut self, text: &str);
+    /// Short lines that belong together, one item each.
+    fn list(&mut self, items: &[String]);
+    /// A file's content, as it is, under a title.
+    fn verbatim(&mut self, title: &str, content: &str);
+    /// The command line that reproduces what is shown.
+    fn command(&mut self, label: &str, command: &str);
+    /// The text written so far, ending in a newline (or empty).
+    fn finish(&mut self) -> String;
+}
+
+/// The formats that write through [`Markup`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Terminal grid (comfy-table), coloured when `color`.
+    Terminal {
+        color: bool,
+    },
+    Email,
+    Markdown,
+    Csv,
+}
+
+/// A fresh writer of `kind`.
+pub fn writer(kind: Kind) -> Box<dyn Markup> {
+    match kind {
+        Kind::Terminal { color } => Box::new(terminal::Terminal::new(color)),
+        Kind::Email => Box::new(email::Email::default()),
+        Kind::Markdown => Box::new(markdown::Markdown::default()),
+        Kind::Csv => Box::new(csv::Csv::default()),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! A table of every awkward shape, for the formats' tests.
+
+    use super::*;
+
+    /// Long and short cells, a comma and quotes, non-ASCII text, a
+    /// divider, a missing value, a CSV-only column and a group column.
+    pub fn awkward() -> Table {
+        let mut t = Table::new(
+            "comparisons",
+            vec![
+                Column::new("workload", Align::Left, "workload"),
+                Column::new("mechanism", Align::Left, "mechanism"),
+                Column::new("tasks", Align::Right, "tasks"),
+                Column::with_fields(
+                    "overhead [95% CI]",
+                    Align::Right,
+                    &["overhead_pct", "ci_low_pct", "ci_high_pct"],
+                ),
+                Column::new("p", Align::Right, "p_value").optional(),
+                Column::data("hodges_lehmann_pct"),
+            ],
+        );
+        t.group = Some(1);
+        let row = |w: &str, m: &str, e: f64, tone: Tone| {
+            vec![
+                Cell::text(w),
+                Cell::text(m),
+                Cell::value("1", 1u32),
+                Cell::values(
+                    format!("{e:+.1}% [{:.1}, {:.1}] *", e - 1.0, e + 1.0),
+                    vec![e.into(), (e - 1.0).into(), (e + 1.0).into()],
+                )
+                .tone(tone),
+                Cell::value("0.001", 0.001),
+                Cell::value("", Raw::Empty),
+            ]
+        };
+        t.row(row("getppid", "seccomp:args,filters=4", 33.0, Tone::Worse));
+        t.row(row(
+            "dd if=/dev/zero of=/dev/null bs=1 count=200000 \"quoted, with comma\"",
+            "seccomp:args,filters=4",
+            -12.5,
+            Tone::Better,
+        ));
+        t.divider(None);
+        t.row(row(
+            "tree_walk",
+            "landlock:sandbox,ro=/usr:/etc,rw=/tmp \u{2192} \u{b1}1",
+            0.2,
+            Tone::Plain,
+        ));
+        t.footer("baseline: median ns per operation; overhead \u{2248} treatment / baseline - 1.");
+        t
+    }
+}

@@ -1,0 +1,192 @@
+//! The A/B comparisons of a run: one row per mechanism, workload and task
+//! count with the baseline, the treatment, the overhead with its 95%
+//! interval and mark, the corrected p-value and the verdict; and the CPU
+//! time of a command's runs in each arm.
+//!
+//! The figures add up: `baseline` is the median over pairs of the baseline
+//! halves, and `treatment` is the baseline times the median paired ratio
+//! exp(median ln(treatment/baseline)), the estimate the overhead is, so
+//! treatment / baseline - 1 is the printed overhead. (The treatment halves'
+//! own median, which drift between pairs moves apart from that, is
+//! `treatment_ns_per_op` in the JSON and the CSV.)
+
+use super::super::doc::RunDoc;
+use super::super::label;
+use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
+use super::super::number::ns;
+use super::super::wording::{marks_legend, overhead, p_value, verdict_name};
+use crate::model::Comparison;
+
+/// The paired treatment figure: baseline x (1 + overhead).
+pub fn paired_treatment_ns_per_op(c: &Comparison) -> f64 {
+    c.baseline_ns_per_op * (1.0 + c.overhead_pct.estimate / 100.0)
+}
+
+/// "12/32" (sequential: measured of the budget), "12", with
+/// " unfinished" when the run stopped inside it.
+fn pairs_text(c: &Comparison) -> String {
+    let n = match &c.sequential {
+        Some(s) => format!("{}/{}", c.pairs, s.max_pairs),
+        None => c.pairs.to_string(),
+    };
+    if c.unfinished {
+        format!("{n} unfinished")
+    } else {
+        n
+    }
+}
+
+/// The comparisons table, without its section heading.
+pub fn comparisons_table(doc: &RunDoc) -> Table {
+    let mut t = Table::new(
+        "comparisons",
+        vec![
+            Column::new("workload", Align::Left, "workload"),
+            Column::new("mechanism", Align::Left, "treatment"),
+            Column::data("workload_params"),
+            Column::new("tasks", Align::Right, "tasks"),
+            Column::with_fields("pairs", Align::Right, &["pairs", "max_pairs", "unfinished"]),
+            Column::new("baseline", Align::Right, "baseline_ns_per_op"),
+            Column::new("treatment", Align::Right, "treatment_paired_ns_per_op"),
+            Column::with_fields(
+                "overhead [95% CI]",
+                Align::Right,
+                &["overhead_pct", "ci_low_pct", "ci_high_pct"],
+            ),
+            Column::new("p", Align::Right, "p_value").optional(),
+            Column::new("verdict", Align::Left, "verdict").optional(),
+            Column::data("treatment_ns_per_op"),
+            Column::data("hodges_lehmann_pct"),
+            Column::data("stopped"),
+        ],
+    );
+    t.group = Some(1);
+    for c in &doc.comparisons {
+        let o = &c.overhead_pct;
+        let treatment = paired_treatment_ns_per_op(c);
+        t.row(vec![
+            Cell::value(
+                label::workload(&c.workload, &c.workload_params),
+                c.workload.as_str(),
+            ),
+            Cell::text(label::treatment(c)),
+            Cell::text(label::params_field(&c.workload_params)),
+            Cell::value(c.tasks.to_string(), c.tasks),
+            Cell::values(
+                pairs_text(c),
+                vec![
+                    c.pairs.into(),
+                    c.sequential.map(|s| s.max_pairs).into(),
+                    c.unfinished.into(),
+                ],
+            ),
+            Cell::value(ns(c.baseline_ns_per_op), c.baseline_ns_per_op),
+            Cell::value(ns(treatment), treatment),
+            Cell::values(
+                overhead(o),
+                vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
+            )
+            .tone(Tone::of(o.verdict)),
+            Cell::value(p_value(o.p_value), o.p_value),
+            Cell::text(verdict_name(o.verdict)).tone(Tone::of(o.verdict)),
+            Cell::value("", c.treatment_ns_per_op),
+            Cell::value("", c.hodges_lehmann_pct),
+            Cell::value(
+                "",
+                c.sequential
+                    .map_or(Raw::Empty, |s| Raw::Text(s.stopped.describe().to_string())),
+            ),
+        ]);
+    }
+    let decision = doc.settings().decision.unwrap_or_default();
+    t.footer(
+        "baseline: median ns per operation of one task over the baseline halves; treatment: \
+         baseline x the median paired ratio, so treatment / baseline - 1 is the overhead \
+         (overhead = exp(median over pairs of ln(treatment/baseline)) - 1).",
+    );
+    let n = doc.comparisons.len();
+    let sequential = doc.comparisons.iter().any(|c| c.sequential.is_some());
+    t.footer(format!(
+        "p: Holm-corrected over the {n} comparison{} of the run; {}. {}",
+        if n == 1 { "" } else { "s" },
+        if sequential {
+            "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict \
+             was settled; its interval is an anytime-valid 95% confidence sequence and its \
+             p-value anytime-valid, so stopping early does not make them optimistic"
+        } else {
+            "95% intervals: bootstrap over pairs, widened where needed to the distribution-free \
+             interval of the median"
+        },
+        marks_legend(&decision)
+    ));
+    if doc.comparisons.iter().any(|c| c.unfinished) {
+        t.footer(
+            "unfinished: the run stopped inside this comparison; its figures are from the \
+             pairs finished before it stopped.",
+        );
+    }
+    t
+}
+
+pub fn comparisons(doc: &RunDoc, m: &mut dyn Markup) {
+    if doc.comparisons.is_empty() {
+        return;
+    }
+    m.table(&comparisons_table(doc));
+}
+
+/// CPU time per run of a command in each arm.
+pub fn child_cpu(doc: &RunDoc, m: &mut dyn Markup) {
+    let with_cpu: Vec<&Comparison> = doc
+        .comparisons
+        .iter()
+        .filter(|c| c.child_cpu.is_some())
+        .collect();
+    if with_cpu.is_empty() {
+        return;
+    }
+    let mut t = Table::new(
+        "child_cpu",
+        vec![
+            Column::new("command", Align::Left, "workload"),
+            Column::new("mechanism", Align::Left, "treatment"),
+            Column::new("tasks", Align::Right, "tasks"),
+            Column::with_fields(
+                "user",
+                Align::Right,
+                &["baseline_user_ns_per_op", "treatment_user_ns_per_op"],
+            ),
+            Column::with_fields(
+                "sys",
+                Align::Right,
+                &["baseline_sys_ns_per_op", "treatment_sys_ns_per_op"],
+            ),
+        ],
+    );
+    t.group = Some(1);
+    for c in with_cpu {
+        let Some([b, tr]) = &c.child_cpu else {
+            continue;
+        };
+        let arrow = |x: f64, y: f64| format!("{} -> {}", ns(x), ns(y));
+        t.row(vec![
+            Cell::text(label::workload(&c.workload, &c.workload_params)),
+            Cell::text(label::treatment(c)),
+            Cell::value(c.tasks.to_string(), c.tasks),
+            Cell::values(
+                arrow(b.user_ns_per_op, tr.user_ns_per_op),
+                vec![b.user_ns_per_op.into(), tr.user_ns_per_op.into()],
+            ),
+            Cell::values(
+                arrow(b.sys_ns_per_op, tr.sys_ns_per_op),
+                vec![b.sys_ns_per_op.into(), tr.sys_ns_per_op.into()],
+            ),
+        ]);
+    }
+    t.footer(
+        "CPU time per run of the command (wait4's rusage), baseline -> treatment, each the \
+         median over the halves of its arm.",
+    );
+    m.heading("CPU time of the command's runs");
+    m.table(&t);
+}

@@ -1,0 +1,102 @@
+//! The sections of a run's report, each written once against the markup
+//! interface ([`crate::report::markup`]) and so drawn alike by every
+//! format: the run's facts, its results and profiles, the comparisons,
+//! child CPU time, the negative control, sweeps, attributions, outlier
+//! pairs, skipped mechanisms, treatment notes, the policy files measured,
+//! problems, and the command that reproduces it. A section with nothing to
+//! say writes nothing.
+//!
+//! What a view includes is chosen by [`Parts`]: right after measuring, the
+//! terminal shows the figures only (the user just typed the command); a
+//! report for others (email, markdown) adds the facts and the command that
+//! reproduces it; `results show` adds the security configuration and the
+//! policy files' content.
+
+pub mod attribution;
+mod comparisons;
+pub mod control;
+mod facts;
+mod notes;
+mod outliers;
+pub mod policies;
+mod results;
+pub mod sweeps;
+
+use super::doc::RunDoc;
+use super::markup::Markup;
+
+pub use comparisons::comparisons_table;
+pub use outliers::OUTLIER_Z;
+
+/// Which optional parts a view of a run includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// The run's title, start, host, machine and command.
+    pub facts: bool,
+    /// The whole security configuration of its probe snapshot.
+    pub security: bool,
+    /// The policy files' content (their path, size and digest are always
+    /// listed).
+    pub policy_content: bool,
+    /// The command that reproduces the run, last.
+    pub reproduce: bool,
+}
+
+impl Parts {
+    /// Right after measuring, at a terminal: the figures only.
+    pub const MEASURED: Parts = Parts {
+        facts: false,
+        security: false,
+        policy_content: false,
+        reproduce: false,
+    };
+    /// A report for others (email, markdown, csv): facts and the command.
+    pub const REPORT: Parts = Parts {
+        facts: true,
+        security: false,
+        policy_content: false,
+        reproduce: true,
+    };
+    /// `results show`: everything stored.
+    pub const STORED: Parts = Parts {
+        facts: true,
+        security: true,
+        policy_content: true,
+        reproduce: true,
+    };
+}
+
+/// Writes every section of `doc` that has something to say.
+pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
+    if parts.facts {
+        facts::facts(doc, parts.security, m);
+    }
+    results::results(doc, m);
+    results::profiles(doc, m);
+    comparisons::comparisons(doc, m);
+    comparisons::child_cpu(doc, m);
+    control::negative_control(doc, m);
+    sweeps::sweeps(doc, m);
+    attribution::attributions(doc, m);
+    outliers::outlier_pairs(doc, m);
+    notes::skipped(doc, m);
+    notes::treatment_notes(doc, m);
+    policies::policy_files(doc, parts.policy_content, m);
+    notes::problems(doc, m);
+    if parts.reproduce {
+        m.command("Reproduce", &doc.meta.command);
+    }
+}
+
+/// The whole run in one format, ending in a newline.
+pub fn render(doc: &RunDoc, parts: Parts, kind: super::markup::Kind) -> String {
+    let mut m = super::markup::writer(kind);
+    run(doc, parts, m.as_mut());
+    m.finish()
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+use super::testing::{decided, overhead_doc, run_doc};
+use super::*;
+use crate::report::markup::{Kind, Raw};
+use crate::stats::decision::Verdict;
+
+const KINDS: [Kind; 5] = [
+    Kind::Terminal { color: false },
+    Kind::Terminal { color: true },
+    Kind::Email,
+    Kind::Markdown,
+    Kind::Csv,
+];
+
+#[test]
+fn every_format_renders_every_view_of_every_doc() {
+    for doc in [overhead_doc(), run_doc()] {
+        for parts in [Parts::MEASURED, Parts::REPORT, Parts::STORED] {
+            for kind in KINDS {
+                let s = render(&doc, parts, kind);
+                assert!(s.ends_with('\n'), "{kind:?} {parts:?}");
+                if kind == Kind::Email {
+                    for l in s.lines() {
+                        assert!(l.len() <= 72, "{l:?}");
+                        assert!(l.is_ascii(), "{l:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_treatment_column_gives_the_printed_overhead() {
+    let doc = overhead_doc();
+    let t = comparisons_table(&doc);
+    let col = |name: &str| {
+        t.columns
+            .iter()
+            .position(|c| c.csv.first().map(String::as_str) == Some(name))
+            .unwrap()
+    };
+    let (b, tr, o) = (
+        col("baseline_ns_per_op"),
+        col("treatment_paired_ns_per_op"),
+        col("overhead_pct"),
+    );
+    let num = |r: &Raw| match r {
+        Raw::Number(x) => *x,
+        other => panic!("{other:?}"),
+    };
+    for row in t.rows() {
+        let (base, treat, pct) = (
+            num(&row[b].raw[0]),
+            num(&row[tr].raw[0]),
+            num(&row[o].raw[0]),
+        );
+        assert!(((treat / base - 1.0) * 100.0 - pct).abs() < 1e-9, "{row:?}");
+        // And as printed: the shown values give the shown % to the
+        // precision they are shown with.
+        let shown = |text: &str| text.trim_end_matches(" ns").parse::<f64>().ok();
+        if let (Some(sb), Some(st)) = (shown(&row[b].text), shown(&row[tr].text)) {
+            let printed: f64 = row[o].text.split('%').next().unwrap().parse().unwrap();
+            assert!(((st / sb - 1.0) * 100.0 - printed).abs() < 0.2, "{row:?}");
+        }
+    }
+}
+
+#[test]
+fn the_terminal_view_keeps_its_columns_and_names_parameters() {
+    let s = render(
+        &overhead_doc(),
+        Parts::MEASURED,
+        Kind::Terminal { color: false },
+    );
+    for col in [
+        "workload",
+        "mechanism",
+        "tasks",
+        "pairs",
+        "baseline",
+        "treatment",
+        "overhead [95% CI]",
+        "p",
+        "verdict",
+    ] {
+        assert!(s.contains(col), "{col}\n{s}");
+    }
+    assert!(s.contains("open depth=16"), "{s}");
+    assert!(s.contains("12/32"), "{s}");
+    assert!(s.contains("7 unfinished"), "{s}");
+    assert!(s.contains("+33.0% [28.8, 38.5] *"), "{s}");
+    assert!(s.contains("+0.2% [-0.4, 0.6] ="), "{s}");
+    assert!(s.contains("dd if=/dev/zero"), "{s}");
+    assert!(s.contains("Negative control (stream"), "{s}");
+    assert!(
+        s.contains("passed: no mechanism changed stream (seccomp:args +0.3% [-1.2, 2.0] ~)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Sweep of filters for seccomp:args on getppid tasks=1:"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Where the time goes: seccomp:args,filters=4 on getppid tasks=1:"),
+        "{s}"
+    );
+    assert!(s.contains("Skipped:\n  selinux: unavailable"), "{s}");
+    assert!(s.contains("-b 8192 not applied"), "{s}");
+    assert!(s.contains("sha256 abab"), "{s}");
+    assert!(s.contains("pair 11 of 12 (kept)"), "{s}");
+    assert!(
+        !s.contains("Reproduce"),
+        "the measured view has no facts: {s}"
+    );
+    assert!(
+        !s.contains("-a always,exit"),
+        "no policy content right after measuring"
+    );
+}
+
+#[test]
+fn the_stored_view_has_facts_content_and_the_command() {
+    let s = render(
+        &overhead_doc(),
+        Parts::STORED,
+        Kind::Terminal { color: false },
+    );
+    assert!(
+        s.starts_with("secperf overhead: fixture (run 12):\n"),
+        "{s}"
+    );
+    assert!(s.contains("seed 7"), "{s}");
+    assert!(
+        s.contains("    -a always,exit -F arch=b64 -S getppid"),
+        "{s}"
+    );
+    assert!(s.trim_end().ends_with(
+        "Reproduce: secperf overhead -m 'seccomp:args,filters=4' -w getppid,stream --seed 7"
+    ));
+}
+
+#[test]
+fn the_email_keeps_intervals_and_pair_counts() {
+    let s = render(&overhead_doc(), Parts::REPORT, Kind::Email);
+    assert!(s.contains("+33.0% [28.8, 38.5] *"), "{s}");
+    assert!(s.contains("12/32"), "{s}");
+    assert!(s.contains("Reproduce: secperf overhead"), "{s}");
+}
+
+#[test]
+fn a_failed_control_names_what_changed() {
+    let mut doc = overhead_doc();
+    let mut tasks2 = decided("stream", "cred:fsuid", Verdict::Faster, (-3.0, -5.0, -1.5));
+    tasks2.tasks = 2;
+    doc.comparisons = vec![
+        decided(
+            "stream",
+            "seccomp:allow",
+            Verdict::NoChange,
+            (0.3, -1.2, 2.03),
+        ),
+        decided("stream", "audit:enabled", Verdict::Slower, (4.2, 1.1, 6.0)),
+        tasks2,
+    ];
+    doc.negative_control = crate::engine::control::judge(&doc.comparisons);
+    let lines = control::lines(&doc);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with(
+            "FAILED: stream changed under audit:enabled (+4.2% [1.1, 6.0] *) and cred:fsuid \
+             tasks=2 (-3.0% [-5.0, -1.5] *): something other than the mechanisms' hooks"
+        ),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[1],
+        "unchanged under seccomp:allow (+0.3% [-1.2, 2.0] ~)"
+    );
+    doc.comparisons.truncate(2);
+    doc.negative_control = crate::engine::control::judge(&doc.comparisons);
+    assert!(control::lines(&doc)[0].contains("other than the mechanism's hooks"));
+    doc.negative_control = None;
+    assert!(control::lines(&doc).is_empty());
+}
+
+#[test]
+fn csv_carries_every_symbol_and_raw_numbers() {
+    let s = render(&overhead_doc(), Parts::REPORT, Kind::Csv);
+    assert!(
+        s.contains("sym_11"),
+        "CSV has the symbols people do not see"
+    );
+    assert!(!render(&overhead_doc(), Parts::REPORT, Kind::Markdown).contains("sym_11"));
+    let first = s.lines().next().unwrap();
+    assert!(
+        first.starts_with("workload,treatment,workload_params,tasks,pairs,max_pairs"),
+        "{first}"
+    );
+    assert!(!s.contains(" ns,"), "CSV holds numbers, not display text");
+}
+
+#[test]
+fn run_results_show_parameters_and_profiles() {
+    let s = render(&run_doc(), Parts::MEASURED, Kind::Terminal { color: false });
+    assert!(s.contains("open depth=16"), "{s}");
+    assert!(s.contains("ops/s"), "{s}");
+}
