@@ -461,8 +461,8 @@ fn run_table_names_workload_and_stored_run() {
         .assert()
         .success()
         .stdout(predicate::str::contains("getppid"))
-        .stdout(predicate::str::contains("Stored as run 1"))
-        .stdout(predicate::str::contains("label 'tbl'"))
+        .stderr(predicate::str::contains("Stored as run 1"))
+        .stderr(predicate::str::contains("label 'tbl'"))
         .stderr(predicate::str::contains("secperf: measuring getppid"));
 }
 
@@ -540,7 +540,9 @@ fn results_round_trip_list_export_delete() {
     sb.cmd(&["results", "show", &second.to_string()])
         .assert()
         .success()
-        .stdout(predicate::str::contains(format!("Run {second} two")))
+        .stdout(predicate::str::contains(format!(
+            "secperf run: two (run {second})"
+        )))
         .stdout(predicate::str::contains("eventfd"))
         .stdout(predicate::str::contains("Kernel"));
 
@@ -882,9 +884,10 @@ fn missing_scratch_directory_is_usage_error() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn failing_workload_is_reported_and_run_left_unfinished() {
+fn a_run_that_measured_nothing_is_reported_and_not_stored() {
     // /proc is a directory nobody (root included) can create files in, so
-    // the workload's setup fails after the run has started.
+    // the workload's setup fails after the run has started, before any
+    // result: no empty run is left claiming data.
     let sb = Sandbox::new();
     let mut args = vec!["run", "-w", "open", "--tasks", "1", "--scratch", "/proc"];
     args.extend(TIMING);
@@ -893,19 +896,13 @@ fn failing_workload_is_reported_and_run_left_unfinished() {
     assert_no_panic(&stderr);
     assert!(stderr.contains("secperf: error:"), "{stderr}");
     assert!(stderr.contains("/proc"), "{stderr}");
-    assert!(stderr.contains("secperf results show 1"), "{stderr}");
+    assert!(
+        stderr.contains("nothing was measured, so no run was stored"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty(), "stdout not empty");
-
-    // The run is stored, unfinished, without results.
     let list = sb.json(&["results", "list"]);
-    let run = &list["runs"][0];
-    assert_eq!(run["run_id"], 1);
-    assert!(run["finished_at"].is_null(), "{run}");
-    assert_eq!(run["results"], 0);
-    sb.cmd(&["results", "show", "1"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Unfinished"));
+    assert_eq!(list["runs"], serde_json::json!([]), "{list}");
 }
 
 #[test]

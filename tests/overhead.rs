@@ -30,7 +30,7 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     let v = json_of(&out);
     assert!(v["run_id"].is_i64());
     assert!(v["system"]["kernel"].is_object());
-    assert!(v["skipped"].is_array());
+    assert!(v["params"]["skipped"].is_array());
     let c = &v["comparisons"][0];
     assert_eq!(c["workload"], "getppid");
     assert_eq!(c["mechanism"], "none");
@@ -51,7 +51,7 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     );
     assert_eq!(c["pair_data"].as_array().unwrap().len(), 10);
     // -w given: no negative control is added, and none was measured.
-    assert_eq!(v["design"]["controls"], serde_json::json!([]));
+    assert_eq!(v["params"]["controls"], serde_json::json!([]));
     assert!(v["negative_control"].is_null(), "{}", v["negative_control"]);
 
     let id = v["run_id"].as_i64().unwrap().to_string();
@@ -94,11 +94,11 @@ fn without_w_each_mechanism_gets_the_stream_negative_control() {
     let out = tiny_run(&db, &["--json", "overhead", "-m", "seccomp"]);
     let v = json_of(&out);
     assert_eq!(
-        v["design"]["controls"],
+        v["params"]["controls"],
         serde_json::json!(["seccomp:allow on stream x1"])
     );
     let comparisons = v["comparisons"].as_array().unwrap();
-    assert_eq!(comparisons.len(), 3, "{:?}", v["design"]["comparisons"]);
+    assert_eq!(comparisons.len(), 3, "{:?}", v["params"]["comparisons"]);
     let stream = comparisons.iter().find(|c| c["workload"] == "stream");
     let stream = stream.expect("the stream control was measured");
     assert_eq!(stream["params"], comparisons[0]["params"]);
@@ -303,7 +303,7 @@ fn the_default_design_is_sequential_and_reports_its_stop() {
         .stdout
         .clone();
     let v = json_of(&out);
-    let stop = &v["design"]["stop"];
+    let stop = &v["params"]["stop"];
     assert_eq!(stop["max_pairs"], 10, "{stop}");
     assert_eq!(stop["family"], 1);
     assert_eq!(stop["min_pairs"], 7);
