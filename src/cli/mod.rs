@@ -10,6 +10,7 @@ mod output;
 mod overhead;
 mod probe;
 mod report;
+mod rerun;
 mod results;
 mod run;
 mod shell;
@@ -88,6 +89,10 @@ pub enum Command {
     /// overhead forest plots, pairs in measurement order, scaling curves
     /// (runs overlaid), sweeps, attributions and flame graphs.
     Report(report::ReportArgs),
+    /// Repeat a stored run from what was stored: its command line with the
+    /// seed it used, and its policy files as they were read (a copy stands
+    /// in for a file that changed since). Stored as a new run.
+    Rerun(rerun::RerunArgs),
     /// Stored results: list, show, export, delete.
     Results {
         #[command(subcommand)]
@@ -137,7 +142,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<()> {
+pub(crate) fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Overhead(args) => overhead::overhead(args, cli.db.as_deref(), cli.json),
         Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
@@ -149,6 +154,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Probe => probe::probe(cli.json),
         Command::Report(args) => report::report(args, cli.db.as_deref(), cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
+        Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
     }

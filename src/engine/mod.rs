@@ -15,6 +15,7 @@
 //! - [`session`]: the run around the measurements (store, lock,
 //!   interrupts, record, progress).
 //! - [`progress`]: the bar or lines on stderr.
+//! - [`rerun`]: repeating a stored run from what was stored.
 
 pub mod ab;
 pub mod control;
@@ -24,6 +25,7 @@ pub mod document;
 pub mod measurer;
 pub mod plan;
 pub mod progress;
+pub mod rerun;
 pub mod session;
 pub mod suite;
 pub mod sweep;

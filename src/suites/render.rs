@@ -519,14 +519,7 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
         out.push_str(&render_avc(p.avc.unwrap_or(&[]), p.avc.is_some()));
         out.push('\n');
     }
-    post::para(
-        &mut out,
-        &format!(
-            "* change: Holm-corrected p < {} and the 95% interval outside +-{}%; ~ negligible: \
-             shown within +-{}%; no mark: no difference detected",
-            p.decision.alpha, p.decision.noise_pct, p.decision.equivalence_pct
-        ),
-    );
+    post::para(&mut out, &crate::report::wording::marks_legend(&p.decision));
     if ab.is_some() {
         post::para(
             &mut out,
@@ -685,7 +678,7 @@ mod tests {
         assert!(text.contains("access1 [ops/s]"), "{text}");
         assert!(text.contains("500000 (-50.00% ["), "{text}");
         assert!(text.contains(")*"), "{text}");
-        assert!(text.contains("1000000 (+0.00% [-2.0, +2.0])~"), "{text}");
+        assert!(text.contains("1000000 (+0.00% [-2.0, +2.0])="), "{text}");
     }
 
     #[test]

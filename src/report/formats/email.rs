@@ -67,7 +67,7 @@ pub fn render(report: &Report) -> String {
         para(
             &mut lines,
             &format!(
-                "* significant change (verdict slower or faster); no mark: no \
+                "* significant change (verdict slower or faster); = negligible; ~ no \
                  difference detected. {}",
                 report.sign_convention
             ),
@@ -291,10 +291,9 @@ fn field(
     if !show_change {
         return format!("{value:>vw$}");
     }
-    let mark = if !baseline && significant(c) {
-        "*"
-    } else {
-        " "
+    let mark = match (baseline, c.verdict) {
+        (false, Some(v)) => crate::report::wording::mark(v),
+        _ => " ",
     };
     format!("{value:>vw$} ({:>cw$}){mark}", change_text(c, baseline))
 }
@@ -471,8 +470,8 @@ mod tests {
         assert!(getpid.contains("297.50 (  0.00%)"), "{getpid:?}");
         assert!(getpid.contains("334.10 (+12.30%)*"), "{getpid:?}");
         assert!(
-            getpid.ends_with("299.00 ( +0.50%)"),
-            "no mark on no-change: {getpid:?}"
+            getpid.ends_with("299.00 ( +0.50%)~"),
+            "~ on no-change: {getpid:?}"
         );
         let tree = lines[header + 2];
         assert!(tree.starts_with("tree_walk"), "{tree:?}");

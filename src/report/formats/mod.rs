@@ -112,34 +112,18 @@ pub(crate) fn significant(cell: &Cell) -> bool {
     matches!(cell.verdict, Some(Verdict::Slower | Verdict::Faster))
 }
 
-/// The bound a "no difference detected" interval gives, as
-/// `OverheadPct::describe` prints it: the larger of |low| and |high|,
-/// rounded up to one decimal, at least 0.1.
-pub(crate) fn no_change_bound(low: f64, high: f64) -> Option<f64> {
-    let bound = low.abs().max(high.abs());
-    // Same epsilon as `OverheadPct::describe`: 0.7 stored as 0.69999..
-    // must not round up a step.
-    bound
-        .is_finite()
-        .then(|| ((bound * 10.0 - 1e-9).ceil() / 10.0).max(0.1))
-}
-
-/// A short description of a cell's change for a table cell:
-/// "+12.3% [9.4, 16.5]" when significant, "~ (<8.1%)" when no difference
-/// was detected, "+12.3%" without statistics, "" for the baseline.
+/// A short description of a cell's change for a table cell, with its
+/// interval and mark ("+12.3% [9.4, 16.5] *", "+0.5% [-3.2, 8.1] ~"), "+12.3%"
+/// without statistics, "" for the baseline.
 pub(crate) fn change_short(cell: &Cell) -> String {
     let Some(change) = cell.change_pct else {
         return String::new();
     };
-    let ci = cell.ci_low_pct.zip(cell.ci_high_pct);
-    match (cell.verdict, ci) {
-        (Some(Verdict::NoChange), Some((lo, hi))) => match no_change_bound(lo, hi) {
-            Some(b) => format!("~ (<{b:.1}%)"),
-            None => "~".to_string(),
-        },
-        (Some(Verdict::NoChange), None) => "~".to_string(),
-        (_, Some((lo, hi))) => format!("{change:+.1}% [{lo:.1}, {hi:.1}]"),
-        (_, None) => format!("{change:+.1}%"),
+    match (cell.verdict, cell.ci_low_pct.zip(cell.ci_high_pct)) {
+        (Some(v), Some((lo, hi))) => crate::report::wording::change(change, lo, hi, v),
+        (Some(v), None) => format!("{change:+.1}% {}", crate::report::wording::mark(v)),
+        (None, Some((lo, hi))) => format!("{change:+.1}% [{lo:.1}, {hi:.1}]"),
+        (None, None) => format!("{change:+.1}%"),
     }
 }
 
@@ -456,39 +440,11 @@ mod tests {
         let r = small();
         let c = |i: usize, j: usize| r.rows[i].cells[j].as_ref().unwrap();
         assert_eq!(change_short(c(0, 0)), "");
-        assert_eq!(change_short(c(0, 1)), "+12.3% [9.4, 16.5]");
-        // 8.07 rounds *up* to 8.1, as `OverheadPct::describe` does.
-        assert_eq!(change_short(c(0, 2)), "~ (<8.1%)");
-        assert_eq!(change_short(c(1, 2)), "-10.0% [-12.1, -7.7]");
-        assert_eq!(no_change_bound(0.0, 0.0), Some(0.1));
-        assert_eq!(no_change_bound(-0.7, 0.2), Some(0.7));
-        assert_eq!(no_change_bound(f64::NAN, 0.2), Some(0.2));
-        assert_eq!(no_change_bound(f64::INFINITY, 0.2), None);
+        assert_eq!(change_short(c(0, 1)), "+12.3% [9.4, 16.5] *");
+        assert_eq!(change_short(c(0, 2)), "+0.5% [-3.2, 8.1] ~");
+        assert_eq!(change_short(c(1, 2)), "-10.0% [-12.1, -7.7] *");
         assert_eq!(crate::report::number::p_short(0.0001), "p<0.001");
         assert_eq!(crate::report::number::p_short(0.0123), "p=0.012");
-    }
-
-    #[test]
-    fn no_change_bound_matches_describe() {
-        use crate::stats::paired::OverheadPct;
-        for (lo, hi) in [
-            (-3.2, 8.07),
-            (-0.7, 0.2),
-            (0.0, 0.0),
-            (-12.34, 1.0),
-            (-0.8, 0.79),
-        ] {
-            let d = OverheadPct {
-                estimate: 0.0,
-                ci_low: lo,
-                ci_high: hi,
-                p_value: 0.5,
-                verdict: Verdict::NoChange,
-            }
-            .describe();
-            let b = no_change_bound(lo, hi).unwrap();
-            assert_eq!(d, format!("no difference detected: < {b:.1}%"));
-        }
     }
 
     #[test]

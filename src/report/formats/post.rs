@@ -3,7 +3,7 @@
 //! in one of three [`Layout`]s over groups of its rows ([`PostTable`]).
 //! Each cell is a value with 4 significant digits and, against the first
 //! column, its % change with the 95% interval and a mark: `*` a change,
-//! `~` shown negligible.
+//! `=` shown negligible, `~` no difference detected (`report::wording`).
 
 use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
 
@@ -70,13 +70,10 @@ fn counted(n: usize, per: &str) -> String {
     }
 }
 
-/// The mark of a verdict: `*` a change, `~` shown negligible.
+/// The mark of a verdict, as everywhere (`report::wording`); none
+/// without a comparison.
 fn mark(v: Option<Verdict>) -> &'static str {
-    match v {
-        Some(Verdict::Slower | Verdict::Faster) => "*",
-        Some(Verdict::Negligible) => "~",
-        _ => "",
-    }
+    v.map_or("", crate::report::wording::mark)
 }
 
 fn fmt_cell(c: &Cell, with_ci: bool) -> String {

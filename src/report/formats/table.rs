@@ -1,8 +1,8 @@
 //! `--format table` (the default): the report for a person at a terminal.
 //! A comfy-table grid with one row per workload x tasks (x label) and one
 //! column per configuration; each cell holds the value, and for the
-//! candidates the change ("+12.3% [9.4, 16.5]" or "~ (<8.1%)" when no
-//! difference was detected), the p-value and the CV. Significant slowdowns
+//! candidates the change with its interval and mark ("+12.3% [9.4, 16.5] *",
+//! "+0.5% [-3.2, 8.1] ~" when no difference was detected), the p-value and the CV. Significant slowdowns
 //! are red and speedups green when colour is on. How the numbers were
 //! compared and what the sign means come above the grid, the summary, the
 //! machine and the command that reproduces it below.
@@ -146,9 +146,9 @@ mod tests {
         assert!(s.contains("run 3 base (baseline)"));
         assert!(s.contains("297.5 ns"));
         assert!(s.contains("45.00 us"));
-        assert!(s.contains("+12.3% [9.4, 16.5]"));
-        assert!(s.contains("~ (<8.1%)"));
-        assert!(s.contains("-10.0% [-12.1, -7.7]"));
+        assert!(s.contains("+12.3% [9.4, 16.5] *"));
+        assert!(s.contains("+0.5% [-3.2, 8.1] ~"));
+        assert!(s.contains("-10.0% [-12.1, -7.7] *"));
         assert!(s.contains("p=0.002"));
         assert!(s.contains("p<0.001"));
         assert!(s.contains("cv 1.2%"));
