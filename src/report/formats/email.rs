@@ -16,7 +16,7 @@
 //! A legend explains the '*' and the sign; the machine and the command that
 //! reproduces it (with shell " \" continuations) close it.
 
-use super::{ascii, design_line, significant, wrap};
+use super::{ascii, design_line, wrap};
 use crate::report::model::{Cell, Report};
 use crate::report::number::{change_pct, fixed};
 
