@@ -26,13 +26,16 @@ const MIN_TEXT: usize = 8;
 #[derive(Debug, Default)]
 pub struct Email {
     lines: Vec<String>,
+    /// The last block was a heading: its content follows it directly.
+    after_heading: bool,
 }
 
 impl Email {
     fn block(&mut self) {
-        if !self.lines.is_empty() {
+        if !self.lines.is_empty() && !self.after_heading {
             self.lines.push(String::new());
         }
+        self.after_heading = false;
     }
 
     fn para(&mut self, text: &str, rest: &str) {
@@ -46,6 +49,8 @@ struct Layout {
     cols: Vec<usize>,
     /// Width of each shown column.
     widths: Vec<usize>,
+    /// Space between columns.
+    gap: usize,
     /// The lifted group column, if any.
     group: Option<usize>,
     indent: usize,
@@ -53,8 +58,8 @@ struct Layout {
     left_out: Vec<String>,
 }
 
-fn total(widths: &[usize], indent: usize) -> usize {
-    indent + widths.iter().sum::<usize>() + GAP * widths.len().saturating_sub(1)
+fn total(widths: &[usize], indent: usize, gap: usize) -> usize {
+    indent + widths.iter().sum::<usize>() + gap * widths.len().saturating_sub(1)
 }
 
 /// The longest word of a title: titles may wrap.
@@ -62,81 +67,95 @@ fn title_width(title: &str) -> usize {
     title.split_whitespace().map(str::len).max().unwrap_or(0)
 }
 
+/// The narrowest a wrapping column can be: its longest word, at least
+/// [`MIN_TEXT`].
+fn min_width(t: &Table, text: &[Vec<String>], i: usize) -> usize {
+    text.iter()
+        .flat_map(|r| r[i].split_whitespace().map(str::len))
+        .max()
+        .unwrap_or(0)
+        .max(title_width(&ascii(&t.columns[i].title)))
+        .max(MIN_TEXT)
+}
+
+/// Narrows wrapping columns until the table fits; false when it cannot.
+/// Text columns give up width first, down to their longest word; then
+/// the widest wrapping column loses a column at a time (numbers wrap only
+/// when wrapping text was not enough).
+fn squeeze(t: &Table, text: &[Vec<String>], l: &mut Layout, passes: &[bool]) -> bool {
+    let mins: Vec<usize> = l.cols.iter().map(|&i| min_width(t, text, i)).collect();
+    for &text_only in passes {
+        loop {
+            let excess = total(&l.widths, l.indent, l.gap).saturating_sub(WIDTH);
+            if excess == 0 {
+                return true;
+            }
+            let widest = (0..l.cols.len())
+                .filter(|&k| {
+                    let c = &t.columns[l.cols[k]];
+                    c.wraps && (!text_only || c.align == Align::Left) && l.widths[k] > mins[k]
+                })
+                .max_by_key(|&k| l.widths[k]);
+            let Some(k) = widest else { break };
+            l.widths[k] -= 1;
+        }
+    }
+    total(&l.widths, l.indent, l.gap) <= WIDTH
+}
+
+/// The narrowing steps in order: lift the group, close the gaps to one
+/// space, wrap text, leave out optional columns, wrap numbers.
 fn layout(t: &Table, text: &[Vec<String>]) -> Option<Layout> {
-    let mut cols = t.shown();
     let natural = |i: usize| {
         let cells = text.iter().map(|r| r[i].len()).max().unwrap_or(0);
         cells.max(title_width(&ascii(&t.columns[i].title)))
     };
-    let widths = |cols: &[usize]| cols.iter().map(|&i| natural(i)).collect::<Vec<_>>();
-    let mut indent = 0;
-    let mut group = None;
-    if total(&widths(&cols), indent) > WIDTH
-        && let Some(g) = t.group.filter(|g| cols.contains(g))
+    let mut l = Layout {
+        cols: t.shown(),
+        widths: Vec::new(),
+        gap: GAP,
+        group: None,
+        indent: 0,
+        left_out: Vec::new(),
+    };
+    let fits = |l: &Layout| {
+        let w: Vec<usize> = l.cols.iter().map(|&i| natural(i)).collect();
+        total(&w, l.indent, l.gap) <= WIDTH
+    };
+    if !fits(&l)
+        && let Some(g) = t.group.filter(|g| l.cols.contains(g))
     {
-        cols.retain(|&i| i != g);
-        group = Some(g);
-        indent = 2;
+        l.cols.retain(|&i| i != g);
+        l.group = Some(g);
+        l.indent = 2;
     }
-    let mut left_out = Vec::new();
-    while total(&widths(&cols), indent) > WIDTH {
-        let Some(pos) = cols.iter().rposition(|&i| t.columns[i].optional) else {
+    if !fits(&l) {
+        l.gap = 1;
+    }
+    // Wrap text before leaving out optional columns; wrap numbers last.
+    let natural_widths = |l: &Layout| l.cols.iter().map(|&i| natural(i)).collect::<Vec<_>>();
+    loop {
+        l.widths = natural_widths(&l);
+        if squeeze(t, text, &mut l, &[true]) {
+            return Some(l);
+        }
+        let Some(pos) = l.cols.iter().rposition(|&i| t.columns[i].optional) else {
             break;
         };
-        left_out.insert(0, t.columns[cols.remove(pos)].title.clone());
+        l.left_out
+            .insert(0, t.columns[l.cols.remove(pos)].title.clone());
     }
-    let mut w = widths(&cols);
-    if total(&w, indent) > WIDTH {
-        // Wrap the text columns into what the numbers leave.
-        let text_cols: Vec<usize> = (0..cols.len())
-            .filter(|&k| t.columns[cols[k]].align == Align::Left)
-            .collect();
-        let fixed: usize = (0..cols.len())
-            .filter(|k| !text_cols.contains(k))
-            .map(|k| w[k])
-            .sum();
-        let room = WIDTH
-            .checked_sub(indent + fixed + GAP * cols.len().saturating_sub(1))
-            .filter(|&r| r >= MIN_TEXT * text_cols.len().max(1))?;
-        if text_cols.is_empty() {
-            return None;
-        }
-        // Fair shares: a column narrower than its share keeps its width and
-        // leaves the rest to the others.
-        let mut wanting: Vec<usize> = text_cols.clone();
-        let mut left = room;
-        loop {
-            let share = left / wanting.len();
-            let (fits, wide): (Vec<usize>, Vec<usize>) =
-                wanting.iter().partition(|&&k| w[k] <= share);
-            if fits.is_empty() {
-                for &k in &wide {
-                    w[k] = share.max(MIN_TEXT);
-                }
-                break;
-            }
-            left -= fits.iter().map(|&k| w[k]).sum::<usize>();
-            wanting = wide;
-            if wanting.is_empty() {
-                break;
-            }
-        }
-        if total(&w, indent) > WIDTH {
-            return None;
-        }
+    l.widths = natural_widths(&l);
+    if !squeeze(t, text, &mut l, &[true, false]) {
+        return None;
     }
-    Some(Layout {
-        cols,
-        widths: w,
-        group,
-        indent,
-        left_out,
-    })
+    Some(l)
 }
 
-/// One cell's text in lines of at most `width` (numbers never wrap).
-fn cell_lines(text: &str, width: usize, align: Align) -> Vec<String> {
-    if align == Align::Right || text.len() <= width {
+/// One cell's text in lines of at most `width`; a column that may not
+/// wrap keeps its one line.
+fn cell_lines(text: &str, width: usize, wraps: bool) -> Vec<String> {
+    if !wraps || text.len() <= width {
         return vec![text.to_string()];
     }
     wrap(text, width, "", "")
@@ -149,7 +168,7 @@ fn side_by_side(cells: &[Vec<String>], l: &Layout, aligns: &[Align], out: &mut V
         let mut line = " ".repeat(l.indent);
         for (k, c) in cells.iter().enumerate() {
             if k > 0 {
-                line.push_str(&" ".repeat(GAP));
+                line.push_str(&" ".repeat(l.gap));
             }
             let text = c.get(h).map_or("", String::as_str);
             let w = l.widths[k];
@@ -191,7 +210,8 @@ fn records(t: &Table, text: &[Vec<String>], out: &mut Vec<String>) {
 impl Markup for Email {
     fn heading(&mut self, text: &str) {
         self.block();
-        self.para(text, "  ");
+        self.para(&format!("{text}:"), "  ");
+        self.after_heading = true;
     }
 
     fn table(&mut self, t: &Table) {
@@ -260,7 +280,7 @@ impl Markup for Email {
                         .iter()
                         .zip(&l.widths)
                         .zip(&aligns)
-                        .map(|((&i, &w), &a)| cell_lines(&text[r][i], w, a))
+                        .map(|((&i, &w), _)| cell_lines(&text[r][i], w, t.columns[i].wraps))
                         .collect();
                     side_by_side(&cells, &l, &aligns, &mut self.lines);
                     r += 1;

@@ -120,6 +120,10 @@ pub struct Column {
     /// A narrow format (email) may leave it out when the table is too
     /// wide, saying so under the table.
     pub optional: bool,
+    /// A narrow format may wrap its cells at spaces even when they are
+    /// right-aligned ("+12.3%" over "[8.0, 26.8] *"); left-aligned text
+    /// always may.
+    pub wraps: bool,
 }
 
 impl Column {
@@ -131,6 +135,7 @@ impl Column {
             csv: vec![key.to_string()],
             shown: true,
             optional: false,
+            wraps: align == Align::Left,
         }
     }
 
@@ -153,6 +158,12 @@ impl Column {
     /// A column narrow formats may leave out.
     pub fn optional(mut self) -> Column {
         self.optional = true;
+        self
+    }
+
+    /// A column whose cells narrow formats may wrap at spaces.
+    pub fn wrapping(mut self) -> Column {
+        self.wraps = true;
         self
     }
 }

@@ -136,7 +136,8 @@ pub fn table(what: &str, a: &Attribution) -> Table {
             Column::new("baseline ns/op", Align::Right, "baseline_ns_per_op"),
             Column::new("treatment ns/op", Align::Right, "treatment_ns_per_op"),
             Column::new("delta ns/op", Align::Right, "delta_ns_per_op"),
-            Column::with_fields("95% CI", Align::Right, &["delta_ci_low", "delta_ci_high"]),
+            Column::with_fields("95% CI", Align::Right, &["delta_ci_low", "delta_ci_high"])
+                .wrapping(),
             Column::new("of delta", Align::Right, "share_of_delta_pct"),
             Column::data("baseline_share_pct"),
             Column::data("treatment_share_pct"),

@@ -45,14 +45,16 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Column::new("mechanism", Align::Left, "treatment"),
             Column::data("workload_params"),
             Column::new("tasks", Align::Right, "tasks"),
-            Column::with_fields("pairs", Align::Right, &["pairs", "max_pairs", "unfinished"]),
+            Column::with_fields("pairs", Align::Right, &["pairs", "max_pairs", "unfinished"])
+                .wrapping(),
             Column::new("baseline", Align::Right, "baseline_ns_per_op"),
             Column::new("treatment", Align::Right, "treatment_paired_ns_per_op"),
             Column::with_fields(
                 "overhead [95% CI]",
                 Align::Right,
                 &["overhead_pct", "ci_low_pct", "ci_high_pct"],
-            ),
+            )
+            .wrapping(),
             Column::new("p", Align::Right, "p_value").optional(),
             Column::new("verdict", Align::Left, "verdict").optional(),
             Column::data("treatment_ns_per_op"),

@@ -45,12 +45,14 @@ pub fn table(s: &Sweep) -> Table {
                 "overhead [95% CI]",
                 Align::Right,
                 &["overhead_pct", "ci_low_pct", "ci_high_pct"],
-            ),
+            )
+            .wrapping(),
             Column::with_fields(
                 "added per op [95% CI]",
                 Align::Right,
                 &["added_ns_per_op", "added_ci_low", "added_ci_high"],
-            ),
+            )
+            .wrapping(),
         ],
     );
     for p in &s.points {
