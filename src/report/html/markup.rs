@@ -1,7 +1,7 @@
 //! The HTML building blocks every section uses: escaping, tables, figures,
-//! and base64 for the flame graphs' `data:` images. Kept apart so that no
-//! section writes raw user text (labels, commands, symbol names) into the
-//! page without escaping it.
+//! and base64 (the `base64` crate) for the flame graphs' `data:` images.
+//! Kept apart so that no section writes raw user text (labels, commands,
+//! symbol names) into the page without escaping it.
 
 use std::fmt::Write as _;
 
@@ -91,24 +91,8 @@ pub fn para(class: &str, text: &str) -> String {
 
 /// Standard base64 (RFC 4648, with padding), for `data:` URIs.
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// A fragment id made of safe characters: `run-3-pairs-2`.
