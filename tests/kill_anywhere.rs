@@ -2,14 +2,14 @@
 //! set-up, while measuring, while putting the machine back) leaves nothing
 //! behind that the next start cannot undo.
 //!
-//! As root with audit available (else it prints why and returns): the
-//! machine gets a rule of its own first (`-a always,exit -F arch=b64 -S
-//! pivot_root -k secperf-own`), then secperf runs are started in turn
-//! (`overhead` on audit:enabled, audit:unrelated-rule, landlock,
-//! seccomp:args, cred:fsuid, with the tiny design, and `suite
-//! lsm-hooks-2020 --quick`), each SIGKILLed after a delay from a seeded RNG
-//! (`SECPERF_KILL_SEED`, printed), up to about the run's length. After each
-//! kill:
+//! As root with audit available (else it is skipped, see
+//! `tests/common/skips.rs`): the machine gets a rule of its own first
+//! (`-a always,exit -F arch=b64 -S pivot_root -k secperf-own`), then
+//! secperf runs are started in turn (`overhead` on audit:enabled,
+//! audit:unrelated-rule, landlock, seccomp:args, cred:fsuid, with the tiny
+//! design, and `suite lsm-hooks-2020 --quick`), each SIGKILLed after a
+//! delay from a seeded RNG (`SECPERF_KILL_SEED`, printed), up to about the
+//! run's length. After each kill:
 //! - no process of the killed run is left after a short grace period (each
 //!   run carries a unique environment variable, so its forked workers and
 //!   anything they exec are found in /proc whoever their parent is now);
@@ -37,10 +37,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use secperf::safety::StateLock;
-use secperf::sys::audit::{AUDIT_ARCH_X86_64, AuditSocket, AuditState, RuleData};
+use secperf::sys::audit::{AUDIT_ARCH_X86_64, AuditSocket, RuleData};
 
-use common::{PutBack, TINY, audit_state};
+use common::{PutBack, TINY, audit_state, root_or_skip, state_lock, usable_audit};
 
 const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
@@ -90,38 +89,6 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-}
-
-/// Whether this test can run here; prints why not.
-fn preconditions(test: &str) -> Option<AuditState> {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("{test}: skipped: needs root (CAP_AUDIT_CONTROL)");
-        return None;
-    }
-    let state = match AuditSocket::open().and_then(|s| s.state()) {
-        Ok(s) if s.enabled == 2 => {
-            eprintln!("{test}: skipped: audit is locked (enabled=2) until reboot");
-            return None;
-        }
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{test}: skipped: audit unavailable: {e}");
-            return None;
-        }
-    };
-    match AuditSocket::open().and_then(|s| s.status()) {
-        Ok(st) if st.failure == 2 => {
-            eprintln!("{test}: skipped: the audit failure mode is panic (failure=2)");
-            return None;
-        }
-        Ok(_) => {}
-        Err(e) => {
-            eprintln!("{test}: skipped: audit status unavailable: {e}");
-            return None;
-        }
-    }
-    Some(state)
 }
 
 /// Pids of live (not zombie) processes whose environment holds `tag`.
@@ -175,15 +142,11 @@ fn secperf(state: &Path, db: &Path, args: &[&str]) -> String {
 #[test]
 fn a_run_killed_anywhere_leaves_nothing_behind() {
     let test = "a_run_killed_anywhere_leaves_nothing_behind";
-    let Some(_) = preconditions(test) else {
+    let Some(_) = usable_audit(test) else {
         return;
     };
-    let _lock = match StateLock::acquire(Duration::from_secs(120)) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("{test}: skipped: {e:#}");
-            return;
-        }
+    let Some(_lock) = state_lock(test) else {
+        return;
     };
     // Read after the lock: the state may have changed while we waited.
     let found = audit_state();
@@ -365,9 +328,7 @@ fn uids(pid: i32) -> Option<Vec<u32>> {
 #[test]
 fn cred_fsuid_workers_die_with_a_killed_run() {
     let test = "cred_fsuid_workers_die_with_a_killed_run";
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("{test}: skipped: needs root (setfsuid needs CAP_SETUID)");
+    if !root_or_skip(test, "setfsuid needs CAP_SETUID") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -983,7 +983,9 @@ mod tests {
             .map(|x| x.parse::<u32>().unwrap_or(0));
         let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
         if (major, minor) < (5, 11) {
-            println!("skipped: kernel {release} predates the seccomp action cache (5.11)");
+            let test = "the_action_cache_skips_allow_filters_only";
+            let reason = format!("kernel {release} predates the seccomp action cache (5.11)");
+            crate::testing::skip_kernel_feature(test, "seccomp-action-cache", &reason);
             return;
         }
         let ns = |spec: &str| {
