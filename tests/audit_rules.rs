@@ -29,6 +29,10 @@ const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// How long to wait for something before calling it lost: a guard against
+/// hanging, not a time check.
+const HANG_GUARD: Duration = Duration::from_secs(300);
+
 /// What a live test holds while it runs.
 struct Live {
     _serial: MutexGuard<'static, ()>,
@@ -255,9 +259,10 @@ fn a_run_sigkilled_with_the_files_rules_loaded_is_restored() {
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .expect("starting secperf overhead");
+    // The run ends on its own long before the guard: it only stops a hang.
     let start = Instant::now();
     let mut loaded = None;
-    while start.elapsed() < Duration::from_secs(30) {
+    while start.elapsed() < HANG_GUARD {
         if let Some(status) = child.try_wait().unwrap() {
             panic!(
                 "secperf overhead ended ({status}) before it loaded the rules:\n{}",
@@ -275,7 +280,7 @@ fn a_run_sigkilled_with_the_files_rules_loaded_is_restored() {
     child.wait().unwrap();
     let loaded = loaded.unwrap_or_else(|| {
         panic!(
-            "secperf overhead did not load the rules within 30 s:\n{}",
+            "secperf overhead never loaded the rules (gave up after {HANG_GUARD:?}):\n{}",
             std::fs::read_to_string(&stderr_path).unwrap_or_default()
         )
     });

@@ -10,9 +10,10 @@
 //! design, and `suite lsm-hooks-2020 --quick`), each SIGKILLed after a
 //! delay from a seeded RNG (`SECPERF_KILL_SEED`, printed), up to about the
 //! run's length. After each kill:
-//! - no process of the killed run is left after a short grace period (each
-//!   run carries a unique environment variable, so its forked workers and
-//!   anything they exec are found in /proc whoever their parent is now);
+//! - every process of the killed run dies (each run carries a unique
+//!   environment variable, so its forked workers and anything they exec
+//!   are found in /proc whoever their parent is now; they are waited for
+//!   until gone, a minute at most, as a survivor lives on forever);
 //! - `secperf restore` (or, every third kill, `secperf results list`,
 //!   whose start-up recovery must do the same) succeeds, removes the
 //!   journal and leaves audit exactly as the machine had it, its own rule
@@ -45,8 +46,10 @@ const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
 /// Kills done (at least 20 were asked for): 6 of each command.
 const KILLS: usize = 36;
-/// How long the killed run's workers get to die.
-const GRACE: Duration = Duration::from_secs(2);
+/// How long the killed run's workers get to die. They die with it (their
+/// parent-death signal), so this is no time check: it only bounds the wait
+/// for a survivor, which would live on forever.
+const GRACE: Duration = Duration::from_secs(60);
 /// The environment variable that marks every process of one run.
 const TAG: &str = "SECPERF_KILL_ANYWHERE_TAG";
 
@@ -304,7 +307,7 @@ fn a_run_killed_anywhere_leaves_nothing_behind() {
     );
     assert!(
         survivors.is_empty(),
-        "processes of killed runs outlived them by {GRACE:?}:\n{}",
+        "processes of killed runs were still alive {GRACE:?} after them:\n{}",
         survivors.join("\n")
     );
 }
@@ -354,10 +357,10 @@ fn cred_fsuid_workers_die_with_a_killed_run() {
         .expect("starting secperf");
     let pid = child.id() as i32;
     // Wait for a worker of the treatment arm: a tagged process whose fsuid
-    // is not its real uid.
+    // is not its real uid (until the run ends; the limit only stops a hang).
     let start = Instant::now();
     let mut in_treatment = false;
-    while start.elapsed() < Duration::from_secs(20) && child.try_wait().unwrap().is_none() {
+    while start.elapsed() < GRACE && child.try_wait().unwrap().is_none() {
         if tagged(&tag)
             .iter()
             .any(|(p, _)| *p != pid && uids(*p).is_some_and(|u| u.len() == 4 && u[3] != u[0]))
@@ -379,10 +382,13 @@ fn cred_fsuid_workers_die_with_a_killed_run() {
         // SAFETY: kill with a pid we found carrying this run's tag.
         unsafe { libc::kill(*p, libc::SIGKILL) };
     }
-    assert!(in_treatment, "no cred:fsuid worker seen within 20 s");
+    assert!(
+        in_treatment,
+        "no cred:fsuid worker of the treatment arm was seen before the run ended"
+    );
     assert!(
         left.is_empty(),
-        "workers outlived the killed secperf (pid {pid}) by {GRACE:?}:\n{}",
+        "workers of the killed secperf (pid {pid}) were still alive {GRACE:?} after it:\n{}",
         left.iter()
             .map(|(_, l)| l.as_str())
             .collect::<Vec<_>>()

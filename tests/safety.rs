@@ -49,9 +49,10 @@ fn start_and_kill(tmp: &Path, state_dir: &Path, before: &AuditState) {
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .expect("starting secperf overhead");
+    // The run reaches it or ends; the limit only stops a hang.
     let start = Instant::now();
     let mut in_treatment = false;
-    while start.elapsed() < Duration::from_secs(20) {
+    while start.elapsed() < Duration::from_secs(300) {
         if let Some(status) = child.try_wait().unwrap() {
             panic!(
                 "secperf overhead ended ({status}) before it switched audit:\n{}",
@@ -68,7 +69,7 @@ fn start_and_kill(tmp: &Path, state_dir: &Path, before: &AuditState) {
     child.wait().unwrap();
     assert!(
         in_treatment,
-        "secperf overhead did not reach a treatment arm within 20 s:\n{}",
+        "secperf overhead never reached a treatment arm (gave up after 300 s):\n{}",
         std::fs::read_to_string(&stderr_path).unwrap_or_default()
     );
     let after_kill = audit_state();

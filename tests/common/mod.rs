@@ -5,7 +5,7 @@
 pub mod skips;
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use secperf::safety::StateLock;
@@ -121,5 +121,19 @@ pub fn state_lock(test: &str) -> Option<StateLock> {
             skip_kernel_feature(test, "free-state-lock", &format!("{e:#}"));
             None
         }
+    }
+}
+
+/// Polls `happened` until it is true. Gives up after `limit`, a guard
+/// against hanging and not a time check (keep it generous), with a panic
+/// saying that `what` did not happen.
+pub fn wait_for(what: &str, limit: Duration, mut happened: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !happened() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen (gave up waiting after {limit:?})"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
