@@ -225,7 +225,7 @@ fn allowed_cpus() -> usize {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn list_json_describes_all_nine_workloads() {
+fn list_json_describes_every_workload() {
     let sb = Sandbox::new();
     let out = sb.bare().args(["list", "--json"]).assert().success();
     let doc = parse_json(&out.get_output().stdout);
