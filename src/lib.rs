@@ -40,3 +40,8 @@ pub mod store;
 pub mod suites;
 pub mod sys;
 pub mod workloads;
+
+/// Skips for the unit tests, the same file as the integration tests'.
+#[cfg(test)]
+#[path = "../tests/common/skips.rs"]
+pub(crate) mod testing;

@@ -3,7 +3,7 @@
 //!
 //! Without root: a bad or missing rules file exits with code 2 naming the
 //! file (and each bad line) before anything runs. As root with audit
-//! available (else each test prints why it skips): a watch the kernel
+//! available (else each test is skipped, see `tests/common/skips.rs`): a watch the kernel
 //! refuses stops the run with FILE:LINE and the kernel's errno and leaves
 //! audit as it was; a good file is measured with the tiny design and audit
 //! is left byte for byte as it was (rule listing and enabled flag); a run
@@ -21,13 +21,17 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use secperf::safety::StateLock;
-use secperf::sys::audit::{AuditSocket, AuditState, RuleData};
+use secperf::sys::audit::{AuditState, RuleData};
 
-use common::{PutBack, TINY, audit_state, secperf};
+use common::{PutBack, TINY, audit_state, secperf, state_lock, usable_audit};
 
 const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// How long to wait for something before calling it lost: a guard against
+/// hanging, not a time check.
+const HANG_GUARD: Duration = Duration::from_secs(300);
 
 /// What a live test holds while it runs.
 struct Live {
@@ -37,43 +41,13 @@ struct Live {
     _put_back: PutBack,
 }
 
-/// The live-test context, or `None` with the reason printed.
+/// The live-test context, or `None` when `test` is skipped here.
 fn live(test: &str) -> Option<Live> {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("{test}: skipped: needs root (CAP_AUDIT_CONTROL)");
-        return None;
-    }
     let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = match AuditSocket::open().and_then(|s| s.state()) {
-        Ok(s) if s.enabled == 2 => {
-            eprintln!("{test}: skipped: audit is locked (enabled=2) until reboot");
-            return None;
-        }
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{test}: skipped: audit unavailable: {e}");
-            return None;
-        }
-    };
-    let status = AuditSocket::open().and_then(|s| s.status()).unwrap();
-    if status.failure == 2 {
-        eprintln!("{test}: skipped: the audit failure mode is panic (failure=2)");
-        return None;
-    }
-    let lock = match StateLock::acquire(Duration::from_secs(120)) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("{test}: skipped: {e:#}");
-            return None;
-        }
-    };
-    // The state may have changed while we waited for the lock.
-    let before = if audit_state() == before {
-        before
-    } else {
-        audit_state()
-    };
+    usable_audit(test)?;
+    let lock = state_lock(test)?;
+    // Read after the lock: the state may have changed while we waited.
+    let before = audit_state();
     Some(Live {
         _serial: serial,
         _lock: lock,
@@ -285,9 +259,10 @@ fn a_run_sigkilled_with_the_files_rules_loaded_is_restored() {
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .expect("starting secperf overhead");
+    // The run ends on its own long before the guard: it only stops a hang.
     let start = Instant::now();
     let mut loaded = None;
-    while start.elapsed() < Duration::from_secs(30) {
+    while start.elapsed() < HANG_GUARD {
         if let Some(status) = child.try_wait().unwrap() {
             panic!(
                 "secperf overhead ended ({status}) before it loaded the rules:\n{}",
@@ -305,7 +280,7 @@ fn a_run_sigkilled_with_the_files_rules_loaded_is_restored() {
     child.wait().unwrap();
     let loaded = loaded.unwrap_or_else(|| {
         panic!(
-            "secperf overhead did not load the rules within 30 s:\n{}",
+            "secperf overhead never loaded the rules (gave up after {HANG_GUARD:?}):\n{}",
             std::fs::read_to_string(&stderr_path).unwrap_or_default()
         )
     });

@@ -10,12 +10,13 @@
 //! usage error. `--tasks` is parsed by a private function of the CLI, so it
 //! is checked through the binary with a handful of cases.
 //!
-//! Each property runs `SECPERF_FUZZ_CASES` generated inputs (default
-//! 100 000), drawn from random garbage and grammar-aware generators; each
+//! Each property runs [`cases`] generated inputs (100 000 under `CI=true`,
+//! 2 000 elsewhere; `SECPERF_FUZZ_CASES` or `PROPTEST_CASES` to change
+//! it), drawn from random garbage and grammar-aware generators; each
 //! prints how many of its inputs were accepted, so a generator that never
-//! gets past the first check shows. The whole file takes about 2 minutes
-//! in a debug build on the 2-CPU development VM (OCI profiles, parsed and
-//! compiled, are the slowest: about 65 s).
+//! gets past the first check shows. With 100 000 the whole file takes
+//! about 2 minutes in a debug build on the 2-CPU development VM (OCI
+//! profiles, parsed and compiled, are the slowest: about 65 s).
 //! No regression files are written (failure persistence is off): a panic
 //! found here is kept as an `#[ignore]`d `BUG:` test instead.
 
@@ -28,12 +29,14 @@ use proptest::test_runner::{Config, TestRunner};
 
 use secperf::error::exit_code;
 
-/// Generated inputs per parser: `SECPERF_FUZZ_CASES`, default 100 000.
+/// Generated inputs per parser: `SECPERF_FUZZ_CASES`, else
+/// `PROPTEST_CASES`, else 100 000 under CI and 2 000 elsewhere (a quick
+/// local run).
 fn cases() -> u32 {
-    std::env::var("SECPERF_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(100_000)
+    let from = |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse().ok());
+    from("SECPERF_FUZZ_CASES")
+        .or_else(|| from("PROPTEST_CASES"))
+        .unwrap_or(if common::under_ci() { 100_000 } else { 2_000 })
 }
 
 /// Runs `check` on `cases()` inputs of `strategy`; any panic or a
@@ -1043,8 +1046,8 @@ fn audit_rule_files_never_panic() {
 
 #[test]
 fn audit_rule_files_on_this_machine_never_panic() {
-    // The real host (stat, getpwnam, getgrnam) on fewer cases: each
-    // lookup reads the passwd and group files.
+    // The real host (stat, getpwnam, getgrnam): each lookup reads the
+    // passwd and group files.
     let strategy = prop::collection::vec(
         prop_oneof![grammar(audit_tokens(), 14), audit_lines()],
         0..3,

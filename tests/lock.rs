@@ -1,7 +1,12 @@
 //! One measurement at a time, end to end: while a measuring command runs,
-//! another fails at once with `--no-wait` (exit code 2, naming the first's
-//! pid), waits without it (saying for whom) and then succeeds, read-only
-//! commands never wait, and a SIGKILLed holder lets the waiter go at once.
+//! another fails without waiting with `--no-wait` (exit code 2, naming the
+//! first's pid), waits without it (saying for whom) and then succeeds,
+//! read-only commands never wait, and a SIGKILLed holder lets the waiter
+//! go.
+//!
+//! Every check is on events (the lock file's holder, a line on stderr, a
+//! process's exit), never on how long something took: the machine may be
+//! loaded. Waits give up after [`HANG_GUARD`], which only stops a hang.
 //!
 //! Each test has its own state directory (`SECPERF_STATE_DIR`), so the
 //! tests of this file, and those of others running beside them, never wait
@@ -13,7 +18,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::wait_for;
+
 const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
+
+/// How long to wait for an event before calling it lost.
+const HANG_GUARD: Duration = Duration::from_secs(300);
 
 /// secperf with its own database and state directory.
 fn secperf(db: &Path, state: &Path) -> Command {
@@ -23,7 +33,7 @@ fn secperf(db: &Path, state: &Path) -> Command {
 }
 
 /// `overhead -m none -w getppid` with the tiny design (`common::TINY`)
-/// stretched to last about `pairs` x 0.4 s.
+/// stretched to last at least `pairs` x 0.4 s.
 fn long_overhead(db: &Path, state: &Path, pairs: u32) -> Command {
     let mut c = secperf(db, state);
     c.args(["overhead", "-m", "none", "-w", "getppid", "--json"])
@@ -58,16 +68,41 @@ fn holder_pid(state: &Path) -> Option<u32> {
     v["pid"].as_u64().map(|p| p as u32)
 }
 
-/// Waits until `pid` holds the lock (it has started measuring).
-fn wait_for_holder(state: &Path, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while holder_pid(state) != Some(child.id()) {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("secperf exited ({status}) before it took the lock");
-        }
-        assert!(Instant::now() < deadline, "no lock taken in 60 s");
-        std::thread::sleep(Duration::from_millis(20));
+/// Panics with `stderr`'s text if `child` has exited: `what` can no longer
+/// happen.
+fn still_running(child: &mut Child, what: &str, stderr: &Path) {
+    if let Some(status) = child.try_wait().unwrap() {
+        panic!(
+            "secperf exited ({status}) before {what}:\n{}",
+            std::fs::read_to_string(stderr).unwrap_or_default()
+        );
     }
+}
+
+/// Waits until `child` holds the lock (it has started measuring).
+fn wait_for_holder(state: &Path, child: &mut Child, stderr: &Path) {
+    wait_for("the measurement taking the lock", HANG_GUARD, || {
+        still_running(child, "it took the lock", stderr);
+        holder_pid(state) == Some(child.id())
+    });
+}
+
+/// Waits until `child` has written `line` to the file `stderr`.
+fn wait_for_line(child: &mut Child, stderr: &Path, line: &str) {
+    wait_for(&format!("the line '{line}' on stderr"), HANG_GUARD, || {
+        still_running(child, &format!("it wrote '{line}'"), stderr);
+        std::fs::read_to_string(stderr).is_ok_and(|t| t.contains(line))
+    });
+}
+
+/// Checks that the first measurement (`pid`) is running and holds the lock:
+/// whatever ran meanwhile ran while it held it.
+fn assert_still_holding(state: &Path, first: &mut Child, pid: u32, after: &str) {
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first measurement ended before {after} was done"
+    );
+    assert_eq!(holder_pid(state), Some(pid), "the first holds the lock");
 }
 
 /// Output of a finished child, with its stderr in the panic message.
@@ -110,22 +145,30 @@ fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, db, state)
 }
 
+/// Sends `signal` to our child `pid`.
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
+}
+
 #[test]
 fn a_second_measurement_fails_with_no_wait_or_waits_and_readers_never_wait() {
-    let (_dir, db, state) = dirs();
+    let (dir, db, state) = dirs();
+    // Far longer than the test: it holds the lock until SIGTERMed below.
+    let first_stderr = dir.path().join("first.stderr");
     let mut first = KillOnDrop(Some(
-        long_overhead(&db, &state, 12)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+        long_overhead(&db, &state, 1000)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&first_stderr).unwrap())
             .spawn()
             .unwrap(),
     ));
-    wait_for_holder(&state, first.child());
+    wait_for_holder(&state, first.child(), &first_stderr);
     let pid = first.child().id();
 
-    // Read-only commands run meanwhile without waiting.
+    // Read-only commands run to their end while the first holds the lock:
+    // they do not wait for it.
     for args in [&["results", "list"][..], &["probe"][..], &["list"][..]] {
-        let t = Instant::now();
         let out = secperf(&db, &state).args(args).output().unwrap();
         assert!(
             out.status.success(),
@@ -133,70 +176,73 @@ fn a_second_measurement_fails_with_no_wait_or_waits_and_readers_never_wait() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(
-            t.elapsed() < Duration::from_secs(3),
-            "{args:?} took {:?}",
-            t.elapsed()
-        );
-        assert!(
             !String::from_utf8_lossy(&out.stderr).contains("waiting"),
             "{args:?}"
         );
+        assert_still_holding(&state, first.child(), pid, &format!("{args:?}"));
     }
-    assert_eq!(holder_pid(&state), Some(pid), "the first still measures");
 
-    // --no-wait fails at once, exit code 2, naming the holder.
-    let t = Instant::now();
+    // --no-wait fails while the first still holds the lock (so without
+    // waiting for it), exit code 2, naming the holder.
     let out = short_run(&db, &state).arg("--no-wait").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     assert!(
         err.contains(&format!("pid {pid}")) && err.contains("overhead -m none -w getppid"),
         "{err}"
     );
     assert!(err.contains("retry"), "{err}");
     assert!(out.stdout.is_empty(), "nothing measured");
+    assert_still_holding(&state, first.child(), pid, "the --no-wait run");
 
-    // Without it, a second one waits, saying for whom, and then runs.
-    let waiter = short_run(&db, &state)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let first_out = finish(first.take(), "the first measurement");
-    let first_done = Instant::now();
-    let out = finish(waiter, "the waiting run");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("waiting for another measurement to finish")
-            && err.contains(&format!("pid {pid}")),
-        "{err}"
+    // Without it, a second one waits, saying for whom, as long as the first
+    // holds the lock ...
+    let waiter_stderr = dir.path().join("waiter.stderr");
+    let mut waiter = KillOnDrop(Some(
+        short_run(&db, &state)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&waiter_stderr).unwrap())
+            .spawn()
+            .unwrap(),
+    ));
+    let waiting = "waiting for another measurement to finish";
+    wait_for_line(waiter.child(), &waiter_stderr, waiting);
+    let err = std::fs::read_to_string(&waiter_stderr).unwrap();
+    assert!(err.contains(&format!("pid {pid}")), "{err}");
+    assert!(waiter.child().try_wait().unwrap().is_none(), "it waits");
+    assert_still_holding(&state, first.child(), pid, "the waiter said it waits");
+
+    // ... and runs once the first has stopped (SIGTERM: a clean stop).
+    signal(pid, libc::SIGTERM);
+    let stopped = first.take().wait().unwrap();
+    assert_eq!(
+        stopped.code(),
+        Some(130),
+        "the first measurement, SIGTERMed: {}",
+        std::fs::read_to_string(&first_stderr).unwrap_or_default()
     );
-    assert!(
-        first_done.elapsed() < Duration::from_secs(30),
-        "the waiter ran after the first"
-    );
+    let out = finish(waiter.take(), "the waiting run");
     let run = common::json_of(&out.stdout);
     assert_eq!(run["results"].as_array().unwrap().len(), 1, "{run}");
-    common::json_of(&first_out.stdout);
     assert_eq!(holder_pid(&state), None, "released when done");
 }
 
 #[test]
-fn a_sigkilled_holder_lets_the_waiter_go_at_once() {
-    let (_dir, db, state) = dirs();
+fn a_sigkilled_holder_lets_the_waiter_go() {
+    let (dir, db, state) = dirs();
     // In processes, so the holder's forked task shares the lock and must
     // die with it for the lock to go.
+    let first_stderr = dir.path().join("first.stderr");
     let mut first = KillOnDrop(Some(
-        long_overhead(&db, &state, 100)
+        long_overhead(&db, &state, 1000)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&first_stderr).unwrap())
             .spawn()
             .unwrap(),
     ));
-    wait_for_holder(&state, first.child());
+    wait_for_holder(&state, first.child(), &first_stderr);
     let pid = first.child().id();
-    let stderr_path = state.join("waiter.stderr");
+    let stderr_path = dir.path().join("waiter.stderr");
     let mut waiter = KillOnDrop(Some(
         short_run(&db, &state)
             .stdout(Stdio::piped())
@@ -204,30 +250,29 @@ fn a_sigkilled_holder_lets_the_waiter_go_at_once() {
             .spawn()
             .unwrap(),
     ));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&stderr_path)
-        .unwrap()
-        .contains("waiting for another measurement")
-    {
-        assert!(Instant::now() < deadline, "the waiter never said it waits");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: kill sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    wait_for_line(
+        waiter.child(),
+        &stderr_path,
+        "waiting for another measurement",
+    );
+    signal(pid, libc::SIGKILL);
     let killed = Instant::now();
     let _ = first.take().wait();
     let waiter_pid = waiter.child().id();
-    while holder_pid(&state) != Some(waiter_pid) {
-        if let Some(status) = waiter.child().try_wait().unwrap() {
-            assert!(status.success(), "{status}");
-            break;
-        }
-        assert!(
-            killed.elapsed() < Duration::from_secs(5),
-            "the waiter did not take the lock within 5 s of the SIGKILL"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(
+        "the waiter taking the lock after the SIGKILL",
+        HANG_GUARD,
+        || {
+            match waiter.child().try_wait().unwrap() {
+                // It may have taken the lock, measured and finished already.
+                Some(status) => {
+                    assert!(status.success(), "the waiting run: {status}");
+                    true
+                }
+                None => holder_pid(&state) == Some(waiter_pid),
+            }
+        },
+    );
     println!(
         "the waiter took over {:?} after the SIGKILL",
         killed.elapsed()

@@ -1,7 +1,7 @@
 //! End-to-end tests of `--profile`: the JSON contract, bad settings, and
 //! a check of secperf's attribution against `perf record` + `perf diff`
 //! on the same case (skipped with the reason where `perf`, root or
-//! kernel sampling is missing).
+//! kernel sampling is missing, see `tests/common/skips.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
@@ -9,7 +9,7 @@ use std::process::Command as Std;
 use serde_json::Value;
 
 mod common;
-use common::{TINY, secperf};
+use common::{TINY, root_or_skip, secperf, skip_kernel_feature, skip_missing_tool};
 
 #[test]
 fn bad_profile_settings_exit_2_naming_the_flag() {
@@ -41,6 +41,7 @@ fn bad_profile_settings_exit_2_naming_the_flag() {
 
 #[test]
 fn overhead_json_carries_the_attribution() {
+    let test = "overhead_json_carries_the_attribution";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let out = secperf(&db)
@@ -71,7 +72,8 @@ fn overhead_json_carries_the_attribution() {
         .filter_map(Value::as_str)
         .collect();
     if notes.iter().any(|n| n.starts_with("not profiled")) {
-        eprintln!("skipped the sample checks: {notes:?}");
+        let reason = format!("the sample checks: {notes:?}");
+        skip_kernel_feature(test, "cpu-clock-sampling", &reason);
         return;
     }
     assert_eq!(a["pairs"], 2);
@@ -107,11 +109,6 @@ fn overhead_json_carries_the_attribution() {
     );
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The example program built beside this test binary.
 fn access_loop() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
@@ -132,16 +129,18 @@ fn perf_record(out: &Path, cmd: &[&str]) -> bool {
 
 #[test]
 fn largest_delta_symbol_is_among_perf_diffs_largest_increases() {
-    if !is_root() {
-        eprintln!("skipped: needs root (cred:fsuid, kernel samples)");
+    let test = "largest_delta_symbol_is_among_perf_diffs_largest_increases";
+    if !root_or_skip(test, "cred:fsuid, kernel samples") {
         return;
     }
-    if Std::new("perf").arg("--version").output().is_err() {
-        eprintln!("skipped: perf is not installed (Debian: linux-perf)");
+    if let Err(e) = Std::new("perf").arg("--version").output() {
+        let reason = format!("perf is not installed (Debian: linux-perf): {e}");
+        skip_missing_tool(test, "perf", &reason);
         return;
     }
     let Some(access_loop) = access_loop() else {
-        eprintln!("skipped: examples/access_loop was not built");
+        let reason = "examples/access_loop was not built (`cargo test` builds it)";
+        skip_missing_tool(test, "examples/access_loop", reason);
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -150,7 +149,8 @@ fn largest_delta_symbol_is_among_perf_diffs_largest_increases() {
     if !perf_record(&base, &[prog, "--seconds", "2"])
         || !perf_record(&treat, &[prog, "--fsuid", "--seconds", "2"])
     {
-        eprintln!("skipped: perf record -e cpu-clock fails here");
+        let reason = "perf record -e cpu-clock fails here";
+        skip_kernel_feature(test, "cpu-clock-sampling", reason);
         return;
     }
     let diff = Std::new("perf")

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::secperf;
+use common::{secperf, skip_missing_tool};
 
 #[test]
 fn completions_for_every_shell_name_the_commands() {
@@ -32,7 +32,11 @@ fn completions_for_every_shell_name_the_commands() {
                 .map(|s| s.success());
             match ok {
                 Ok(ok) => assert!(ok, "bash -n rejects the completion script"),
-                Err(e) => println!("skipped bash -n: {e}"),
+                Err(e) => skip_missing_tool(
+                    "completions_for_every_shell_name_the_commands",
+                    "bash",
+                    &format!("the bash -n check of the completion script: {e}"),
+                ),
             }
         }
     }

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use common::{json_of, secperf};
+use common::{json_of, root_or_skip, secperf, skip_kernel_feature};
 use secperf::model::WorkloadResult;
 use secperf::store::{Store, migrations::MIGRATIONS};
 
@@ -25,11 +25,6 @@ const QUICK_RUN: &[&str] = &[
     "20",
     "--no-pin",
 ];
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// One quick run stored in `db`, with `label`.
 fn quick_run(db: &Path, label: &str) {
@@ -64,10 +59,9 @@ struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// None (with the reason printed) when this process cannot mount.
-    fn mount(size: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            eprintln!("skipped: mounting a tmpfs needs root");
+    /// None when this process cannot mount (and `test` is skipped).
+    fn mount(test: &str, size: &str) -> Option<Tmpfs> {
+        if !root_or_skip(test, "mounting a tmpfs") {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -78,7 +72,8 @@ impl Tmpfs {
         match status {
             Ok(s) if s.success() => Some(Tmpfs { dir }),
             other => {
-                eprintln!("skipped: mount -t tmpfs failed: {other:?}");
+                let reason = format!("mount -t tmpfs failed: {other:?}");
+                skip_kernel_feature(test, "tmpfs-mount", &reason);
                 None
             }
         }
@@ -163,6 +158,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 #[test]
 fn read_commands_work_on_a_read_only_file_and_directory() {
+    let test = "read_commands_work_on_a_read_only_file_and_directory";
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
@@ -181,7 +177,7 @@ fn read_commands_work_on_a_read_only_file_and_directory() {
     assert_eq!(std::fs::read(&db).unwrap(), before, "readers wrote nothing");
 
     // A read-only file system: read-only even for root.
-    let Some(fs) = Tmpfs::mount("4m") else {
+    let Some(fs) = Tmpfs::mount(test, "4m") else {
         return;
     };
     let ro_db = fs.path().join("ro.db");
@@ -197,7 +193,8 @@ fn read_commands_work_on_a_read_only_file_and_directory() {
 
 #[test]
 fn read_only_database_needing_a_migration_says_so() {
-    let Some(fs) = Tmpfs::mount("1m") else {
+    let test = "read_only_database_needing_a_migration_says_so";
+    let Some(fs) = Tmpfs::mount(test, "1m") else {
         return;
     };
     let db = fs.path().join("old.db");
@@ -258,7 +255,8 @@ fn fill(dir: &Path) -> PathBuf {
 
 #[test]
 fn full_disk_is_a_clear_error_and_keeps_what_was_committed() {
-    let Some(fs) = Tmpfs::mount("1m") else {
+    let test = "full_disk_is_a_clear_error_and_keeps_what_was_committed";
+    let Some(fs) = Tmpfs::mount(test, "1m") else {
         return;
     };
     let db = fs.path().join("full.db");

@@ -697,7 +697,8 @@ mod tests {
     #[test]
     fn explicit_mechanisms_get_one_control_each_unless_workloads_are_given() {
         if !available("seccomp") {
-            eprintln!("skipped: seccomp unavailable here");
+            let test = "explicit_mechanisms_get_one_control_each_unless_workloads_are_given";
+            crate::testing::skip_kernel_feature(test, "seccomp", "seccomp unavailable here");
             return;
         }
         let p = plan_of(&["seccomp:args", "seccomp", "none"], None, false, &[1]);

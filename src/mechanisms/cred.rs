@@ -368,13 +368,13 @@ mod tests {
         assert_eq!(Treatment::parse("cred").unwrap().variant, "fsuid");
     }
 
-    fn root_here() -> bool {
-        if !crate::sys::is_root() {
-            println!("skipped: needs root");
+    /// Whether `test` can change credentials here; skipped if not.
+    fn root_here(test: &str) -> bool {
+        if !crate::testing::root_or_skip(test, "overriding credentials") {
             return false;
         }
         if let Availability::Unavailable(r) = CRED.probe() {
-            println!("skipped: {r}");
+            crate::testing::skip_kernel_feature(test, "cred", &r);
             return false;
         }
         true
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn variants_force_the_override_in_the_thread_only() {
-        if !root_here() {
+        if !root_here("variants_force_the_override_in_the_thread_only") {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn workloads_run_with_overridden_credentials() {
-        if !root_here() {
+        if !root_here("workloads_run_with_overridden_credentials") {
             return;
         }
         for mode in [Mode::Process, Mode::Thread] {
@@ -483,7 +483,7 @@ mod tests {
     #[test]
     #[ignore]
     fn timing_access1() {
-        if !root_here() {
+        if !root_here("timing_access1") {
             return;
         }
         crate::mechanisms::worker_util::testing::print_timings(

@@ -538,11 +538,13 @@ mod tests {
         }
     }
 
-    fn landlock_here() -> bool {
+    /// Whether Landlock works here; `test` is skipped if not.
+    fn landlock_here(test: &str) -> bool {
         match LANDLOCK.probe() {
             Availability::Available => true,
             Availability::Unavailable(r) => {
-                println!("skipped: Landlock unavailable: {r}");
+                let reason = format!("Landlock unavailable: {r}");
+                crate::testing::skip_kernel_feature(test, "landlock", &reason);
                 false
             }
         }
@@ -550,7 +552,7 @@ mod tests {
 
     #[test]
     fn sandbox_grants_its_lists_and_denies_the_rest() {
-        if !landlock_here() {
+        if !landlock_here("sandbox_grants_its_lists_and_denies_the_rest") {
             return;
         }
         let scratch = tempfile::tempdir().unwrap();
@@ -636,7 +638,7 @@ mod tests {
 
     #[test]
     fn grants_the_workload_dirs_and_denies_the_rest() {
-        if !landlock_here() {
+        if !landlock_here("grants_the_workload_dirs_and_denies_the_rest") {
             return;
         }
         let scratch = tempfile::tempdir().unwrap();
@@ -687,7 +689,7 @@ mod tests {
 
     #[test]
     fn too_many_layers_fail_cleanly() {
-        if !landlock_here() {
+        if !landlock_here("too_many_layers_fail_cleanly") {
             return;
         }
         let scratch = tempfile::tempdir().unwrap();
@@ -737,7 +739,7 @@ mod tests {
 
     #[test]
     fn workloads_run_under_landlock() {
-        if !landlock_here() {
+        if !landlock_here("workloads_run_under_landlock") {
             return;
         }
         for mode in [Mode::Process, Mode::Thread] {
@@ -761,7 +763,7 @@ mod tests {
 
     #[test]
     fn the_sandbox_is_enforced_in_the_runner_tasks() {
-        if !landlock_here() {
+        if !landlock_here("the_sandbox_is_enforced_in_the_runner_tasks") {
             return;
         }
         // Without a rule for the tree, the walk is denied: proof that the

@@ -245,7 +245,8 @@ mod tests {
     #[test]
     fn samples_this_thread_with_kernel_call_chains() {
         if let Some(why) = unavailable(4000) {
-            eprintln!("skipped: {why}");
+            let test = "samples_this_thread_with_kernel_call_chains";
+            crate::testing::skip_kernel_feature(test, "cpu-clock-sampling", &why);
             return;
         }
         let tid = crate::sys::gettid();

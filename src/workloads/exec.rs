@@ -304,6 +304,11 @@ mod tests {
 
     #[test]
     fn non_zero_exit_is_an_error() {
+        if !Path::new("/bin/false").exists() {
+            let test = "non_zero_exit_is_an_error";
+            crate::testing::skip_missing_tool(test, "/bin/false", "/bin/false is missing");
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let setup = Setup::default();
         let p = params("/bin/false");
@@ -314,9 +319,6 @@ mod tests {
             params: &p,
             setup: &setup,
         };
-        if !Path::new("/bin/false").exists() {
-            return;
-        }
         let mut w = Exec::prepare(&ctx).unwrap();
         let e = w.op().unwrap_err();
         assert_eq!(e.errno, libc::EIO);

@@ -2,9 +2,18 @@
 
 #![allow(dead_code)]
 
+pub mod skips;
+
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use secperf::safety::StateLock;
+use secperf::sys::audit::{AuditSocket, AuditState};
+
+// Each test file uses some of them.
+#[allow(unused_imports)]
+pub use skips::{root_or_skip, skip_kernel_feature, skip_missing_tool, under_ci};
 
 /// secperf with its database at `db`.
 pub fn secperf(db: &Path) -> Command {
@@ -67,4 +76,64 @@ pub fn audit_state() -> secperf::sys::audit::AuditState {
     secperf::sys::audit::AuditSocket::open()
         .and_then(|s| s.state())
         .expect("reading audit state")
+}
+
+/// The audit state, when `test` can change audit here; otherwise the test
+/// is skipped (needs root, and audit present, not locked, not in panic
+/// mode) and `None` comes back.
+pub fn usable_audit(test: &str) -> Option<AuditState> {
+    if !root_or_skip(test, "changing audit needs CAP_AUDIT_CONTROL") {
+        return None;
+    }
+    let state = match AuditSocket::open().and_then(|s| s.state()) {
+        Ok(s) if s.enabled == 2 => {
+            skip_kernel_feature(test, "audit", "audit is locked (enabled=2) until reboot");
+            return None;
+        }
+        Ok(s) => s,
+        Err(e) => {
+            skip_kernel_feature(test, "audit", &format!("audit unavailable: {e}"));
+            return None;
+        }
+    };
+    match AuditSocket::open().and_then(|s| s.status()) {
+        Ok(status) if status.failure == 2 => {
+            let reason = "the audit failure mode is panic (failure=2)";
+            skip_kernel_feature(test, "audit", reason);
+            None
+        }
+        Ok(_) => Some(state),
+        Err(e) => {
+            let reason = format!("audit status unavailable: {e}");
+            skip_kernel_feature(test, "audit", &reason);
+            None
+        }
+    }
+}
+
+/// secperf's default state lock, so that runs elsewhere on the machine
+/// wait for `test`; skipped (`None`) when another secperf holds it for 2
+/// minutes.
+pub fn state_lock(test: &str) -> Option<StateLock> {
+    match StateLock::acquire(Duration::from_secs(120)) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            skip_kernel_feature(test, "free-state-lock", &format!("{e:#}"));
+            None
+        }
+    }
+}
+
+/// Polls `happened` until it is true. Gives up after `limit`, a guard
+/// against hanging and not a time check (keep it generous), with a panic
+/// saying that `what` did not happen.
+pub fn wait_for(what: &str, limit: Duration, mut happened: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !happened() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen (gave up waiting after {limit:?})"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -247,7 +247,7 @@ fn live_treatment(test: &str, variant: &'static str, check: impl Fn(&[Vec<u8>]))
         return;
     };
     if let Availability::Unavailable(reason) = AUDIT.probe() {
-        eprintln!("{test}: skipped: {reason}");
+        crate::testing::skip_kernel_feature(test, "audit", &reason);
         return;
     }
     let _put_back = PutBack(live.before.clone());
@@ -315,7 +315,7 @@ fn live_baseline_removes_existing_rules_and_puts_them_back() {
         return;
     };
     if let Availability::Unavailable(reason) = AUDIT.probe() {
-        eprintln!("{test}: skipped: {reason}");
+        crate::testing::skip_kernel_feature(test, "audit", &reason);
         return;
     }
     let _put_back = PutBack(live.before.clone());
@@ -380,11 +380,12 @@ fn live_rules_file_applies_exactly_and_restores() {
         return;
     };
     if let Availability::Unavailable(reason) = AUDIT.probe() {
-        eprintln!("{test}: skipped: {reason}");
+        crate::testing::skip_kernel_feature(test, "audit", &reason);
         return;
     }
     if live.sock.status().unwrap().failure == AUDIT_FAIL_PANIC {
-        eprintln!("{test}: skipped: the audit failure mode is panic");
+        let reason = "the audit failure mode is panic (failure=2)";
+        crate::testing::skip_kernel_feature(test, "audit", reason);
         return;
     }
     let _put_back = PutBack(live.before.clone());
@@ -434,7 +435,7 @@ fn live_a_rule_the_kernel_refuses_names_its_line_and_changes_nothing() {
         return;
     };
     if let Availability::Unavailable(reason) = AUDIT.probe() {
-        eprintln!("{test}: skipped: {reason}");
+        crate::testing::skip_kernel_feature(test, "audit", &reason);
         return;
     }
     let _put_back = PutBack(live.before.clone());

@@ -514,7 +514,9 @@ pub(crate) mod tests {
     fn finds_the_file_permission_hook_in_vmlinux() {
         let path = Path::new(VMLINUX);
         if !path.exists() {
-            eprintln!("skipped: {VMLINUX} missing (kernel without CONFIG_DEBUG_INFO_BTF)");
+            let test = "finds_the_file_permission_hook_in_vmlinux";
+            let reason = format!("{VMLINUX} missing (kernel without CONFIG_DEBUG_INFO_BTF)");
+            crate::testing::skip_kernel_feature(test, "vmlinux-btf", &reason);
             return;
         }
         let btf = Btf::read(path).unwrap();

@@ -684,9 +684,11 @@ fn debian_example_rule_files() {
             d.is_dir().then_some(d)
         });
     let Some(dir) = dir else {
-        eprintln!(
-            "debian_example_rule_files: skipped: neither $SECPERF_AUDITD_EXAMPLES nor \
-             /usr/share/doc/auditd/examples/rules exists (.ci/run unpacks them)"
+        crate::testing::skip_missing_tool(
+            "debian_example_rule_files",
+            "auditd example rules",
+            "neither $SECPERF_AUDITD_EXAMPLES nor /usr/share/doc/auditd/examples/rules exists \
+             (.ci/run unpacks them)",
         );
         return;
     };

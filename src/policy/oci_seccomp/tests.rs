@@ -1100,7 +1100,11 @@ fn docker_default_child() -> i32 {
 #[test]
 fn docker_default_profile_when_present() {
     let Some(path) = std::env::var_os("SECPERF_DOCKER_PROFILE") else {
-        println!("skipped: SECPERF_DOCKER_PROFILE is not set (.ci/run sets it)");
+        crate::testing::skip_missing_tool(
+            "docker_default_profile_when_present",
+            "Docker seccomp profile",
+            "SECPERF_DOCKER_PROFILE is not set (.ci/run sets it)",
+        );
         return;
     };
     let p = load(std::path::Path::new(&path)).unwrap_or_else(|e| panic!("{e:#}"));

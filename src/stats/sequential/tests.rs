@@ -129,7 +129,7 @@ fn one_sided_e_values_keep_their_error_rate() {
 }
 
 #[test]
-fn clear_effects_stop_at_once_nulls_go_to_the_budget() {
+fn clear_effects_stop_at_once_and_nulls_stop_as_futile_or_at_the_budget() {
     let mut rng = Rng::new(11);
     let slower: Vec<f64> = (0..40)
         .map(|_| 1.10f64.ln() + 0.01 * normal(&mut rng))

@@ -263,36 +263,37 @@ pub(crate) struct Live {
     pub before: AuditState,
 }
 
-/// The live-test context, or `None` (with the reason printed) when this
-/// machine or user cannot change audit.
+/// The live-test context, or `None` (and `test` skipped, see
+/// [`crate::testing`]) when this machine or user cannot change audit.
 pub(crate) fn live_or_skip(test: &str) -> Option<Live> {
-    if !crate::sys::is_root() {
-        eprintln!("{test}: skipped: needs root (CAP_AUDIT_CONTROL)");
+    use crate::testing::{root_or_skip, skip_kernel_feature};
+    if !root_or_skip(test, "changing audit needs CAP_AUDIT_CONTROL") {
         return None;
     }
     let serial = TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let state = match crate::safety::StateLock::acquire(std::time::Duration::from_secs(120)) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("{test}: skipped: {e:#}");
+            skip_kernel_feature(test, "free-state-lock", &format!("{e:#}"));
             return None;
         }
     };
     let sock = match AuditSocket::open() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{test}: skipped: {e}");
+            skip_kernel_feature(test, "audit", &format!("audit unavailable: {e}"));
             return None;
         }
     };
     let before = match sock.state() {
         Ok(s) if s.enabled == 2 => {
-            eprintln!("{test}: skipped: audit is locked (enabled=2) until reboot");
+            let reason = "audit is locked (enabled=2) until reboot";
+            skip_kernel_feature(test, "audit", reason);
             return None;
         }
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{test}: skipped: {e}");
+            skip_kernel_feature(test, "audit", &format!("audit unavailable: {e}"));
             return None;
         }
     };
