@@ -2,13 +2,19 @@
 //! compiled filter run by a classic-BPF interpreter against the profile's
 //! own rules, the filter installed in forked children, generated input.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use proptest::prelude::*;
 
+use super::emit::{BPF_JGE, DATA_ARCH, DATA_NR, X32_SYSCALL_BIT};
+use super::parse::OPS;
 use super::*;
 use crate::error::exit_code;
-use crate::sys::bpf::SockFprog;
+use crate::sys::bpf::{
+    BPF_ABS, BPF_JA, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W, SockFilter,
+    SockFprog,
+};
 
 const ALL_CAPS: u64 = (1 << CAPS.len()) - 1;
 const ROOT: EvalContext = EvalContext {

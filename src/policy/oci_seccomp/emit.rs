@@ -1,0 +1,219 @@
+//! Emitting the filter: one seccompiler program per action, most
+//! restrictive first, chained into one classic-BPF program behind a
+//! single architecture check (see the module header of
+//! [`super`] for the layout and why). This is the only part that calls
+//! seccompiler (host only names its target architecture) and writes
+//! instructions.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+    SeccompFilter, SeccompRule,
+};
+
+use super::compile::Rule;
+use super::host::NativeArch;
+use super::types::{Action, ArgCmp, CmpOp};
+use crate::sys::bpf::{
+    BPF_ABS, BPF_JA, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W, SockFilter,
+    stmt,
+};
+
+/// `BPF_JMP | BPF_JGE` operation (not in the shared builder).
+pub(super) const BPF_JGE: u16 = 0x30;
+
+/// x32 system calls carry this bit in their number (`__X32_SYSCALL_BIT`).
+pub(super) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Offsets in `struct seccomp_data`.
+pub(super) const DATA_NR: u32 = 0;
+pub(super) const DATA_ARCH: u32 = 4;
+
+/// The mismatch value of every program but the last: rewritten into a
+/// jump to the next program. An ERRNO whose data no profile can produce
+/// (errno values stop at [`super::MAX_ERRNO`]).
+const SENTINEL_ERRNO: u32 = 0xfffe;
+const SENTINEL: u32 = libc::SECCOMP_RET_ERRNO | SENTINEL_ERRNO;
+
+impl Action {
+    /// The action as seccompiler spells it.
+    fn to_seccompiler(self) -> SeccompAction {
+        match self {
+            Action::KillProcess => SeccompAction::KillProcess,
+            Action::KillThread => SeccompAction::KillThread,
+            Action::Trap => SeccompAction::Trap,
+            Action::Errno(e) => SeccompAction::Errno(u32::from(e)),
+            Action::Trace(m) => SeccompAction::Trace(u32::from(m)),
+            Action::Log => SeccompAction::Log,
+            Action::Allow => SeccompAction::Allow,
+        }
+    }
+}
+
+impl ArgCmp {
+    /// The condition as seccompiler spells it.
+    fn to_seccompiler(self) -> Result<SeccompCondition, BackendError> {
+        let op = match self.op {
+            CmpOp::Ne => SeccompCmpOp::Ne,
+            CmpOp::Lt => SeccompCmpOp::Lt,
+            CmpOp::Le => SeccompCmpOp::Le,
+            CmpOp::Eq => SeccompCmpOp::Eq,
+            CmpOp::Ge => SeccompCmpOp::Ge,
+            CmpOp::Gt => SeccompCmpOp::Gt,
+            // seccompiler compares (arg & mask) == (value & mask); rules
+            // whose value_two has bits outside the mask never reach here.
+            CmpOp::MaskedEq => SeccompCmpOp::MaskedEq(self.value),
+        };
+        let value = if self.op == CmpOp::MaskedEq {
+            self.value_two
+        } else {
+            self.value
+        };
+        SeccompCondition::new(self.index, SeccompCmpArgLen::Qword, op, value)
+    }
+}
+
+/// Why the filter could not be built.
+#[derive(Debug)]
+pub(super) enum ProgramError {
+    TooLong(usize),
+    Backend(BackendError),
+    /// seccompiler's output is not laid out as this module expects.
+    Layout(&'static str),
+}
+
+impl From<BackendError> for ProgramError {
+    fn from(e: BackendError) -> Self {
+        match e {
+            BackendError::FilterTooLarge(n) => ProgramError::TooLong(n),
+            e => ProgramError::Backend(e),
+        }
+    }
+}
+
+/// The filter: architecture check, then one seccompiler program per
+/// action, most restrictive first, chained by rewriting each program's
+/// sentinel mismatch into a jump to the next one.
+pub(super) fn build_program(
+    arch: &NativeArch,
+    rules: &BTreeMap<u32, Vec<Rule>>,
+    default: Action,
+) -> Result<Vec<SockFilter>, ProgramError> {
+    // Action -> syscall -> rules; None = number-only.
+    let mut groups: BTreeMap<Action, BTreeMap<i64, Option<Vec<SeccompRule>>>> = BTreeMap::new();
+    for (&nr, rs) in rules {
+        for r in rs {
+            let slot = groups
+                .entry(r.action)
+                .or_default()
+                .entry(i64::from(nr))
+                .or_insert_with(|| Some(Vec::new()));
+            if r.conds.is_empty() {
+                *slot = None;
+            } else if let Some(list) = slot {
+                let conds = r
+                    .conds
+                    .iter()
+                    .map(|c| c.to_seccompiler())
+                    .collect::<Result<Vec<_>, _>>()?;
+                list.push(SeccompRule::new(conds)?);
+            }
+        }
+    }
+
+    let mut prog = vec![
+        stmt(BPF_LD | BPF_W | BPF_ABS, DATA_ARCH),
+        SockFilter {
+            code: BPF_JMP | BPF_JEQ | BPF_K,
+            jt: 1,
+            jf: 0,
+            k: arch.audit,
+        },
+        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+    ];
+    if arch.x32_bit {
+        prog.extend([
+            stmt(BPF_LD | BPF_W | BPF_ABS, DATA_NR),
+            SockFilter {
+                code: BPF_JMP | BPF_JGE | BPF_K,
+                jt: 0,
+                jf: 2,
+                k: X32_SYSCALL_BIT,
+            },
+            SockFilter {
+                code: BPF_JMP | BPF_JEQ | BPF_K,
+                jt: 1,
+                jf: 0,
+                k: u32::MAX,
+            },
+            stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+        ]);
+    }
+    let arch_check = [
+        stmt(BPF_LD | BPF_W | BPF_ABS, DATA_ARCH),
+        SockFilter {
+            code: BPF_JMP | BPF_JEQ | BPF_K,
+            jt: 1,
+            jf: 0,
+            k: arch.audit,
+        },
+        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+    ];
+    let n = groups.len();
+    for (gi, (action, syscalls)) in groups.into_iter().enumerate() {
+        let last = gi + 1 == n;
+        let mismatch = if last {
+            default.to_seccompiler()
+        } else {
+            SeccompAction::Errno(SENTINEL_ERRNO)
+        };
+        let map = syscalls
+            .into_iter()
+            .map(|(nr, rs)| (nr, rs.unwrap_or_default()))
+            .collect();
+        let filter = SeccompFilter::new(map, mismatch, action.to_seccompiler(), arch.target)?;
+        let bpf: BpfProgram = filter.try_into()?;
+        let body: Vec<SockFilter> = bpf
+            .iter()
+            .map(|i| SockFilter {
+                code: i.code,
+                jt: i.jt,
+                jf: i.jf,
+                k: i.k,
+            })
+            .collect();
+        // Each seccompiler program starts with the architecture check,
+        // already done above; nothing jumps into it.
+        if body.get(..3) != Some(&arch_check[..]) {
+            return Err(ProgramError::Layout(
+                "seccompiler's program does not start with its architecture check",
+            ));
+        }
+        let start = prog.len();
+        prog.extend_from_slice(&body[3..]);
+        if !last {
+            let next = prog.len();
+            for (at, insn) in prog.iter_mut().enumerate().skip(start) {
+                if insn.code == BPF_RET | BPF_K && insn.k == SENTINEL {
+                    *insn = stmt(BPF_JMP | BPF_JA, (next - at - 1) as u32);
+                }
+            }
+        }
+        if prog.len() > BPF_MAXINSNS {
+            return Err(ProgramError::TooLong(prog.len()));
+        }
+    }
+    if n == 0 {
+        prog.push(stmt(BPF_RET | BPF_K, default.ret()));
+    }
+    debug_assert!(
+        !prog
+            .iter()
+            .any(|i| i.code == BPF_RET | BPF_K && i.k == SENTINEL)
+    );
+    if prog.len() > BPF_MAXINSNS {
+        return Err(ProgramError::TooLong(prog.len()));
+    }
+    Ok(prog)
+}
