@@ -12,8 +12,8 @@ use anyhow::Result;
 
 use super::bad;
 use super::emit::{ProgramError, X32_SYSCALL_BIT, build_program};
-use super::host::{EvalContext, arches_of, gate_reason, native, native_nr};
-use super::types::{Action, ArgCmp, CmpOp, Profile, Truth};
+use super::host::{EvalContext, NativeArch, arches_of, gate_reason, native, native_nr};
+use super::types::{Action, ArgCmp, CmpOp, Entry, Profile, Truth};
 use crate::sys::bpf::{BPF_MAXINSNS, SockFilter};
 
 /// One rule for one system call: an action, taken when every condition
@@ -195,9 +195,37 @@ fn list_some(items: &[String], max: usize) -> String {
 pub fn compile(p: &Profile, ctx: &EvalContext) -> Result<CompiledProfile> {
     let arch = native()?;
     let origin = p.origin.as_str();
-    let mut notes = Vec::new();
+    let mut notes = arch_notes(p, &arch);
+    if !p.flags.is_empty() {
+        notes.push(format!(
+            "flags {} are not applied: secperf installs the filter with no flags, per thread",
+            p.flags.join(", ")
+        ));
+    }
+    if p.listener_path.is_some() || p.listener_metadata.is_some() {
+        notes.push("listenerPath/listenerMetadata are ignored (no SCMP_ACT_NOTIFY entry)".into());
+    }
+    let applied = Applied::collect(p, &arch, ctx, &mut notes)?;
+    applied.note(&mut notes);
+    let program = build_program(&arch, &applied.rules, p.default_action)
+        .map_err(|e| program_error(origin, e))?;
+    Ok(CompiledProfile {
+        program,
+        path: PathBuf::from(origin),
+        notes,
+        default_action: p.default_action,
+        entries_total: p.entries.len(),
+        entries_applied: applied.count,
+        rules: applied.rules,
+        audit_arch: arch.audit,
+        x32_bit: arch.x32_bit,
+    })
+}
 
-    // Architectures.
+/// What the notes say of the profile's architectures: only the native one
+/// is compiled, whatever `architectures` or `archMap` list.
+fn arch_notes(p: &Profile, arch: &NativeArch) -> Vec<String> {
+    let mut notes = Vec::new();
     let arches: Vec<String> = if p.arch_map.is_empty() {
         p.architectures.clone()
     } else {
@@ -238,32 +266,130 @@ pub fn compile(p: &Profile, ctx: &EvalContext) -> Result<CompiledProfile> {
             arch.kernel
         ));
     }
-    if !p.flags.is_empty() {
-        notes.push(format!(
-            "flags {} are not applied: secperf installs the filter with no flags, per thread",
-            p.flags.join(", ")
-        ));
-    }
-    if p.listener_path.is_some() || p.listener_metadata.is_some() {
-        notes.push("listenerPath/listenerMetadata are ignored (no SCMP_ACT_NOTIFY entry)".into());
+    notes
+}
+
+/// The entries that apply on this machine, as rules, and what was left
+/// out on the way.
+struct Applied {
+    /// Native number -> its rules, in profile order.
+    rules: BTreeMap<u32, Vec<Rule>>,
+    /// Entries that apply.
+    count: usize,
+    /// Names of other architectures only -> the architectures that have
+    /// them.
+    other_arch: BTreeMap<String, String>,
+    /// Entries that do not apply here, with why.
+    gated: Vec<String>,
+    /// Entries whose action is the default one.
+    as_default: Vec<String>,
+}
+
+impl Applied {
+    /// Evaluates every entry of `p`; what the user should know of single
+    /// entries goes to `notes` as it is found.
+    fn collect(
+        p: &Profile,
+        arch: &NativeArch,
+        ctx: &EvalContext,
+        notes: &mut Vec<String>,
+    ) -> Result<Applied> {
+        let mut applied = Applied {
+            rules: BTreeMap::new(),
+            count: 0,
+            other_arch: BTreeMap::new(),
+            gated: Vec::new(),
+            as_default: Vec::new(),
+        };
+        for (i, e) in p.entries.iter().enumerate() {
+            let label = p.entry_label(i);
+            // Names are checked in every entry, applying or not: a typo is
+            // a typo on every machine.
+            let names = Names::resolve(&p.origin, &label, &e.names)?;
+            if let Some(why) = gate_reason(e, arch, ctx) {
+                applied.gated.push(format!("{label} ({why})"));
+                continue;
+            }
+            applied.count += 1;
+            applied.other_arch.extend(names.elsewhere);
+            if e.action == p.default_action {
+                applied.as_default.push(label);
+                continue;
+            }
+            for conds in cond_sets(&label, e, notes) {
+                let rule = Rule {
+                    action: e.action,
+                    conds,
+                };
+                if let Some(c) = rule
+                    .conds
+                    .iter()
+                    .find(|c| c.op == CmpOp::MaskedEq && c.truth() == Truth::Never)
+                {
+                    notes.push(format!(
+                        "{label}: {c} can never hold (valueTwo has bits outside the mask \
+                         value), so that rule is left out"
+                    ));
+                    continue;
+                }
+                for &nr in &names.native {
+                    applied.rules.entry(nr).or_default().push(rule.clone());
+                }
+            }
+        }
+        Ok(applied)
     }
 
-    // Entries to rules.
-    let mut rules: BTreeMap<u32, Vec<Rule>> = BTreeMap::new();
-    let mut other_arch: BTreeMap<String, String> = BTreeMap::new();
-    let mut gated = Vec::new();
-    let mut as_default = Vec::new();
-    let mut applied = 0;
-    for (i, e) in p.entries.iter().enumerate() {
-        let label = p.entry_label(i);
-        // Names are checked in every entry, applying or not: a typo is a
-        // typo on every machine.
-        let mut nrs = Vec::new();
-        let mut elsewhere = Vec::new();
-        for name in &e.names {
+    /// The notes on what was left out, each listing a few.
+    fn note(&self, notes: &mut Vec<String>) {
+        if !self.other_arch.is_empty() {
+            let names: Vec<String> = self.other_arch.keys().cloned().collect();
+            notes.push(format!(
+                "{} names are system calls of other architectures only and are skipped, as runc \
+                 does: {}",
+                names.len(),
+                list_some(&names, 8)
+            ));
+        }
+        if !self.gated.is_empty() {
+            notes.push(format!(
+                "{} entries do not apply on this machine (Docker's includes/excludes) and are \
+                 left out: {}",
+                self.gated.len(),
+                list_some(&self.gated, 8)
+            ));
+        }
+        if !self.as_default.is_empty() {
+            notes.push(format!(
+                "{} entries repeat the default action and change nothing (runc skips them too): \
+                 {}",
+                self.as_default.len(),
+                list_some(&self.as_default, 8)
+            ));
+        }
+    }
+}
+
+/// An entry's names, resolved for this architecture.
+struct Names {
+    /// Native numbers.
+    native: Vec<u32>,
+    /// Names of other architectures only, with the architectures that
+    /// have them.
+    elsewhere: Vec<(String, String)>,
+}
+
+impl Names {
+    /// Resolves `names`; a name no architecture has is a usage error.
+    fn resolve(origin: &str, label: &str, names: &[String]) -> Result<Names> {
+        let mut resolved = Names {
+            native: Vec::new(),
+            elsewhere: Vec::new(),
+        };
+        for name in names {
             match (native_nr(name), arches_of(name)) {
-                (Some(nr), _) => nrs.push(nr),
-                (None, Some(where_)) => elsewhere.push((name.clone(), where_)),
+                (Some(nr), _) => resolved.native.push(nr),
+                (None, Some(where_)) => resolved.elsewhere.push((name.clone(), where_)),
                 (None, None) => {
                     return Err(bad(
                         origin,
@@ -275,77 +401,33 @@ pub fn compile(p: &Profile, ctx: &EvalContext) -> Result<CompiledProfile> {
                 }
             }
         }
-        if let Some(why) = gate_reason(e, &arch, ctx) {
-            gated.push(format!("{label} ({why})"));
-            continue;
-        }
-        applied += 1;
-        other_arch.extend(elsewhere);
-        if e.action == p.default_action {
-            as_default.push(label);
-            continue;
-        }
-        let mut seen = [0u8; 6];
-        for c in &e.args {
-            seen[usize::from(c.index)] += 1;
-        }
-        let cond_sets: Vec<Vec<ArgCmp>> = if seen.iter().any(|&n| n > 1) {
-            notes.push(format!(
-                "{label}: several conditions test one argument; libseccomp refuses that in one \
-                 rule and runc then adds each condition as a rule of its own, so they are ORed, \
-                 not ANDed (secperf does the same)"
-            ));
-            e.args.iter().map(|c| vec![*c]).collect()
-        } else {
-            vec![e.args.clone()]
-        };
-        for conds in cond_sets {
-            let rule = Rule {
-                action: e.action,
-                conds,
-            };
-            if let Some(c) = rule
-                .conds
-                .iter()
-                .find(|c| c.op == CmpOp::MaskedEq && c.truth() == Truth::Never)
-            {
-                notes.push(format!(
-                    "{label}: {c} can never hold (valueTwo has bits outside the mask value), so \
-                     that rule is left out"
-                ));
-                continue;
-            }
-            for &nr in &nrs {
-                rules.entry(nr).or_default().push(rule.clone());
-            }
-        }
+        Ok(resolved)
     }
-    if !other_arch.is_empty() {
-        let names: Vec<String> = other_arch.keys().cloned().collect();
-        notes.push(format!(
-            "{} names are system calls of other architectures only and are skipped, as runc \
-             does: {}",
-            names.len(),
-            list_some(&names, 8)
-        ));
-    }
-    if !gated.is_empty() {
-        notes.push(format!(
-            "{} entries do not apply on this machine (Docker's includes/excludes) and are left \
-             out: {}",
-            gated.len(),
-            list_some(&gated, 8)
-        ));
-    }
-    if !as_default.is_empty() {
-        notes.push(format!(
-            "{} entries repeat the default action and change nothing (runc skips them too): {}",
-            as_default.len(),
-            list_some(&as_default, 8)
-        ));
-    }
+}
 
-    let program = build_program(&arch, &rules, p.default_action).map_err(|e| match e {
+/// The condition sets of an entry's rules: one, its conditions ANDed;
+/// or, when several test one argument, one rule per condition (ORed), as
+/// runc does when libseccomp refuses the entry, with a note.
+fn cond_sets(label: &str, e: &Entry, notes: &mut Vec<String>) -> Vec<Vec<ArgCmp>> {
+    let mut seen = [0u8; 6];
+    for c in &e.args {
+        seen[usize::from(c.index)] += 1;
+    }
+    if seen.iter().any(|&n| n > 1) {
+        notes.push(format!(
+            "{label}: several conditions test one argument; libseccomp refuses that in one \
+             rule and runc then adds each condition as a rule of its own, so they are ORed, \
+             not ANDed (secperf does the same)"
+        ));
+        e.args.iter().map(|c| vec![*c]).collect()
+    } else {
+        vec![e.args.clone()]
+    }
+}
+
+/// A failure to build the filter, as the user reads it.
+fn program_error(origin: &str, e: ProgramError) -> anyhow::Error {
+    match e {
         ProgramError::TooLong(n) => bad(
             origin,
             format_args!(
@@ -358,16 +440,5 @@ pub fn compile(p: &Profile, ctx: &EvalContext) -> Result<CompiledProfile> {
         ProgramError::Layout(what) => {
             anyhow::anyhow!("seccomp profile {origin}: compiling: {what} (a seccompiler change?)")
         }
-    })?;
-    Ok(CompiledProfile {
-        program,
-        path: PathBuf::from(origin),
-        notes,
-        default_action: p.default_action,
-        entries_total: p.entries.len(),
-        entries_applied: applied,
-        rules,
-        audit_arch: arch.audit,
-        x32_bit: arch.x32_bit,
-    })
+    }
 }

@@ -92,6 +92,10 @@ impl From<BackendError> for ProgramError {
     }
 }
 
+/// Action -> native number -> its conditional rules; None: number-only
+/// (the call gets the action whatever its arguments).
+type Groups = BTreeMap<Action, BTreeMap<i64, Option<Vec<SeccompRule>>>>;
+
 /// The filter: architecture check, then one seccompiler program per
 /// action, most restrictive first, chained by rewriting each program's
 /// sentinel mismatch into a jump to the next one.
@@ -100,8 +104,45 @@ pub(super) fn build_program(
     rules: &BTreeMap<u32, Vec<Rule>>,
     default: Action,
 ) -> Result<Vec<SockFilter>, ProgramError> {
-    // Action -> syscall -> rules; None = number-only.
-    let mut groups: BTreeMap<Action, BTreeMap<i64, Option<Vec<SeccompRule>>>> = BTreeMap::new();
+    let groups = group_rules(rules)?;
+    let mut prog = arch_check(arch).to_vec();
+    if arch.x32_bit {
+        prog.extend(x32_guard());
+    }
+    let n = groups.len();
+    for (gi, (action, syscalls)) in groups.into_iter().enumerate() {
+        let last = gi + 1 == n;
+        let mismatch = if last {
+            default.to_seccompiler()
+        } else {
+            SeccompAction::Errno(SENTINEL_ERRNO)
+        };
+        let start = prog.len();
+        prog.extend(action_program(arch, action, syscalls, mismatch)?);
+        if !last {
+            jump_to_end(&mut prog, start);
+        }
+        if prog.len() > BPF_MAXINSNS {
+            return Err(ProgramError::TooLong(prog.len()));
+        }
+    }
+    if n == 0 {
+        prog.push(stmt(BPF_RET | BPF_K, default.ret()));
+    }
+    debug_assert!(
+        !prog
+            .iter()
+            .any(|i| i.code == BPF_RET | BPF_K && i.k == SENTINEL)
+    );
+    if prog.len() > BPF_MAXINSNS {
+        return Err(ProgramError::TooLong(prog.len()));
+    }
+    Ok(prog)
+}
+
+/// The rules grouped by action, as seccompiler takes them.
+fn group_rules(rules: &BTreeMap<u32, Vec<Rule>>) -> Result<Groups, ProgramError> {
+    let mut groups = Groups::new();
     for (&nr, rs) in rules {
         for r in rs {
             let slot = groups
@@ -121,8 +162,13 @@ pub(super) fn build_program(
             }
         }
     }
+    Ok(groups)
+}
 
-    let mut prog = vec![
+/// `ld arch; jeq NATIVE ? next : ret KILL_PROCESS`, as seccompiler starts
+/// each of its programs.
+fn arch_check(arch: &NativeArch) -> [SockFilter; 3] {
+    [
         stmt(BPF_LD | BPF_W | BPF_ABS, DATA_ARCH),
         SockFilter {
             code: BPF_JMP | BPF_JEQ | BPF_K,
@@ -131,89 +177,69 @@ pub(super) fn build_program(
             k: arch.audit,
         },
         stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
-    ];
-    if arch.x32_bit {
-        prog.extend([
-            stmt(BPF_LD | BPF_W | BPF_ABS, DATA_NR),
-            SockFilter {
-                code: BPF_JMP | BPF_JGE | BPF_K,
-                jt: 0,
-                jf: 2,
-                k: X32_SYSCALL_BIT,
-            },
-            SockFilter {
-                code: BPF_JMP | BPF_JEQ | BPF_K,
-                jt: 1,
-                jf: 0,
-                k: u32::MAX,
-            },
-            stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
-        ]);
-    }
-    let arch_check = [
-        stmt(BPF_LD | BPF_W | BPF_ABS, DATA_ARCH),
+    ]
+}
+
+/// x32 calls share x86_64's audit architecture: kill numbers with the x32
+/// bit, except -1 (which the kernel answers with ENOSYS).
+fn x32_guard() -> [SockFilter; 4] {
+    [
+        stmt(BPF_LD | BPF_W | BPF_ABS, DATA_NR),
+        SockFilter {
+            code: BPF_JMP | BPF_JGE | BPF_K,
+            jt: 0,
+            jf: 2,
+            k: X32_SYSCALL_BIT,
+        },
         SockFilter {
             code: BPF_JMP | BPF_JEQ | BPF_K,
             jt: 1,
             jf: 0,
-            k: arch.audit,
+            k: u32::MAX,
         },
         stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
-    ];
-    let n = groups.len();
-    for (gi, (action, syscalls)) in groups.into_iter().enumerate() {
-        let last = gi + 1 == n;
-        let mismatch = if last {
-            default.to_seccompiler()
-        } else {
-            SeccompAction::Errno(SENTINEL_ERRNO)
-        };
-        let map = syscalls
-            .into_iter()
-            .map(|(nr, rs)| (nr, rs.unwrap_or_default()))
-            .collect();
-        let filter = SeccompFilter::new(map, mismatch, action.to_seccompiler(), arch.target)?;
-        let bpf: BpfProgram = filter.try_into()?;
-        let body: Vec<SockFilter> = bpf
-            .iter()
-            .map(|i| SockFilter {
-                code: i.code,
-                jt: i.jt,
-                jf: i.jf,
-                k: i.k,
-            })
-            .collect();
-        // Each seccompiler program starts with the architecture check,
-        // already done above; nothing jumps into it.
-        if body.get(..3) != Some(&arch_check[..]) {
-            return Err(ProgramError::Layout(
-                "seccompiler's program does not start with its architecture check",
-            ));
-        }
-        let start = prog.len();
-        prog.extend_from_slice(&body[3..]);
-        if !last {
-            let next = prog.len();
-            for (at, insn) in prog.iter_mut().enumerate().skip(start) {
-                if insn.code == BPF_RET | BPF_K && insn.k == SENTINEL {
-                    *insn = stmt(BPF_JMP | BPF_JA, (next - at - 1) as u32);
-                }
-            }
-        }
-        if prog.len() > BPF_MAXINSNS {
-            return Err(ProgramError::TooLong(prog.len()));
+    ]
+}
+
+/// seccompiler's program for the calls that get `action`, returning
+/// `mismatch` for the others, without its architecture check (done once
+/// in front of all programs; nothing jumps into it).
+fn action_program(
+    arch: &NativeArch,
+    action: Action,
+    syscalls: BTreeMap<i64, Option<Vec<SeccompRule>>>,
+    mismatch: SeccompAction,
+) -> Result<Vec<SockFilter>, ProgramError> {
+    let map = syscalls
+        .into_iter()
+        .map(|(nr, rs)| (nr, rs.unwrap_or_default()))
+        .collect();
+    let filter = SeccompFilter::new(map, mismatch, action.to_seccompiler(), arch.target)?;
+    let bpf: BpfProgram = filter.try_into()?;
+    let body: Vec<SockFilter> = bpf
+        .iter()
+        .map(|i| SockFilter {
+            code: i.code,
+            jt: i.jt,
+            jf: i.jf,
+            k: i.k,
+        })
+        .collect();
+    if body.get(..3) != Some(&arch_check(arch)[..]) {
+        return Err(ProgramError::Layout(
+            "seccompiler's program does not start with its architecture check",
+        ));
+    }
+    Ok(body[3..].to_vec())
+}
+
+/// Rewrites the sentinel returns of the program from `start` to the end
+/// of `prog` into jumps to the instruction that will follow it.
+fn jump_to_end(prog: &mut [SockFilter], start: usize) {
+    let next = prog.len();
+    for (at, insn) in prog.iter_mut().enumerate().skip(start) {
+        if insn.code == BPF_RET | BPF_K && insn.k == SENTINEL {
+            *insn = stmt(BPF_JMP | BPF_JA, (next - at - 1) as u32);
         }
     }
-    if n == 0 {
-        prog.push(stmt(BPF_RET | BPF_K, default.ret()));
-    }
-    debug_assert!(
-        !prog
-            .iter()
-            .any(|i| i.code == BPF_RET | BPF_K && i.k == SENTINEL)
-    );
-    if prog.len() > BPF_MAXINSNS {
-        return Err(ProgramError::TooLong(prog.len()));
-    }
-    Ok(prog)
 }

@@ -324,33 +324,7 @@ fn parse_gate(origin: &str, what: &str, raw: Option<RawGate>) -> Result<Gate> {
 /// mistake is a usage error saying where and how to fix it (bad JSON:
 /// with line and column).
 pub fn parse(text: &str, origin: &str) -> Result<Profile> {
-    // serde would also take a struct from an array: refuse anything but
-    // an object first.
-    let start = text.trim_start();
-    if !start.starts_with('{') {
-        let skipped = &text[..text.len() - start.len()];
-        return Err(bad(
-            origin,
-            format_args!(
-                "line {}: not a JSON object; an OCI seccomp profile is an object with \
-                 defaultAction and syscalls, {{\"defaultAction\": \"SCMP_ACT_ERRNO\", \
-                 \"syscalls\": [...]}}",
-                skipped.matches('\n').count() + 1
-            ),
-        ));
-    }
-    let raw: RawProfile = serde_json::from_str(text).map_err(|e| {
-        bad(
-            origin,
-            format_args!(
-                "line {}, column {}: {} (an OCI seccomp profile is a JSON object with \
-                 defaultAction and syscalls)",
-                e.line(),
-                e.column(),
-                strip_position(&e.to_string())
-            ),
-        )
-    })?;
+    let raw = read_raw(text, origin)?;
     let Some(default_name) = raw.default_action else {
         return Err(bad(
             origin,
@@ -363,20 +337,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile> {
         &default_name,
         raw.default_errno_ret,
     )?;
-
     let architectures = raw.architectures.unwrap_or_default();
     for a in &architectures {
         check_scmp_arch(origin, "architectures", a)?;
     }
-    let mut arch_map = Vec::new();
-    for m in raw.arch_map.unwrap_or_default() {
-        check_scmp_arch(origin, "archMap", &m.architecture)?;
-        let subs = m.sub_architectures.unwrap_or_default();
-        for s in &subs {
-            check_scmp_arch(origin, "archMap", s)?;
-        }
-        arch_map.push((m.architecture, subs));
-    }
+    let arch_map = parse_arch_map(origin, raw.arch_map)?;
     if !architectures.is_empty() && !arch_map.is_empty() {
         return Err(bad(
             origin,
@@ -392,83 +357,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile> {
             ));
         }
     }
-
-    let mut entries = Vec::new();
-    for (i, s) in raw.syscalls.unwrap_or_default().into_iter().enumerate() {
-        let names = match (s.name.filter(|n| !n.is_empty()), s.names) {
-            (Some(_), Some(ns)) if !ns.is_empty() => {
-                return Err(bad(
-                    origin,
-                    format_args!(
-                        "syscalls[{i}]: both 'name' and 'names' are given; use 'names' only"
-                    ),
-                ));
-            }
-            (Some(n), _) => vec![n],
-            (None, Some(ns)) => ns,
-            (None, None) => Vec::new(),
-        };
-        let what = match names.first() {
-            Some(n) => format!("syscalls[{i}] (\"{n}\")"),
-            None => format!("syscalls[{i}]"),
-        };
-        if names.is_empty() {
-            return Err(bad(
-                origin,
-                format_args!("{what}: names no system call; add \"names\": [\"...\"]"),
-            ));
-        }
-        if let Some(empty) = names.iter().position(|n| n.trim().is_empty()) {
-            return Err(bad(
-                origin,
-                format_args!("{what}: names[{empty}] is empty; remove it or name a system call"),
-            ));
-        }
-        let Some(action_name) = s.action else {
-            return Err(bad(
-                origin,
-                format_args!("{what}: no action; add e.g. \"action\": \"SCMP_ACT_ALLOW\""),
-            ));
-        };
-        let action = parse_action(origin, &what, &action_name, s.errno_ret)?;
-        let mut args = Vec::new();
-        for (j, a) in s.args.unwrap_or_default().into_iter().enumerate() {
-            if a.index > 5 {
-                return Err(bad(
-                    origin,
-                    format_args!(
-                        "{what}: args[{j}] has index {}, but system calls have arguments 0 to 5",
-                        a.index
-                    ),
-                ));
-            }
-            let Some(&(_, op)) = OPS.iter().find(|(n, _)| *n == a.op) else {
-                return Err(bad(
-                    origin,
-                    format_args!(
-                        "{what}: args[{j}]: unknown op '{}' (valid: {})",
-                        a.op,
-                        OPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            };
-            args.push(ArgCmp {
-                index: a.index as u8,
-                op,
-                value: a.value,
-                value_two: a.value_two.unwrap_or(0),
-            });
-        }
-        let includes = parse_gate(origin, &format!("{what}: includes"), s.includes)?;
-        let excludes = parse_gate(origin, &format!("{what}: excludes"), s.excludes)?;
-        entries.push(Entry {
-            names,
-            action,
-            args,
-            includes,
-            excludes,
-        });
-    }
+    let entries = raw
+        .syscalls
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| parse_entry(origin, i, s))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Profile {
         origin: origin.to_string(),
         default_action,
@@ -478,6 +373,146 @@ pub fn parse(text: &str, origin: &str) -> Result<Profile> {
         listener_path: raw.listener_path.filter(|p| !p.is_empty()),
         listener_metadata: raw.listener_metadata.filter(|m| !m.is_empty()),
         entries,
+    })
+}
+
+/// The JSON object, unchecked; anything but an object, and bad JSON, are
+/// usage errors with the line (and column).
+fn read_raw(text: &str, origin: &str) -> Result<RawProfile> {
+    // serde would also take a struct from an array: refuse anything but
+    // an object first.
+    let start = text.trim_start();
+    if !start.starts_with('{') {
+        let skipped = &text[..text.len() - start.len()];
+        return Err(bad(
+            origin,
+            format_args!(
+                "line {}: not a JSON object; an OCI seccomp profile is an object with \
+                 defaultAction and syscalls, {{\"defaultAction\": \"SCMP_ACT_ERRNO\", \
+                 \"syscalls\": [...]}}",
+                skipped.matches('\n').count() + 1
+            ),
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        bad(
+            origin,
+            format_args!(
+                "line {}, column {}: {} (an OCI seccomp profile is a JSON object with \
+                 defaultAction and syscalls)",
+                e.line(),
+                e.column(),
+                strip_position(&e.to_string())
+            ),
+        )
+    })
+}
+
+/// Docker's `archMap`, every name checked.
+fn parse_arch_map(
+    origin: &str,
+    arch_map: Option<Vec<RawArchMap>>,
+) -> Result<Vec<(String, Vec<String>)>> {
+    let mut map = Vec::new();
+    for m in arch_map.unwrap_or_default() {
+        check_scmp_arch(origin, "archMap", &m.architecture)?;
+        let subs = m.sub_architectures.unwrap_or_default();
+        for s in &subs {
+            check_scmp_arch(origin, "archMap", s)?;
+        }
+        map.push((m.architecture, subs));
+    }
+    Ok(map)
+}
+
+/// `syscalls[i]`.
+fn parse_entry(origin: &str, i: usize, s: RawSyscall) -> Result<Entry> {
+    let names = entry_names(origin, i, s.name, s.names)?;
+    let what = match names.first() {
+        Some(n) => format!("syscalls[{i}] (\"{n}\")"),
+        None => format!("syscalls[{i}]"),
+    };
+    if names.is_empty() {
+        return Err(bad(
+            origin,
+            format_args!("{what}: names no system call; add \"names\": [\"...\"]"),
+        ));
+    }
+    if let Some(empty) = names.iter().position(|n| n.trim().is_empty()) {
+        return Err(bad(
+            origin,
+            format_args!("{what}: names[{empty}] is empty; remove it or name a system call"),
+        ));
+    }
+    let Some(action_name) = s.action else {
+        return Err(bad(
+            origin,
+            format_args!("{what}: no action; add e.g. \"action\": \"SCMP_ACT_ALLOW\""),
+        ));
+    };
+    let action = parse_action(origin, &what, &action_name, s.errno_ret)?;
+    let args = s
+        .args
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(j, a)| parse_arg(origin, &what, j, a))
+        .collect::<Result<Vec<_>>>()?;
+    let includes = parse_gate(origin, &format!("{what}: includes"), s.includes)?;
+    let excludes = parse_gate(origin, &format!("{what}: excludes"), s.excludes)?;
+    Ok(Entry {
+        names,
+        action,
+        args,
+        includes,
+        excludes,
+    })
+}
+
+/// An entry's names: `names`, or Docker's legacy single `name`, not both.
+fn entry_names(
+    origin: &str,
+    i: usize,
+    name: Option<String>,
+    names: Option<Vec<String>>,
+) -> Result<Vec<String>> {
+    match (name.filter(|n| !n.is_empty()), names) {
+        (Some(_), Some(ns)) if !ns.is_empty() => Err(bad(
+            origin,
+            format_args!("syscalls[{i}]: both 'name' and 'names' are given; use 'names' only"),
+        )),
+        (Some(n), _) => Ok(vec![n]),
+        (None, Some(ns)) => Ok(ns),
+        (None, None) => Ok(Vec::new()),
+    }
+}
+
+/// `args[j]` of the entry `what`.
+fn parse_arg(origin: &str, what: &str, j: usize, a: RawArg) -> Result<ArgCmp> {
+    if a.index > 5 {
+        return Err(bad(
+            origin,
+            format_args!(
+                "{what}: args[{j}] has index {}, but system calls have arguments 0 to 5",
+                a.index
+            ),
+        ));
+    }
+    let Some(&(_, op)) = OPS.iter().find(|(n, _)| *n == a.op) else {
+        return Err(bad(
+            origin,
+            format_args!(
+                "{what}: args[{j}]: unknown op '{}' (valid: {})",
+                a.op,
+                OPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    };
+    Ok(ArgCmp {
+        index: a.index as u8,
+        op,
+        value: a.value,
+        value_two: a.value_two.unwrap_or(0),
     })
 }
 
