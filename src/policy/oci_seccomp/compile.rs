@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::bad;
-use super::emit::{ProgramError, X32_SYSCALL_BIT, build_program};
+use super::emit::{ProgramError, build_program};
 use super::host::{EvalContext, NativeArch, arches_of, gate_reason, native, native_nr};
 use super::types::{Action, ArgCmp, CmpOp, Entry, Profile, Truth};
 use crate::sys::bpf::{BPF_MAXINSNS, SockFilter};
+use crate::sys::seccomp::X32_SYSCALL_BIT;
 
 /// One rule for one system call: an action, taken when every condition
 /// holds (none: always).

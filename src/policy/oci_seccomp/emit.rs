@@ -16,23 +16,14 @@ use super::compile::Rule;
 use super::host::NativeArch;
 use super::types::{Action, ArgCmp, CmpOp};
 use crate::sys::bpf::{
-    BPF_ABS, BPF_JA, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W, SockFilter,
-    stmt,
+    BPF_ABS, BPF_JA, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W,
+    SockFilter, stmt,
 };
-
-/// `BPF_JMP | BPF_JGE` operation (not in the shared builder).
-pub(super) const BPF_JGE: u16 = 0x30;
-
-/// x32 system calls carry this bit in their number (`__X32_SYSCALL_BIT`).
-pub(super) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-
-/// Offsets in `struct seccomp_data`.
-pub(super) const DATA_NR: u32 = 0;
-pub(super) const DATA_ARCH: u32 = 4;
+use crate::sys::seccomp::{DATA_ARCH, DATA_NR, X32_SYSCALL_BIT};
 
 /// The mismatch value of every program but the last: rewritten into a
 /// jump to the next program. An ERRNO whose data no profile can produce
-/// (errno values stop at [`super::MAX_ERRNO`]).
+/// (errno values stop at [`MAX_ERRNO`](crate::sys::seccomp::MAX_ERRNO)).
 const SENTINEL_ERRNO: u32 = 0xfffe;
 const SENTINEL: u32 = libc::SECCOMP_RET_ERRNO | SENTINEL_ERRNO;
 

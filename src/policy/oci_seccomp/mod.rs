@@ -106,7 +106,10 @@ mod tests;
 pub use compile::{CompiledProfile, Decision, compile};
 pub use host::{EvalContext, NATIVE, NativeArch, arches_of, kernel_version, native_nr};
 pub use parse::{CAPS, cap_number, parse};
-pub use types::{Action, ArgCmp, CmpOp, Entry, Gate, MAX_ERRNO, Profile};
+pub use types::{Action, ArgCmp, CmpOp, Entry, Gate, Profile};
+
+/// The largest errno a profile may give (`errnoRet`).
+pub use crate::sys::seccomp::MAX_ERRNO;
 
 /// A usage error about `origin`.
 fn bad(origin: &str, msg: impl fmt::Display) -> anyhow::Error {

@@ -8,7 +8,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use super::bad;
-use super::types::{Action, ArgCmp, CmpOp, Entry, Gate, MAX_ERRNO, Profile};
+use super::types::{Action, ArgCmp, CmpOp, Entry, Gate, Profile};
+use crate::sys::seccomp::MAX_ERRNO;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -6,9 +6,6 @@
 
 use std::fmt;
 
-/// The largest errno the kernel returns from a filter (`MAX_ERRNO`).
-pub const MAX_ERRNO: u64 = 4095;
-
 /// What the filter does with a call (`SCMP_ACT_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Action {
