@@ -39,38 +39,21 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{Context, Result};
 
-use super::worker_util::bpf::{BuildError, Program, SockFilter, SockFprog, Target};
+use super::worker_util::bpf::{BuildError, Program, SockFilter, SockFprog, Target, fprog};
 use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::error::UsageError;
 use crate::model::Params;
 use crate::params::ParamDef;
 use crate::policy::oci_seccomp::{self, CompiledProfile, Decision};
+use crate::sys::seccomp::{DATA_ARCH, DATA_NR, data_arg_low};
 use crate::sys::{SysError, check};
 use crate::workloads::WorkloadDef;
 
 pub struct Seccomp;
 pub static SECCOMP: Seccomp = Seccomp;
 
-/// `SECCOMP_SET_MODE_FILTER`, the first argument of seccomp(2).
-const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
-
-/// Filter return values (`<linux/seccomp.h>`).
-pub const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
-pub const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
-pub const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
-
 pub use crate::sys::audit::{AUDIT_ARCH_NATIVE, AUDIT_ARCH_X86_64};
-
-/// Offsets in `struct seccomp_data { int nr; __u32 arch; __u64
-/// instruction_pointer; __u64 args[6]; }`.
-pub const DATA_NR: u32 = 0;
-pub const DATA_ARCH: u32 = 4;
-
-/// Offset of the low 32 bits of `args[i]`.
-pub const fn data_arg_low(i: u32) -> u32 {
-    16 + 8 * i + if cfg!(target_endian = "big") { 4 } else { 0 }
-}
 
 /// The value `args[0]` is compared with in the `args` variant: any value,
 /// since both outcomes allow; this one is unlikely to be a real argument.
@@ -183,7 +166,7 @@ pub fn build_filter(
     let arch_ok = p.label();
     p.load_abs(DATA_ARCH);
     p.jeq(arch, Target::To(arch_ok), Target::Next);
-    p.ret(SECCOMP_RET_KILL_PROCESS);
+    p.ret(libc::SECCOMP_RET_KILL_PROCESS);
     p.bind(arch_ok);
     p.load_abs(DATA_NR);
     let n = comparisons_for(insns.saturating_sub(kind.minimal_len()));
@@ -197,19 +180,19 @@ pub fn build_filter(
         }
         p.ja(after);
         p.bind(deny);
-        p.ret(SECCOMP_RET_ERRNO | libc::EPERM as u32);
+        p.ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32);
         p.bind(after);
         i += chunk;
     }
     match kind {
-        FilterKind::Allow => p.ret(SECCOMP_RET_ALLOW),
+        FilterKind::Allow => p.ret(libc::SECCOMP_RET_ALLOW),
         FilterKind::Args => {
             let other = p.label();
             p.load_abs(data_arg_low(0));
             p.jeq(ARG_PROBE, Target::To(other), Target::Next);
-            p.ret(SECCOMP_RET_ALLOW);
+            p.ret(libc::SECCOMP_RET_ALLOW);
             p.bind(other);
-            p.ret(SECCOMP_RET_ALLOW);
+            p.ret(libc::SECCOMP_RET_ALLOW);
         }
     }
     p.assemble()
@@ -218,18 +201,16 @@ pub fn build_filter(
 /// Installs one filter on the calling thread (no TSYNC: other threads of
 /// the process are unaffected). Needs no_new_privs or CAP_SYS_ADMIN.
 pub fn install(prog: &[SockFilter]) -> Result<(), SysError> {
-    let fprog = SockFprog {
-        len: prog.len() as libc::c_ushort,
-        filter: prog.as_ptr(),
-    };
-    // SAFETY: fprog points at `prog`, which outlives the call and holds
-    // exactly `len` instructions; the kernel copies the program.
+    let fp = fprog(prog);
+    // SAFETY: fp points at `prog`, which outlives the call and holds
+    // exactly `len` instructions (or more than the kernel takes, which it
+    // refuses); the kernel only reads and copies the program.
     let r = unsafe {
         libc::syscall(
             libc::SYS_seccomp,
-            SECCOMP_SET_MODE_FILTER,
+            libc::c_ulong::from(libc::SECCOMP_SET_MODE_FILTER),
             0 as libc::c_ulong,
-            &fprog as *const SockFprog,
+            &fp as *const SockFprog,
         )
     };
     check("seccomp(SECCOMP_SET_MODE_FILTER)", r).map(|_| ())
@@ -525,7 +506,7 @@ mod tests {
                     DATA_ARCH => a = arch,
                     _ => return false,
                 },
-                0x06 => return insn.k == SECCOMP_RET_ALLOW,
+                0x06 => return insn.k == libc::SECCOMP_RET_ALLOW,
                 0x05 => pc += insn.k as usize,
                 0x15 => pc += usize::from(if a == insn.k { insn.jt } else { insn.jf }),
                 _ => return false,
@@ -543,14 +524,6 @@ mod tests {
         assert_eq!(BPF_LD | BPF_W | BPF_ABS, 0x20);
         assert_eq!(BPF_JMP | BPF_JEQ | BPF_K, 0x15);
         assert_eq!(BPF_RET | BPF_K, 0x06);
-        assert_eq!(SECCOMP_RET_ALLOW, 0x7fff0000);
-        assert_eq!(SECCOMP_RET_KILL_PROCESS, 0x80000000);
-        assert_eq!(SECCOMP_RET_ERRNO, 0x00050000);
-        assert_eq!((DATA_NR, DATA_ARCH), (0, 4));
-        assert_eq!(
-            (data_arg_low(0), data_arg_low(1), data_arg_low(5)),
-            (16, 24, 56)
-        );
         #[cfg(target_arch = "x86_64")]
         assert_eq!(AUDIT_ARCH_NATIVE, Some(0xc000003e));
     }
@@ -574,21 +547,21 @@ mod tests {
                 assert_eq!((p[1].code, p[1].k), (0x15, native()));
                 assert_eq!(
                     p[2],
-                    super::super::worker_util::bpf::stmt(0x06, SECCOMP_RET_KILL_PROCESS)
+                    super::super::worker_util::bpf::stmt(0x06, libc::SECCOMP_RET_KILL_PROCESS)
                 );
-                let allow = Some(SECCOMP_RET_ALLOW);
+                let allow = Some(libc::SECCOMP_RET_ALLOW);
                 for arg in [0, u64::from(ARG_PROBE), u64::MAX] {
                     assert_eq!(run(&p, &data(native(), getppid, arg)), allow);
                 }
                 assert_eq!(
                     run(&p, &data(AUDIT_ARCH_X86_64 ^ 0x1, getppid, 0)),
-                    Some(SECCOMP_RET_KILL_PROCESS)
+                    Some(libc::SECCOMP_RET_KILL_PROCESS)
                 );
                 let has_deny = insns >= min + 3;
                 assert_eq!(
                     run(&p, &data(native(), denied, 0)),
                     if has_deny {
-                        Some(SECCOMP_RET_ERRNO | libc::EPERM as u32)
+                        Some(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32)
                     } else {
                         allow
                     },
@@ -619,7 +592,7 @@ mod tests {
         {
             assert_eq!(
                 run(&p, &data(native(), nr, 0)),
-                Some(SECCOMP_RET_ERRNO | libc::EPERM as u32)
+                Some(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32)
             );
         }
     }

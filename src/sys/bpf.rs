@@ -6,41 +6,60 @@
 //! than 255 instructions, unbound labels, and lengths outside
 //! 1..=[`BPF_MAXINSNS`]. Only the instructions seccomp filters need are
 //! offered (32-bit absolute loads, `JEQ`/`JA`, `RET`).
+//!
+//! The kernel's definitions are libc's, not redefined: [`SockFilter`] and
+//! [`SockFprog`] are `libc::sock_filter` and `libc::sock_fprog`, and the
+//! opcodes below are libc's `BPF_*`. libc types those `__u32` (C's macros
+//! are untyped) where `sock_filter.code` is `__u16`, so they are converted
+//! here, once, for every user of classic BPF in the crate. (The eBPF
+//! instructions of the BPF LSM are another encoding, `struct bpf_insn`:
+//! see `mechanisms::bpf_lsm::insn`.)
 
 use thiserror::Error;
 
 /// `struct sock_filter` from `<linux/filter.h>`: one instruction.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SockFilter {
-    pub code: u16,
-    pub jt: u8,
-    pub jf: u8,
-    pub k: u32,
-}
+pub use libc::sock_filter as SockFilter;
+/// `struct sock_fprog`: a program as the kernel takes it (see [`fprog`]).
+pub use libc::sock_fprog as SockFprog;
 
-/// `struct sock_fprog`: a program as the kernel takes it.
-#[repr(C)]
-#[derive(Debug)]
-pub struct SockFprog {
-    pub len: libc::c_ushort,
-    pub filter: *const SockFilter,
+/// A libc `BPF_*` opcode part as `sock_filter.code` holds it; a value that
+/// does not fit fails the build.
+const fn code(c: u32) -> u16 {
+    assert!(
+        c <= u16::MAX as u32,
+        "BPF opcode wider than sock_filter.code"
+    );
+    c as u16
 }
 
 // Instruction classes.
-pub const BPF_LD: u16 = 0x00;
-pub const BPF_JMP: u16 = 0x05;
-pub const BPF_RET: u16 = 0x06;
+pub const BPF_LD: u16 = code(libc::BPF_LD);
+pub const BPF_JMP: u16 = code(libc::BPF_JMP);
+pub const BPF_RET: u16 = code(libc::BPF_RET);
 // Load size and mode.
-pub const BPF_W: u16 = 0x00;
-pub const BPF_ABS: u16 = 0x20;
+pub const BPF_W: u16 = code(libc::BPF_W);
+pub const BPF_ABS: u16 = code(libc::BPF_ABS);
 // Jump operations and operand source.
-pub const BPF_JA: u16 = 0x00;
-pub const BPF_JEQ: u16 = 0x10;
-pub const BPF_K: u16 = 0x00;
+pub const BPF_JA: u16 = code(libc::BPF_JA);
+pub const BPF_JEQ: u16 = code(libc::BPF_JEQ);
+pub const BPF_JGE: u16 = code(libc::BPF_JGE);
+pub const BPF_K: u16 = code(libc::BPF_K);
 
 /// The most instructions one classic-BPF program may have.
-pub const BPF_MAXINSNS: usize = 4096;
+pub const BPF_MAXINSNS: usize = libc::BPF_MAXINSNS as usize;
+
+/// The `struct sock_fprog` seccomp(2) takes for `prog`. It points into
+/// `prog`, so it is only valid while `prog` lives. The kernel only reads
+/// the program (libc's field is `*mut` as the C struct's is not `const`).
+/// A program longer than `len` can say gets `u16::MAX`, which the kernel
+/// refuses (it takes at most [`BPF_MAXINSNS`]) instead of running a
+/// truncated filter.
+pub fn fprog(prog: &[SockFilter]) -> SockFprog {
+    SockFprog {
+        len: libc::c_ushort::try_from(prog.len()).unwrap_or(libc::c_ushort::MAX),
+        filter: prog.as_ptr().cast_mut(),
+    }
+}
 
 /// A forward jump target, bound to a position with [`Program::bind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,15 +241,9 @@ mod tests {
         assert_eq!(BPF_JMP | BPF_JEQ | BPF_K, 0x15);
         assert_eq!(BPF_JMP | BPF_JA, 0x05);
         assert_eq!(BPF_RET | BPF_K, 0x06);
+        assert_eq!(BPF_JMP | BPF_JGE | BPF_K, 0x35);
+        assert_eq!(BPF_MAXINSNS, 4096);
         assert_eq!(std::mem::size_of::<SockFilter>(), 8);
-        assert_eq!(
-            std::mem::size_of::<SockFilter>(),
-            std::mem::size_of::<libc::sock_filter>()
-        );
-        assert_eq!(
-            std::mem::size_of::<SockFprog>(),
-            std::mem::size_of::<libc::sock_fprog>()
-        );
         let mut p = Program::new();
         let yes = p.label();
         p.load_abs(4);
@@ -321,5 +334,15 @@ mod tests {
             p.ret(0);
         }
         assert_eq!(p.assemble(), Err(BuildError::Length(BPF_MAXINSNS + 1)));
+    }
+
+    #[test]
+    fn fprog_points_at_the_program() {
+        let code = vec![stmt(BPF_RET | BPF_K, 0); 3];
+        let f = fprog(&code);
+        assert_eq!(usize::from(f.len), 3);
+        assert_eq!(f.filter.cast_const(), code.as_ptr());
+        let long = vec![stmt(BPF_RET | BPF_K, 0); 70_000];
+        assert_eq!(fprog(&long).len, u16::MAX);
     }
 }

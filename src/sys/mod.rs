@@ -9,6 +9,7 @@ pub mod audit;
 pub mod bpf;
 pub mod cpus;
 pub mod query;
+pub mod seccomp;
 
 use std::ffi::CStr;
 use std::fmt;

@@ -6,16 +6,29 @@
 //! `struct bpf_insn` is 8 bytes: opcode, a byte holding dst_reg (low nibble
 //! on little-endian, as C bitfields lay it out) and src_reg, a 16-bit
 //! offset and a 32-bit immediate (include/uapi/linux/bpf.h).
+//!
+//! This is the crate's one place for eBPF's encoding. libc has none of
+//! it (no `struct bpf_insn`, no eBPF-only opcodes), so those are written
+//! here by hand; the parts `<linux/bpf_common.h>` shares with classic BPF
+//! (`BPF_JMP`, `BPF_K`) are libc's. Classic BPF (`struct sock_filter`,
+//! seccomp's) is another encoding, in `crate::sys::bpf`.
 
-/// Instruction class: 64-bit ALU.
+/// A libc `BPF_*` opcode part as `bpf_insn.code` holds it; a value that
+/// does not fit fails the build.
+const fn code(c: u32) -> u8 {
+    assert!(c <= u8::MAX as u32, "BPF opcode wider than bpf_insn.code");
+    c as u8
+}
+
+/// Instruction class: 64-bit ALU (eBPF only; classic BPF's `BPF_MISC`).
 pub const BPF_ALU64: u8 = 0x07;
-/// Instruction class: jumps.
-pub const BPF_JMP: u8 = 0x05;
-/// ALU operation: move.
+/// Instruction class: jumps (libc's, shared with classic BPF).
+pub const BPF_JMP: u8 = code(libc::BPF_JMP);
+/// ALU operation: move (eBPF only).
 pub const BPF_MOV: u8 = 0xb0;
-/// Source operand: the immediate.
-pub const BPF_K: u8 = 0x00;
-/// Jump operation: return from the program.
+/// Source operand: the immediate (libc's, shared with classic BPF).
+pub const BPF_K: u8 = code(libc::BPF_K);
+/// Jump operation: return from the program (eBPF only).
 pub const BPF_EXIT: u8 = 0x90;
 
 /// `struct bpf_insn`.

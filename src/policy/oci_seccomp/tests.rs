@@ -2,13 +2,19 @@
 //! compiled filter run by a classic-BPF interpreter against the profile's
 //! own rules, the filter installed in forked children, generated input.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use proptest::prelude::*;
 
+use super::parse::OPS;
 use super::*;
 use crate::error::exit_code;
-use crate::sys::bpf::SockFprog;
+use crate::sys::bpf::{
+    BPF_ABS, BPF_JA, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W,
+    SockFilter, SockFprog, fprog,
+};
+use crate::sys::seccomp::{DATA_ARCH, DATA_NR, X32_SYSCALL_BIT};
 
 const ALL_CAPS: u64 = (1 << CAPS.len()) - 1;
 const ROOT: EvalContext = EvalContext {
@@ -182,14 +188,14 @@ fn check_filter_matches_rules(p: &CompiledProfile) {
 
 #[test]
 fn interpreter_opcodes_are_the_uapi_ones() {
-    // <linux/bpf_common.h>: class | op | source.
+    // <linux/bpf_common.h>: class | op | source (libc's definitions).
     assert_eq!(BPF_LD | BPF_W | BPF_ABS, 0x20);
-    assert_eq!(0x04 | 0x50, 0x54, "BPF_ALU | BPF_AND | BPF_K");
+    assert_eq!(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, 0x54);
     assert_eq!(BPF_JMP | BPF_JA, 0x05);
     assert_eq!(BPF_JMP | BPF_JEQ | BPF_K, 0x15);
-    assert_eq!(BPF_JMP | 0x20 | BPF_K, 0x25, "JGT");
+    assert_eq!(libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K, 0x25);
     assert_eq!(BPF_JMP | BPF_JGE | BPF_K, 0x35);
-    assert_eq!(BPF_JMP | 0x40 | BPF_K, 0x45, "JSET");
+    assert_eq!(libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, 0x45);
     assert_eq!(BPF_RET | BPF_K, 0x06);
     // A hand-made program: the x32 guard lets -1 through, kills x32.
     let p = compiled("deny_getppid.json", &ROOT);
@@ -696,23 +702,26 @@ fn small_helpers() {
 /// only, no allocation: the parent is multi-threaded) whose return value
 /// is its exit status. Returns the raw wait status.
 fn in_filtered_child(prog: &[SockFilter], body: fn() -> i32) -> i32 {
-    let fprog = SockFprog {
-        len: prog.len() as libc::c_ushort,
-        filter: prog.as_ptr(),
-    };
+    let fp = fprog(prog);
     // SAFETY: the child only makes raw system calls on memory prepared
     // before the fork, then leaves with _exit.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
         // SAFETY: prctl and seccomp with integer arguments and a pointer
-        // to fprog, which points at `prog` (alive in this copy of the
+        // to fp, which points at `prog` (alive in this copy of the
         // address space); _exit never returns.
         unsafe {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 libc::_exit(100);
             }
-            if libc::syscall(libc::SYS_seccomp, 1, 0, &fprog as *const SockFprog) != 0 {
+            if libc::syscall(
+                libc::SYS_seccomp,
+                libc::c_ulong::from(libc::SECCOMP_SET_MODE_FILTER),
+                0 as libc::c_ulong,
+                &fp as *const SockFprog,
+            ) != 0
+            {
                 libc::_exit(101);
             }
             libc::_exit(body());
