@@ -121,7 +121,8 @@ fn bad(origin: &str, msg: impl fmt::Display) -> anyhow::Error {
 /// profile are usage errors naming the path.
 pub fn load(path: &Path) -> Result<CompiledProfile> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    // Through policy::source: `rerun` may stand a stored copy in for it.
+    let bytes = crate::policy::source::read(path).map_err(|e| {
         bad(
             &origin,
             format_args!(
@@ -130,6 +131,8 @@ pub fn load(path: &Path) -> Result<CompiledProfile> {
             ),
         )
     })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| bad(&origin, format_args!("it is not UTF-8 text ({e}); JSON must be")))?;
     let profile = parse(&text, &origin)?;
     let ctx = EvalContext::current()?;
     let mut compiled = compile(&profile, &ctx)?;
