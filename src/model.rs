@@ -40,7 +40,8 @@ impl std::str::FromStr for Mode {
     }
 }
 
-pub use crate::stats::Summary;
+use crate::stats::estimate::nan_if_null;
+pub use crate::stats::{Estimate, LineFit, Summary};
 
 /// One fixed-duration slice of a measurement, after warmup.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -243,42 +244,6 @@ pub struct SweepPoint {
     pub delta_ns_per_op: Vec<f64>,
     /// The comparison's overhead estimate, percent.
     pub overhead_pct: f64,
-}
-
-/// A least-squares line `y = intercept + slope * x` over every pair of
-/// every point, with 95% intervals (Student t, n - 2 degrees of freedom)
-/// and the lack-of-fit test that says whether a straight line fits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LineFit {
-    pub intercept: Estimate,
-    pub slope: Estimate,
-    /// Pairs fitted.
-    pub n: usize,
-    pub r_squared: f64,
-    /// Standard deviation of the residuals, ns/op.
-    pub residual_sd: f64,
-    /// p-value of the lack-of-fit F test (point means against the line,
-    /// measured against the scatter within points); None with fewer than
-    /// three distinct values.
-    pub lack_of_fit_p: Option<f64>,
-    /// False when the lack-of-fit test rejects the line at alpha 0.05.
-    pub straight: bool,
-}
-
-/// Reads a number written as `null` (how JSON writes NaN) back as NaN.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// A value with a 95% interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    #[serde(deserialize_with = "nan_if_null")]
-    pub estimate: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ci_low: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ci_high: f64,
 }
 
 /// One row of an attribution table: a group of kernel functions, or one
