@@ -15,9 +15,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::model::StoredRun;
+use crate::probe::{probe_differences, short_value};
 use crate::report::model::{Cell, DesignKind, Report, Row};
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
 use crate::stats::summary::geometric_mean;
@@ -214,96 +213,11 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     }
 }
 
-/// What of a probe snapshot changes the cost of a syscall, by JSON pointer.
-const PROBE_KEYS: &[(&str, &str)] = &[
-    ("/kernel/release", "kernel"),
-    ("/kernel/cmdline", "kernel command line"),
-    ("/lsm/modules", "active LSMs"),
-    ("/mitigations", "CPU mitigations"),
-    ("/cpu/model", "CPU model"),
-    ("/cpu/online_count", "online CPUs"),
-    ("/selinux/state", "SELinux"),
-    ("/apparmor/enabled", "AppArmor"),
-    ("/landlock/abi", "Landlock ABI"),
-    ("/audit/enabled", "audit enabled"),
-    ("/audit/rules", "audit rules"),
-    ("/audit/failure", "audit failure mode"),
-    ("/audit/backlog_limit", "audit backlog limit"),
-    ("/audit/backlog_wait_time", "audit backlog wait time"),
-];
-
-/// Probe items added later: compared only when both snapshots have the
-/// item (one from an older secperf lacks it, which is no difference).
-const NEWER_PROBE_KEYS: &[(&str, &str)] = &[
-    ("/bpf_jit/enable", "BPF JIT"),
-    ("/bpf_jit/harden", "BPF JIT hardening"),
-    ("/cpufreq/governor", "CPU frequency governor"),
-    ("/cpufreq/boost", "CPU boost"),
-    ("/smt", "SMT"),
-    ("/preemption/model", "preemption model"),
-    ("/aslr", "ASLR (randomize_va_space)"),
-];
-
-/// The top-level item of a JSON pointer ("/smt/control" -> "smt").
-fn item_of(ptr: &str) -> &str {
-    ptr.trim_start_matches('/').split('/').next().unwrap_or("")
-}
-
-/// Human descriptions of the differences that matter between two probes.
-pub fn probe_differences(a: &Value, b: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let newer = NEWER_PROBE_KEYS
-        .iter()
-        .filter(|(ptr, _)| [a, b].iter().all(|s| s.get(item_of(ptr)).is_some()));
-    for (ptr, name) in PROBE_KEYS.iter().chain(newer) {
-        let (x, y) = (a.pointer(ptr), b.pointer(ptr));
-        if x == y {
-            continue;
-        }
-        match (x, y) {
-            (Some(Value::Object(x)), Some(Value::Object(y))) => {
-                let changed: Vec<&String> = x
-                    .keys()
-                    .chain(y.keys().filter(|k| !x.contains_key(*k)))
-                    .filter(|k| x.get(*k) != y.get(*k))
-                    .collect();
-                out.push(format!(
-                    "{name} differ ({})",
-                    changed
-                        .iter()
-                        .map(|k| k.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            _ => out.push(format!("{name} differ: {} vs {}", short(x), short(y))),
-        }
-    }
-    out
-}
-
-fn short(v: Option<&Value>) -> String {
-    let s = match v {
-        None => "unknown".to_string(),
-        Some(Value::String(s)) => s.clone(),
-        // A probe item that was not read: `Probed::Unavailable`.
-        Some(Value::Object(o)) if o.len() == 1 && o.contains_key("unavailable") => {
-            format!("unavailable ({})", short(o.get("unavailable")))
-        }
-        Some(v) => v.to_string(),
-    };
-    if s.chars().count() > 60 {
-        format!("{}...", s.chars().take(57).collect::<String>())
-    } else {
-        s
-    }
-}
-
 fn machine_summary(run: &StoredRun) -> Vec<(String, String)> {
     let s = &run.meta.system;
     let text = |p: &str| {
         s.pointer(p)
-            .map(|v| short(Some(v)))
+            .map(|v| short_value(Some(v)))
             .unwrap_or_else(|| "unknown".into())
     };
     vec![

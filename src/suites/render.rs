@@ -512,7 +512,7 @@ pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
     out.push_str(&post::render(&runs.report, &runs.tables));
     out.push('\n');
     if let Some(b) = p.baseline {
-        for d in crate::compare::probe_differences(&b.meta.system, &p.run.meta.system) {
+        for d in crate::probe::probe_differences(&b.meta.system, &p.run.meta.system) {
             let _ = writeln!(out, "differs between the runs: {d}");
         }
     }
