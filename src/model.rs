@@ -403,6 +403,18 @@ pub struct StoredRun {
     pub comparisons: Vec<Comparison>,
 }
 
+impl StoredRun {
+    /// The run's name in headings and columns: "run 3", or "label (run 3)"
+    /// when it has a label.
+    pub fn name(&self) -> String {
+        if self.meta.label.is_empty() {
+            format!("run {}", self.run_id)
+        } else {
+            format!("{} (run {})", self.meta.label, self.run_id)
+        }
+    }
+}
+
 /// One line of `secperf results list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -517,5 +529,16 @@ pub mod testing {
             results,
             comparisons: vec![],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::run;
+
+    #[test]
+    fn a_run_is_named_by_its_label_and_id() {
+        assert_eq!(run(3, "", "6.18", vec![]).name(), "run 3");
+        assert_eq!(run(3, "before", "6.18", vec![]).name(), "before (run 3)");
     }
 }

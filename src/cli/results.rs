@@ -89,7 +89,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             if let Some(format) = format {
                 let m = &run.meta;
                 let mut report = if run.comparisons.is_empty() {
-                    let name = crate::compare::run_name(&run);
+                    let name = run.name();
                     crate::report::build::from_results(
                         &name,
                         &run.results,

@@ -83,15 +83,6 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
     out
 }
 
-/// The name of a run in a report header.
-pub fn run_name(run: &StoredRun) -> String {
-    if run.meta.label.is_empty() {
-        format!("run {}", run.run_id)
-    } else {
-        format!("{} (run {})", run.meta.label, run.run_id)
-    }
-}
-
 /// Compares every later run against the first.
 pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let base = &runs[0];
@@ -175,8 +166,8 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         if let Some(g) = geometric_mean(&ratios) {
             summary.push(format!(
                 "geometric mean of changes, {} vs {}: {:+.2}% over {} rows",
-                run_name(run),
-                run_name(base),
+                run.name(),
+                base.name(),
                 (g - 1.0) * 100.0,
                 ratios.len()
             ));
@@ -185,7 +176,7 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let mut warnings = Vec::new();
     for run in &runs[1..] {
         for d in probe_differences(&base.meta.system, &run.meta.system) {
-            warnings.push(format!("{} vs {}: {d}", run_name(base), run_name(run)));
+            warnings.push(format!("{} vs {}: {d}", base.name(), run.name()));
         }
     }
     if rows.is_empty() {
@@ -198,11 +189,11 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         sign_convention: format!(
             "% change of ns/op against {}: positive = slower; significant when Holm-corrected \
              p < {} and the 95% CI lies outside +-{}%",
-            run_name(base),
+            base.name(),
             opts.decision.alpha,
             opts.decision.noise_pct
         ),
-        columns: runs.iter().map(run_name).collect(),
+        columns: runs.iter().map(StoredRun::name).collect(),
         rows,
         summary,
         warnings,

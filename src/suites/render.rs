@@ -319,13 +319,12 @@ pub fn runs_section(
     decision: &DecisionOpts,
     layout: Layout,
 ) -> Section {
-    let name = |r: &StoredRun| crate::compare::run_name(r);
     let mut this = Config {
-        name: name(run),
+        name: run.name(),
         cells: Vec::new(),
     };
     let mut base = baseline.map(|b| Config {
-        name: name(b),
+        name: b.name(),
         cells: Vec::new(),
     });
     // Cells compared with the baseline: (cell index, baseline ns/op,

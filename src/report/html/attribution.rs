@@ -10,7 +10,7 @@ use super::flame::{self, Arm};
 use super::markup::{Cell, anchor, para, table};
 use super::plots::bars::{self, Bar};
 use super::plots::group_color;
-use super::{Doc, comparison_label, run_name, workload_label};
+use super::{Doc, comparison_label, workload_label};
 use crate::model::{AttributionRow, Comparison, ProfileRow, StoredRun};
 use crate::report::formats::attribution::{SYMBOLS_SHOWN, preamble};
 use crate::report::number::sig4;
@@ -29,7 +29,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "attribution"]),
         "attribution",
-        &format!("{}: where the difference goes", run_name(run)),
+        &format!("{}: where the difference goes", run.name()),
     );
     for c in profiled {
         one(doc, c)?;
@@ -190,7 +190,7 @@ pub fn profiles_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "profiles"]),
         "profiles",
-        &format!("{}: where the time goes", run_name(run)),
+        &format!("{}: where the time goes", run.name()),
     );
     for r in profiled {
         let Some(p) = &r.profile else { continue };

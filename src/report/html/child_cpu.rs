@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::markup::{Cell, anchor, table};
 use super::plots::bars::{self, Bar};
 use super::plots::series_color;
-use super::{Doc, comparison_label, run_name, workload_label};
+use super::{Doc, comparison_label, workload_label};
 use crate::model::{ChildCpu, StoredRun};
 use crate::report::number::ns;
 
@@ -30,7 +30,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "child-cpu"]),
         "child-cpu",
-        &format!("{}: CPU time of the commands run", run_name(run)),
+        &format!("{}: CPU time of the commands run", run.name()),
     );
     let cpu = |c: &ChildCpu| {
         vec![

@@ -101,15 +101,6 @@ impl Doc {
     }
 }
 
-/// A run's name as headings show it: "run 3" or "label (run 3)".
-pub fn run_name(run: &StoredRun) -> String {
-    if run.meta.label.is_empty() {
-        format!("run {}", run.run_id)
-    } else {
-        format!("{} (run {})", run.meta.label, run.run_id)
-    }
-}
-
 /// A comparison as the page names it: "seccomp:args on getppid tasks=1".
 pub fn comparison_label(c: &crate::model::Comparison) -> String {
     format!(
@@ -141,7 +132,7 @@ pub fn render(runs: &[ReportRun], generated: DateTime<Utc>) -> Result<Page> {
     let title = format!(
         "secperf report: {}",
         runs.iter()
-            .map(|r| run_name(&r.run))
+            .map(|r| r.run.name())
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -176,7 +167,7 @@ fn index(runs: &[ReportRun]) -> String {
             let run = &r.run;
             let id = anchor(&["run", &run.run_id.to_string()]);
             vec![
-                Cell::Html(format!("<a href=\"#{id}\">{}</a>", esc(&run_name(run)))),
+                Cell::Html(format!("<a href=\"#{id}\">{}</a>", esc(&run.name()))),
                 Cell::Text(run.meta.kind.clone()),
                 Cell::Text(run.meta.started_at.format("%Y-%m-%d %H:%M").to_string()),
                 Cell::Text(run.meta.host.clone()),
@@ -223,7 +214,7 @@ fn run_section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
         2,
         &anchor(&["run", &id]),
         "run",
-        &format!("{}: {}", run_name(run), run.meta.kind),
+        &format!("{}: {}", run.name(), run.meta.kind),
     );
     doc.push("<div class=\"facts-pair\"><div>");
     doc.push("<h4>Run</h4>");

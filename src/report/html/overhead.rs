@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::markup::{Cell, anchor, para, table};
 use super::plots::{forest, pairs};
-use super::{Doc, ReportRun, comparison_label, run_name, workload_label};
+use super::{Doc, ReportRun, comparison_label, workload_label};
 use crate::model::{Comparison, StoredRun};
 use crate::report::number::ns;
 
@@ -31,7 +31,7 @@ pub fn section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "overhead"]),
         "overhead",
-        &format!("{}: overhead of each comparison", run_name(run)),
+        &format!("{}: overhead of each comparison", run.name()),
     );
     let noise = noise_pct(&run.meta.params);
     let rows: Vec<forest::Row> = run
@@ -45,7 +45,7 @@ pub fn section(doc: &mut Doc, r: &ReportRun) -> Result<()> {
             verdict: c.overhead_pct.verdict,
         })
         .collect();
-    let svg = forest::draw(&format!("Overhead, {}", run_name(run)), &rows, noise)?;
+    let svg = forest::draw(&format!("Overhead, {}", run.name()), &rows, noise)?;
     doc.plot(
         "forest",
         &svg,
@@ -130,7 +130,7 @@ pub fn pairs_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
         3,
         &anchor(&["run", &id, "pairs"]),
         "pairs",
-        &format!("{}: pairs in measurement order", run_name(run)),
+        &format!("{}: pairs in measurement order", run.name()),
     );
     doc.push(&para(
         "",

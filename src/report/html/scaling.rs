@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::markup::para;
 use super::plots::lines::{Axes, Point, Series};
 use super::plots::{BASELINE, TREATMENT, lines, series_color, time_unit};
-use super::{Doc, ReportRun, run_name, workload_label};
+use super::{Doc, ReportRun, workload_label};
 
 /// One curve before it is drawn: points (tasks, value, low, high).
 struct Curve {
@@ -64,7 +64,7 @@ fn result_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Curve>>
             .collect();
         out.entry(key).or_default().push(Curve {
             run: i,
-            name: run_name(&r.run),
+            name: r.run.name(),
             arm: None,
             ops,
             ns,
@@ -111,7 +111,7 @@ fn comparison_curves(i: usize, r: &ReportRun, out: &mut BTreeMap<String, Vec<Cur
             };
             out.entry(key.clone()).or_default().push(Curve {
                 run: i,
-                name: format!("{} {arm_name}", run_name(&r.run)),
+                name: format!("{} {arm_name}", r.run.name()),
                 arm: Some(arm),
                 ops,
                 ns,

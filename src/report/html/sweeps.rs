@@ -14,9 +14,9 @@
 
 use anyhow::Result;
 
+use super::Doc;
 use super::markup::{Cell, anchor, para, table};
 use super::plots::sweep::{SweepChart, draw};
-use super::{Doc, run_name};
 use crate::model::{LineFit, StoredRun, Sweep};
 use crate::report::number::sig4;
 
@@ -94,7 +94,7 @@ pub fn section(doc: &mut Doc, run: &StoredRun, sweeps: &[Sweep]) -> Result<()> {
         3,
         &anchor(&["run", &id, "sweeps"]),
         "sweeps",
-        &format!("{}: parameter sweeps", run_name(run)),
+        &format!("{}: parameter sweeps", run.name()),
     );
     for s in sweeps {
         one(doc, s)?;
