@@ -18,9 +18,10 @@ use std::collections::BTreeMap;
 use crate::model::StoredRun;
 use crate::probe::{probe_differences, short_value};
 use crate::report::model::{Cell, DesignKind, Report, Row};
-use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
+use crate::stats::decision::DecisionOpts;
 use crate::stats::summary::geometric_mean;
-use crate::stats::unpaired::{UnpairedOpts, compare_unpaired};
+use crate::stats::unpaired::UnpairedOpts;
+use crate::stats::unpaired_table::{UnpairedCell, decide_unpaired_table};
 
 /// Decision thresholds (the equivalence test is Welch's on log values)
 /// and the bootstrap's seed.
@@ -92,28 +93,41 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         .map(|r| series(r).into_iter().collect())
         .collect();
     // Rows: the baseline's rows present in at least one other run.
+    let keys: Vec<&(RowKey, Vec<f64>)> = base_series
+        .iter()
+        .filter(|(key, _)| others.iter().any(|o| o.contains_key(key)))
+        .collect();
+    // One decision per column: each row's test, Holm across the column's
+    // rows, then verdicts.
+    let columns: Vec<Vec<UnpairedCell>> = others
+        .iter()
+        .map(|o| {
+            keys.iter()
+                .filter_map(|(key, a)| Some((a.as_slice(), o.get(key)?.as_slice())))
+                .collect()
+        })
+        .collect();
+    let test = UnpairedOpts {
+        seed: opts.seed,
+        ..Default::default()
+    };
+    let mut decided: Vec<_> = decide_unpaired_table(&columns, &test, &opts.decision)
+        .into_iter()
+        .map(Vec::into_iter)
+        .collect();
     let mut rows: Vec<Row> = Vec::new();
-    for (key, a) in &base_series {
-        if !others.iter().any(|o| o.contains_key(key)) {
-            continue;
-        }
+    for (key, a) in keys {
         let mut cells = vec![Some(Cell::from_samples(a.clone()))];
-        for o in &others {
+        for (o, decided) in others.iter().zip(&mut decided) {
             let c = o.get(key).map(|b| {
                 let mut c = Cell::from_samples(b.clone());
-                if let Ok(u) = compare_unpaired(
-                    a,
-                    b,
-                    &UnpairedOpts {
-                        seed: opts.seed,
-                        ..Default::default()
-                    },
-                ) {
-                    c.change_pct = Some(u.estimate);
-                    c.ci_low_pct = Some(u.ci_low);
-                    c.ci_high_pct = Some(u.ci_high);
-                    c.p_value = Some(u.p_value);
-                    c.welch_p_value = Some(u.welch_p_value);
+                if let Some(d) = decided.next().flatten() {
+                    c.change_pct = Some(d.change.estimate);
+                    c.ci_low_pct = Some(d.change.ci_low);
+                    c.ci_high_pct = Some(d.change.ci_high);
+                    c.p_value = Some(d.decision.p_value);
+                    c.welch_p_value = Some(d.change.welch_p_value);
+                    c.verdict = Some(d.decision.verdict);
                 }
                 c
             });
@@ -126,36 +140,6 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             unit: None,
             cells,
         });
-    }
-    // One decision per column: Holm across its rows, then verdicts.
-    for j in 0..others.len() {
-        let present: Vec<usize> = (0..rows.len())
-            .filter(|&i| {
-                rows[i].cells[j + 1]
-                    .as_ref()
-                    .is_some_and(|c| c.p_value.is_some())
-            })
-            .collect();
-        let tested: Vec<Tested> = present
-            .iter()
-            .filter_map(|&i| {
-                let row = &rows[i];
-                let (a, c) = (row.cells[0].as_ref()?, row.cells[j + 1].as_ref()?);
-                Some(Tested {
-                    p_value: c.p_value?,
-                    ci_low: c.ci_low_pct?,
-                    ci_high: c.ci_high_pct?,
-                    samples: Samples::Unpaired(&a.samples, &c.samples),
-                })
-            })
-            .collect();
-        let decisions = decide_table(&tested, &opts.decision);
-        for (&i, d) in present.iter().zip(decisions) {
-            if let Some(c) = rows[i].cells[j + 1].as_mut() {
-                c.p_value = Some(d.p_value);
-                c.verdict = Some(d.verdict);
-            }
-        }
     }
     let mut summary = Vec::new();
     for (j, run) in runs[1..].iter().enumerate() {

@@ -18,6 +18,7 @@ pub mod summary;
 pub mod tdist;
 pub mod tost;
 pub mod unpaired;
+pub mod unpaired_table;
 pub mod wilcoxon;
 
 use serde::{Deserialize, Serialize};

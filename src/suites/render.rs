@@ -23,10 +23,9 @@ use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
 use crate::report::formats::post;
 use crate::report::model::{Cell, DesignKind, PostTable, Report, Row};
-use crate::stats::decision::{
-    DecisionOpts, Samples, Tested, Verdict, can_be_significant, decide_table, smallest_p,
-};
-use crate::stats::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
+use crate::stats::decision::{DecisionOpts, Samples, Verdict, can_be_significant, smallest_p};
+use crate::stats::unpaired::UnpairedOpts;
+use crate::stats::unpaired_table::{UnpairedCell, decide_unpaired_table};
 
 /// One cell while a section is built: a value and, against the table's
 /// first column, a change.
@@ -327,9 +326,9 @@ pub fn runs_section(
         name: b.name(),
         cells: Vec::new(),
     });
-    // Cells compared with the baseline: (cell index, baseline ns/op,
-    // this run's ns/op, the change of ns/op).
-    let mut pending: Vec<(usize, Vec<f64>, Vec<f64>, UnpairedChange)> = Vec::new();
+    // Cells compared with the baseline: (cell index, metric, baseline
+    // ns/op, this run's ns/op).
+    let mut pending: Vec<(usize, Metric, Vec<f64>, Vec<f64>)> = Vec::new();
     for (i, item) in plan.current.iter().enumerate() {
         for &n in &item.tasks {
             let Some(r) = run.results.iter().find(|r| result_matches(r, item, n)) else {
@@ -339,7 +338,7 @@ pub fn runs_section(
             let Some(value) = median_value(&b, item.metric, r.tasks, result_per_op(r)) else {
                 continue;
             };
-            let mut cell = CellData {
+            let cell = CellData {
                 value,
                 pct: None,
                 verdict: None,
@@ -359,36 +358,36 @@ pub fn runs_section(
                         },
                     ));
                 }
-                if let Ok(u) = compare_unpaired(&a, &b, &UnpairedOpts::default()) {
-                    cell.pct = Some(styled_pct(
-                        item.metric,
-                        plan.pct_style,
-                        (u.estimate, u.ci_low, u.ci_high),
-                    ));
-                    pending.push((this.cells.len(), a, b, u));
-                }
+                pending.push((this.cells.len(), item.metric, a, b));
             }
             this.cells.push(((i, n as u32), cell));
         }
     }
     // One decision across the cells compared, on ns/op.
-    let tested: Vec<Tested> = pending
+    let column: Vec<UnpairedCell> = pending
         .iter()
-        .map(|(_, a, b, u)| Tested {
-            p_value: u.p_value,
-            ci_low: u.ci_low,
-            ci_high: u.ci_high,
-            samples: Samples::Unpaired(a, b),
-        })
+        .map(|(_, _, a, b)| (a.as_slice(), b.as_slice()))
         .collect();
-    for ((idx, ..), d) in pending.iter().zip(decide_table(&tested, decision)) {
-        this.cells[*idx].1.verdict = Some(d.verdict);
+    let decided = decide_unpaired_table(
+        std::slice::from_ref(&column),
+        &UnpairedOpts::default(),
+        decision,
+    );
+    let mut tested = Vec::new();
+    for ((idx, metric, a, b), d) in pending.iter().zip(&decided[0]) {
+        let Some(d) = d else { continue };
+        let u = &d.change;
+        let cell = &mut this.cells[*idx].1;
+        cell.pct = Some(styled_pct(
+            *metric,
+            plan.pct_style,
+            (u.estimate, u.ci_low, u.ci_high),
+        ));
+        cell.verdict = Some(d.decision.verdict);
+        tested.push(Samples::Unpaired(a, b));
     }
     let mut warnings = Vec::new();
-    if let Some(smallest) = tested
-        .iter()
-        .map(|t| smallest_p(t.samples))
-        .reduce(f64::min)
+    if let Some(smallest) = tested.iter().map(|&t| smallest_p(t)).reduce(f64::min)
         && !can_be_significant(smallest, tested.len(), decision.alpha)
     {
         warnings.push(format!(
