@@ -21,6 +21,7 @@ use crate::mechanisms::Arm;
 use crate::model::{Attribution, ChildCpu, Comparison, PairData, SequentialStop};
 use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
 use crate::profile::{ProfileOpts, profile_half};
+use crate::report::number;
 use crate::runner::{Tick, Unobserved};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
@@ -273,7 +274,7 @@ pub fn describe_measured(c: &Comparison) -> String {
             s.max_pairs,
             s.stopped.describe()
         ),
-        None => c.overhead_pct.describe(),
+        None => number::overhead(&c.overhead_pct),
     }
 }
 
@@ -379,7 +380,7 @@ mod tests {
         // Inside +-1%: significant but inside the noise band, and shown to be within it.
         assert_eq!(cs[1].overhead_pct.verdict, Verdict::Negligible);
         assert_eq!(cs[2].overhead_pct.verdict, Verdict::Negligible);
-        assert!(cs[2].overhead_pct.describe().starts_with("negligible"));
+        assert!(number::overhead(&cs[2].overhead_pct).starts_with("negligible"));
     }
 
     #[test]

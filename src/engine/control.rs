@@ -6,6 +6,7 @@
 
 use super::design::CONTROL_WORKLOAD;
 use crate::model::{Comparison, ControlOutcome, NegativeControl};
+use crate::report::number;
 use crate::stats::decision::Verdict;
 
 /// How a control comparison is named: its treatment, with " tasks=N"
@@ -27,7 +28,7 @@ pub fn judge(comparisons: &[Comparison]) -> Option<NegativeControl> {
         .filter(|c| c.workload == CONTROL_WORKLOAD)
         .map(|c| ControlOutcome {
             label: control_label(c),
-            figure: c.overhead_pct.describe(),
+            figure: number::overhead(&c.overhead_pct),
             changed: matches!(c.overhead_pct.verdict, Verdict::Slower | Verdict::Faster),
         })
         .collect();

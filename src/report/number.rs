@@ -2,7 +2,10 @@
 //! same in every table and format: rates with SI suffixes, durations with
 //! a readable unit, interval half-widths, p-values, and the two column
 //! styles (fixed decimals for mailing-list columns, four significant digits
-//! for post-shaped tables).
+//! for post-shaped tables), and an A/B overhead as one line.
+
+use crate::stats::decision::Verdict;
+use crate::stats::paired::OverheadPct;
 
 /// A rate with an SI suffix and 4 significant digits: 12.35M, 987.6k.
 pub fn si(x: f64) -> String {
@@ -99,6 +102,43 @@ pub fn sig4(v: f64) -> String {
     }
 }
 
+/// An A/B overhead as one line of a report or progress line.
+///
+/// Slower or faster: `"+48.2% [45.1, 51.0]"` (estimate with its sign,
+/// then the interval, one decimal); negligible: the same after
+/// `"negligible: "`. No change: `"no difference detected: < 0.8%"`, with
+/// the bound of [`no_change_bound`], or without a bound when the interval
+/// is not finite.
+pub fn overhead(o: &OverheadPct) -> String {
+    match o.verdict {
+        Verdict::Slower | Verdict::Faster => {
+            format!("{:+.1}% [{:.1}, {:.1}]", o.estimate, o.ci_low, o.ci_high)
+        }
+        Verdict::Negligible => format!(
+            "negligible: {:+.1}% [{:.1}, {:.1}]",
+            o.estimate, o.ci_low, o.ci_high
+        ),
+        Verdict::NoChange => match no_change_bound(o.ci_low, o.ci_high) {
+            Some(bound_pct) => format!("no difference detected: < {bound_pct:.1}%"),
+            None => "no difference detected".to_string(),
+        },
+    }
+}
+
+/// The bound a "no difference detected" interval gives, percent: the
+/// larger of |low| and |high| rounded *up* to one decimal, so the printed
+/// bound is never below the interval's, and at least 0.1 (identical arms
+/// give a [0, 0] interval, and "< 0.0%" would claim something impossible).
+/// A NaN end is ignored; None when the interval is not finite.
+pub fn no_change_bound(low_pct: f64, high_pct: f64) -> Option<f64> {
+    let bound = low_pct.abs().max(high_pct.abs());
+    // The epsilon keeps 0.7 (stored as 0.69999..) or 0.8
+    // (7.000000000000001 after * 10) from rounding up a step.
+    bound
+        .is_finite()
+        .then(|| ((bound * 10.0 - 1e-9).ceil() / 10.0).max(0.1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +179,46 @@ mod tests {
         assert_eq!(fixed(f64::INFINITY), "n/a");
         assert_eq!(change_pct(-1.5), "-1.50%");
         assert_eq!(p_short(0.0004), "p<0.001");
+    }
+
+    #[test]
+    fn overhead_lines() {
+        let o = |estimate, ci_low, ci_high, verdict| OverheadPct {
+            estimate,
+            ci_low,
+            ci_high,
+            p_value: 0.01,
+            verdict,
+        };
+        assert_eq!(
+            overhead(&o(48.2, 45.1, 51.0, Verdict::Slower)),
+            "+48.2% [45.1, 51.0]"
+        );
+        assert_eq!(
+            overhead(&o(-12.34, -14.0, -10.06, Verdict::Faster)),
+            "-12.3% [-14.0, -10.1]"
+        );
+        assert_eq!(
+            overhead(&o(0.04, -0.4, 0.5, Verdict::Negligible)),
+            "negligible: +0.0% [-0.4, 0.5]"
+        );
+        let nc = |lo, hi| overhead(&o(0.1, lo, hi, Verdict::NoChange));
+        assert_eq!(nc(-0.75, 0.71), "no difference detected: < 0.8%");
+        assert_eq!(nc(-0.3, 0.8), "no difference detected: < 0.8%");
+        assert_eq!(nc(-0.7, 0.3), "no difference detected: < 0.7%");
+        assert_eq!(nc(-0.3, 0.81), "no difference detected: < 0.9%");
+        assert_eq!(nc(-2.01, 1.0), "no difference detected: < 2.1%");
+        assert_eq!(nc(0.0, 0.0), "no difference detected: < 0.1%");
+        assert_eq!(nc(0.0, 100.0), "no difference detected: < 100.0%");
+        assert_eq!(nc(f64::NAN, f64::NAN), "no difference detected");
+    }
+
+    #[test]
+    fn no_change_bounds_round_up() {
+        assert_eq!(no_change_bound(0.0, 0.0), Some(0.1));
+        assert_eq!(no_change_bound(-0.7, 0.2), Some(0.7));
+        assert_eq!(no_change_bound(-3.2, 8.07), Some(8.1));
+        assert_eq!(no_change_bound(f64::NAN, 0.2), Some(0.2));
+        assert_eq!(no_change_bound(f64::INFINITY, 0.2), None);
     }
 }

@@ -193,7 +193,7 @@ pub fn comparisons(comparisons: &[Comparison]) -> String {
             },
             ns(c.baseline_ns_per_op),
             ns(c.treatment_ns_per_op),
-            c.overhead_pct.describe(),
+            crate::report::number::overhead(&c.overhead_pct),
             format!("{:.3}", c.overhead_pct.p_value),
             serde_json::to_value(c.overhead_pct.verdict)
                 .ok()

@@ -27,6 +27,7 @@ pub mod table;
 use serde::Serialize;
 
 use super::model::{Cell, DesignKind, Report};
+use super::number::no_change_bound;
 use crate::stats::decision::Verdict;
 
 pub use benchstat::render_files as render_benchstat_files;
@@ -114,18 +115,6 @@ pub(crate) fn verdict_name(v: Verdict) -> &'static str {
 /// Whether a cell's change is significant (a "slower" or "faster" verdict).
 pub(crate) fn significant(cell: &Cell) -> bool {
     matches!(cell.verdict, Some(Verdict::Slower | Verdict::Faster))
-}
-
-/// The bound a "no difference detected" interval gives, as
-/// `OverheadPct::describe` prints it: the larger of |low| and |high|,
-/// rounded up to one decimal, at least 0.1.
-pub(crate) fn no_change_bound(low: f64, high: f64) -> Option<f64> {
-    let bound = low.abs().max(high.abs());
-    // Same epsilon as `OverheadPct::describe`: 0.7 stored as 0.69999..
-    // must not round up a step.
-    bound
-        .is_finite()
-        .then(|| ((bound * 10.0 - 1e-9).ceil() / 10.0).max(0.1))
 }
 
 /// A short description of a cell's change for a table cell:
@@ -463,7 +452,7 @@ mod tests {
         let c = |i: usize, j: usize| r.rows[i].cells[j].as_ref().unwrap();
         assert_eq!(change_short(c(0, 0)), "");
         assert_eq!(change_short(c(0, 1)), "+12.3% [9.4, 16.5]");
-        // 8.07 rounds *up* to 8.1, as `OverheadPct::describe` does.
+        // 8.07 rounds *up* to 8.1, as `number::overhead` does.
         assert_eq!(change_short(c(0, 2)), "~ (<8.1%)");
         assert_eq!(change_short(c(1, 2)), "-10.0% [-12.1, -7.7]");
         assert_eq!(no_change_bound(0.0, 0.0), Some(0.1));
@@ -472,29 +461,6 @@ mod tests {
         assert_eq!(no_change_bound(f64::INFINITY, 0.2), None);
         assert_eq!(crate::report::number::p_short(0.0001), "p<0.001");
         assert_eq!(crate::report::number::p_short(0.0123), "p=0.012");
-    }
-
-    #[test]
-    fn no_change_bound_matches_describe() {
-        use crate::stats::paired::OverheadPct;
-        for (lo, hi) in [
-            (-3.2, 8.07),
-            (-0.7, 0.2),
-            (0.0, 0.0),
-            (-12.34, 1.0),
-            (-0.8, 0.79),
-        ] {
-            let d = OverheadPct {
-                estimate: 0.0,
-                ci_low: lo,
-                ci_high: hi,
-                p_value: 0.5,
-                verdict: Verdict::NoChange,
-            }
-            .describe();
-            let b = no_change_bound(lo, hi).unwrap();
-            assert_eq!(d, format!("no difference detected: < {b:.1}%"));
-        }
     }
 
     #[test]

@@ -90,7 +90,7 @@ fn comparisons_table(comparisons: &[Comparison]) -> String {
                 Cell::Num(c.pairs.to_string()),
                 Cell::Num(ns(c.baseline_ns_per_op)),
                 Cell::Num(ns(c.treatment_ns_per_op)),
-                Cell::Text(c.overhead_pct.describe()),
+                Cell::Text(crate::report::number::overhead(&c.overhead_pct)),
                 Cell::Num(format!("{:.3}", c.overhead_pct.p_value)),
                 Cell::Html(format!(
                     "<span class=\"verdict-{verdict}\">{verdict}</span>"
@@ -162,7 +162,7 @@ pub fn pairs_section(doc: &mut Doc, run: &StoredRun) -> Result<()> {
                 "{label}: {} pairs ({} AB, {ba} BA); overhead {}.",
                 pairs.len(),
                 pairs.len() - ba,
-                c.overhead_pct.describe()
+                crate::report::number::overhead(&c.overhead_pct)
             ),
         );
     }
