@@ -12,14 +12,22 @@
 //! - `report`: the one report model, number formatting, output formats.
 //! - `store`: SQLite and its migrations.
 //! - `safety`: the state lock and the journal of system-wide changes.
-//! - `mechanisms`: one file per security mechanism.
+//! - `mechanisms`: one file per security mechanism; `profile`: where the
+//!   time goes (perf sampling of profiled halves, symbols, attribution).
+//! - `policy`: the policies users bring (OCI seccomp profiles, audit
+//!   rules, Landlock sandboxes), parsed and compiled for the mechanisms.
 //! - `runner`: how a workload is timed (tasks, shared counters, slices).
 //! - `workloads`: what is timed, one file each; `probe`: the machine's
 //!   security configuration, one file per item.
 //! - `model`: the data every part passes around.
 //! - `stats`: pure maths, including the one decision step.
-//! - `params`, `sys`, `error`: parameters, raw syscalls and kernel queries,
-//!   errors and exit codes.
+//! - `params`, `sys`: parameters; raw syscalls and kernel queries.
+//! - `error`: errors and exit codes.
+//!
+//! Modules named on one line sit side by side: neither imports the other.
+//! `tests/layers.rs` checks all of this on the source, and lists the few
+//! known exceptions (test code that takes a lock or a fixture from above),
+//! each with its reason.
 
 pub mod calibrate;
 pub mod cli;

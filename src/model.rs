@@ -40,7 +40,8 @@ impl std::str::FromStr for Mode {
     }
 }
 
-pub use crate::stats::Summary;
+use crate::stats::estimate::nan_if_null;
+pub use crate::stats::{Estimate, LineFit, Summary};
 
 /// One fixed-duration slice of a measurement, after warmup.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -264,42 +265,6 @@ fn nan() -> f64 {
     f64::NAN
 }
 
-/// A least-squares line `y = intercept + slope * x` over every pair of
-/// every point, with 95% intervals (Student t, n - 2 degrees of freedom)
-/// and the lack-of-fit test that says whether a straight line fits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LineFit {
-    pub intercept: Estimate,
-    pub slope: Estimate,
-    /// Pairs fitted.
-    pub n: usize,
-    pub r_squared: f64,
-    /// Standard deviation of the residuals, ns/op.
-    pub residual_sd: f64,
-    /// p-value of the lack-of-fit F test (point means against the line,
-    /// measured against the scatter within points); None with fewer than
-    /// three distinct values.
-    pub lack_of_fit_p: Option<f64>,
-    /// False when the lack-of-fit test rejects the line at alpha 0.05.
-    pub straight: bool,
-}
-
-/// Reads a number written as `null` (how JSON writes NaN) back as NaN.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// A value with a 95% interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    #[serde(deserialize_with = "nan_if_null")]
-    pub estimate: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ci_low: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ci_high: f64,
-}
-
 /// One row of an attribution table: a group of kernel functions, or one
 /// sampled function (self time). ns/op are means over the profiled pairs
 /// of (the row's share of the half's samples) x (the half's ns/op).
@@ -449,27 +414,6 @@ pub struct PolicyFile {
     pub content: String,
 }
 
-impl PolicyFile {
-    /// Reads `path` for `treatment`'s parameter `param`, with its digest.
-    pub fn read(treatment: &str, param: &str, path: &str) -> anyhow::Result<PolicyFile> {
-        use anyhow::Context as _;
-        use sha2::Digest as _;
-        let bytes = crate::policy::source::read(std::path::Path::new(path))
-            .with_context(|| format!("{treatment}: reading {param}={path}"))?;
-        Ok(PolicyFile {
-            treatment: treatment.to_string(),
-            param: param.to_string(),
-            path: path.to_string(),
-            sha256: sha2::Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
-            bytes: bytes.len() as u64,
-            content: String::from_utf8_lossy(&bytes).into_owned(),
-        })
-    }
-}
-
 /// The settings of a run that reports show, read leniently from the run's
 /// stored parameters: each command stores its own plan, and older runs
 /// lack fields, so a field that is missing or of another shape is absent.
@@ -521,6 +465,18 @@ pub struct StoredRun {
     /// A/B comparisons (`secperf overhead` runs).
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
+}
+
+impl StoredRun {
+    /// The run's name in headings and columns: "run 3", or "label (run 3)"
+    /// when it has a label.
+    pub fn name(&self) -> String {
+        if self.meta.label.is_empty() {
+            format!("run {}", self.run_id)
+        } else {
+            format!("{} (run {})", self.meta.label, self.run_id)
+        }
+    }
 }
 
 /// One line of `secperf results list`.
@@ -643,5 +599,16 @@ pub mod testing {
             results,
             comparisons: vec![],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::run;
+
+    #[test]
+    fn a_run_is_named_by_its_label_and_id() {
+        assert_eq!(run(3, "", "6.18", vec![]).name(), "run 3");
+        assert_eq!(run(3, "before", "6.18", vec![]).name(), "before (run 3)");
     }
 }

@@ -1,10 +1,12 @@
 //! The calibration's bookkeeping with made-up measurements: sizing,
 //! schedule, counting false positives, detections and coverage, skipping.
 
+use super::run::is_interrupt;
 use super::*;
-use crate::model::PairData;
+use crate::engine::design::Design;
+use crate::model::{Comparison, Mode, PairData, Params};
 use crate::stats::bootstrap::Rng;
-use crate::stats::paired::OverheadPct;
+use crate::stats::paired::{OverheadPct, PairedOpts, compare_paired};
 
 fn design(pairs: u32) -> Design {
     Design::for_tests(pairs, 7)

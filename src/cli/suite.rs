@@ -21,7 +21,8 @@ use crate::model::{Skipped, StoredRun};
 use crate::stats::decision::DecisionOpts;
 use crate::store::Store;
 use crate::suites::avc::AvcDelta;
-use crate::suites::render::{ReportParts, render};
+use crate::suites::sections::{ReportParts, sections};
+use crate::suites::text::render;
 use crate::suites::{self, SuiteDef};
 use crate::usage_bail;
 
@@ -200,7 +201,7 @@ fn print_report(
         avc: avc.as_deref(),
         decision,
     };
-    let (ab, runs) = crate::suites::render::sections(&parts);
+    let (ab, runs) = sections(&parts);
     let text = render(&parts, ab.as_ref(), &runs);
     if json {
         return super::print_json(&SuiteOutput {

@@ -15,13 +15,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::model::StoredRun;
+use crate::probe::{probe_differences, short_value};
 use crate::report::model::{Cell, DesignKind, Report, Row};
-use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
+use crate::stats::decision::DecisionOpts;
 use crate::stats::summary::geometric_mean;
-use crate::stats::unpaired::{UnpairedOpts, compare_unpaired};
+use crate::stats::unpaired::UnpairedOpts;
+use crate::stats::unpaired_table::{UnpairedCell, decide_unpaired_table};
 
 /// Decision thresholds (the equivalence test is Welch's on log values)
 /// and the bootstrap's seed.
@@ -84,15 +84,6 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
     out
 }
 
-/// The name of a run in a report header.
-pub fn run_name(run: &StoredRun) -> String {
-    if run.meta.label.is_empty() {
-        format!("run {}", run.run_id)
-    } else {
-        format!("{} (run {})", run.meta.label, run.run_id)
-    }
-}
-
 /// Compares every later run against the first.
 pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let base = &runs[0];
@@ -102,28 +93,41 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         .map(|r| series(r).into_iter().collect())
         .collect();
     // Rows: the baseline's rows present in at least one other run.
+    let keys: Vec<&(RowKey, Vec<f64>)> = base_series
+        .iter()
+        .filter(|(key, _)| others.iter().any(|o| o.contains_key(key)))
+        .collect();
+    // One decision per column: each row's test, Holm across the column's
+    // rows, then verdicts.
+    let columns: Vec<Vec<UnpairedCell>> = others
+        .iter()
+        .map(|o| {
+            keys.iter()
+                .filter_map(|(key, a)| Some((a.as_slice(), o.get(key)?.as_slice())))
+                .collect()
+        })
+        .collect();
+    let test = UnpairedOpts {
+        seed: opts.seed,
+        ..Default::default()
+    };
+    let mut decided: Vec<_> = decide_unpaired_table(&columns, &test, &opts.decision)
+        .into_iter()
+        .map(Vec::into_iter)
+        .collect();
     let mut rows: Vec<Row> = Vec::new();
-    for (key, a) in &base_series {
-        if !others.iter().any(|o| o.contains_key(key)) {
-            continue;
-        }
+    for (key, a) in keys {
         let mut cells = vec![Some(Cell::from_samples(a.clone()))];
-        for o in &others {
+        for (o, decided) in others.iter().zip(&mut decided) {
             let c = o.get(key).map(|b| {
                 let mut c = Cell::from_samples(b.clone());
-                if let Ok(u) = compare_unpaired(
-                    a,
-                    b,
-                    &UnpairedOpts {
-                        seed: opts.seed,
-                        ..Default::default()
-                    },
-                ) {
-                    c.change_pct = Some(u.estimate);
-                    c.ci_low_pct = Some(u.ci_low);
-                    c.ci_high_pct = Some(u.ci_high);
-                    c.p_value = Some(u.p_value);
-                    c.welch_p_value = Some(u.welch_p_value);
+                if let Some(d) = decided.next().flatten() {
+                    c.change_pct = Some(d.change.estimate);
+                    c.ci_low_pct = Some(d.change.ci_low);
+                    c.ci_high_pct = Some(d.change.ci_high);
+                    c.p_value = Some(d.decision.p_value);
+                    c.welch_p_value = Some(d.change.welch_p_value);
+                    c.verdict = Some(d.decision.verdict);
                 }
                 c
             });
@@ -137,36 +141,6 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             cells,
         });
     }
-    // One decision per column: Holm across its rows, then verdicts.
-    for j in 0..others.len() {
-        let present: Vec<usize> = (0..rows.len())
-            .filter(|&i| {
-                rows[i].cells[j + 1]
-                    .as_ref()
-                    .is_some_and(|c| c.p_value.is_some())
-            })
-            .collect();
-        let tested: Vec<Tested> = present
-            .iter()
-            .filter_map(|&i| {
-                let row = &rows[i];
-                let (a, c) = (row.cells[0].as_ref()?, row.cells[j + 1].as_ref()?);
-                Some(Tested {
-                    p_value: c.p_value?,
-                    ci_low: c.ci_low_pct?,
-                    ci_high: c.ci_high_pct?,
-                    samples: Samples::Unpaired(&a.samples, &c.samples),
-                })
-            })
-            .collect();
-        let decisions = decide_table(&tested, &opts.decision);
-        for (&i, d) in present.iter().zip(decisions) {
-            if let Some(c) = rows[i].cells[j + 1].as_mut() {
-                c.p_value = Some(d.p_value);
-                c.verdict = Some(d.verdict);
-            }
-        }
-    }
     let mut summary = Vec::new();
     for (j, run) in runs[1..].iter().enumerate() {
         let ratios: Vec<f64> = rows
@@ -176,8 +150,8 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         if let Some(g) = geometric_mean(&ratios) {
             summary.push(format!(
                 "geometric mean of changes, {} vs {}: {:+.2}% over {} rows",
-                run_name(run),
-                run_name(base),
+                run.name(),
+                base.name(),
                 (g - 1.0) * 100.0,
                 ratios.len()
             ));
@@ -186,7 +160,7 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let mut warnings = Vec::new();
     for run in &runs[1..] {
         for d in probe_differences(&base.meta.system, &run.meta.system) {
-            warnings.push(format!("{} vs {}: {d}", run_name(base), run_name(run)));
+            warnings.push(format!("{} vs {}: {d}", base.name(), run.name()));
         }
     }
     if rows.is_empty() {
@@ -199,11 +173,11 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         sign_convention: format!(
             "% change of ns/op against {}: positive = slower; significant when Holm-corrected \
              p < {} and the 95% CI lies outside +-{}%",
-            run_name(base),
+            base.name(),
             opts.decision.alpha,
             opts.decision.noise_pct
         ),
-        columns: runs.iter().map(run_name).collect(),
+        columns: runs.iter().map(StoredRun::name).collect(),
         rows,
         summary,
         warnings,
@@ -213,96 +187,11 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     }
 }
 
-/// What of a probe snapshot changes the cost of a syscall, by JSON pointer.
-const PROBE_KEYS: &[(&str, &str)] = &[
-    ("/kernel/release", "kernel"),
-    ("/kernel/cmdline", "kernel command line"),
-    ("/lsm/modules", "active LSMs"),
-    ("/mitigations", "CPU mitigations"),
-    ("/cpu/model", "CPU model"),
-    ("/cpu/online_count", "online CPUs"),
-    ("/selinux/state", "SELinux"),
-    ("/apparmor/enabled", "AppArmor"),
-    ("/landlock/abi", "Landlock ABI"),
-    ("/audit/enabled", "audit enabled"),
-    ("/audit/rules", "audit rules"),
-    ("/audit/failure", "audit failure mode"),
-    ("/audit/backlog_limit", "audit backlog limit"),
-    ("/audit/backlog_wait_time", "audit backlog wait time"),
-];
-
-/// Probe items added later: compared only when both snapshots have the
-/// item (one from an older secperf lacks it, which is no difference).
-const NEWER_PROBE_KEYS: &[(&str, &str)] = &[
-    ("/bpf_jit/enable", "BPF JIT"),
-    ("/bpf_jit/harden", "BPF JIT hardening"),
-    ("/cpufreq/governor", "CPU frequency governor"),
-    ("/cpufreq/boost", "CPU boost"),
-    ("/smt", "SMT"),
-    ("/preemption/model", "preemption model"),
-    ("/aslr", "ASLR (randomize_va_space)"),
-];
-
-/// The top-level item of a JSON pointer ("/smt/control" -> "smt").
-fn item_of(ptr: &str) -> &str {
-    ptr.trim_start_matches('/').split('/').next().unwrap_or("")
-}
-
-/// Human descriptions of the differences that matter between two probes.
-pub fn probe_differences(a: &Value, b: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let newer = NEWER_PROBE_KEYS
-        .iter()
-        .filter(|(ptr, _)| [a, b].iter().all(|s| s.get(item_of(ptr)).is_some()));
-    for (ptr, name) in PROBE_KEYS.iter().chain(newer) {
-        let (x, y) = (a.pointer(ptr), b.pointer(ptr));
-        if x == y {
-            continue;
-        }
-        match (x, y) {
-            (Some(Value::Object(x)), Some(Value::Object(y))) => {
-                let changed: Vec<&String> = x
-                    .keys()
-                    .chain(y.keys().filter(|k| !x.contains_key(*k)))
-                    .filter(|k| x.get(*k) != y.get(*k))
-                    .collect();
-                out.push(format!(
-                    "{name} differ ({})",
-                    changed
-                        .iter()
-                        .map(|k| k.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            _ => out.push(format!("{name} differ: {} vs {}", short(x), short(y))),
-        }
-    }
-    out
-}
-
-fn short(v: Option<&Value>) -> String {
-    let s = match v {
-        None => "unknown".to_string(),
-        Some(Value::String(s)) => s.clone(),
-        // A probe item that was not read: `Probed::Unavailable`.
-        Some(Value::Object(o)) if o.len() == 1 && o.contains_key("unavailable") => {
-            format!("unavailable ({})", short(o.get("unavailable")))
-        }
-        Some(v) => v.to_string(),
-    };
-    if s.chars().count() > 60 {
-        format!("{}...", s.chars().take(57).collect::<String>())
-    } else {
-        s
-    }
-}
-
 fn machine_summary(run: &StoredRun) -> Vec<(String, String)> {
     let s = &run.meta.system;
     let text = |p: &str| {
         s.pointer(p)
-            .map(|v| short(Some(v)))
+            .map(|v| short_value(Some(v)))
             .unwrap_or_else(|| "unknown".into())
     };
     vec![

@@ -337,7 +337,7 @@ impl OverheadPlan {
             }
             for (param, path) in t.mechanism.policy_files(t) {
                 if !policy_files.iter().any(|f| f.path == path) {
-                    policy_files.push(crate::model::PolicyFile::read(
+                    policy_files.push(crate::policy::source::policy_file(
                         &t.to_string(),
                         param,
                         &path,

@@ -5,7 +5,6 @@
 //! labels still name its path), and the user is told.
 
 use anyhow::Result;
-use sha2::Digest as _;
 
 use crate::report::doc::RunDoc;
 use crate::usage_bail;
@@ -74,13 +73,9 @@ pub fn prepare(doc: &RunDoc) -> Result<Rerun> {
     }
     for f in &doc.policy_files {
         let now = std::fs::read(&f.path).ok();
-        let same = now.as_ref().is_some_and(|bytes| {
-            let digest: String = sha2::Sha256::digest(bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            digest == f.sha256
-        });
+        let same = now
+            .as_ref()
+            .is_some_and(|bytes| crate::policy::source::sha256_hex(bytes) == f.sha256);
         if !same {
             crate::policy::source::substitute(
                 std::path::Path::new(&f.path),
@@ -145,7 +140,7 @@ mod tests {
         std::fs::write(&path, "-a always,exit -S getppid\n").unwrap();
         let mut doc = overhead_doc();
         doc.policy_files[0] =
-            crate::model::PolicyFile::read("audit:rules=x", "rules", path.to_str().unwrap())
+            crate::policy::source::policy_file("audit:rules=x", "rules", path.to_str().unwrap())
                 .unwrap();
         assert!(
             prepare(&doc)

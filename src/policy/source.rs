@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::model::PolicyFile;
+
 /// Stored contents that stand in for files, by path (set by `rerun`).
 static OVERRIDES: Mutex<BTreeMap<PathBuf, Vec<u8>>> = Mutex::new(BTreeMap::new());
 
@@ -23,6 +25,31 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
         Some(bytes) => Ok(bytes),
         None => std::fs::read(path),
     }
+}
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Reads the policy file `path` named by `treatment`'s parameter `param`,
+/// with its digest, as the run stores it.
+pub fn policy_file(treatment: &str, param: &str, path: &str) -> anyhow::Result<PolicyFile> {
+    use anyhow::Context as _;
+    let bytes =
+        read(Path::new(path)).with_context(|| format!("{treatment}: reading {param}={path}"))?;
+    Ok(PolicyFile {
+        treatment: treatment.to_string(),
+        param: param.to_string(),
+        path: path.to_string(),
+        sha256: sha256_hex(&bytes),
+        bytes: bytes.len() as u64,
+        content: String::from_utf8_lossy(&bytes).into_owned(),
+    })
 }
 
 /// From now on, reading `path` gives `content` (a stored run's copy).

@@ -9,8 +9,10 @@
 //! One file per item; each reads files under a root directory (`/` here,
 //! fixture trees under tests/fixtures/probe in tests) or asks the kernel
 //! with a system call. `render` turns the snapshot into the text of
-//! `secperf probe`; serde gives `secperf probe --json`, which is also stored
-//! with every run (`kernel.release` is what run listings show).
+//! `secperf probe`; `differences` says what differs between two snapshots
+//! in a way that moves the figures; serde gives `secperf probe --json`,
+//! which is also stored with every run (`kernel.release` is what run
+//! listings show).
 //!
 //! Beyond the security state, the snapshot records what moves every figure
 //! regardless of mechanism: the BPF JIT, CPU frequency governor and boost,
@@ -23,6 +25,7 @@ mod audit;
 mod bpf;
 mod cpu;
 mod cpufreq;
+mod differences;
 pub mod facts;
 pub(crate) mod files;
 mod jit;
@@ -52,6 +55,7 @@ pub use audit::AuditInfo;
 pub use bpf::BpfLsmInfo;
 pub use cpu::CpuInfo;
 pub use cpufreq::CpuFreqInfo;
+pub use differences::{probe_differences, short_value};
 pub use facts::MachineFacts;
 pub use jit::BpfJitInfo;
 pub use kernel::KernelInfo;

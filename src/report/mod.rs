@@ -17,6 +17,5 @@ pub mod model;
 pub mod number;
 pub mod sections;
 pub mod table;
-pub mod wording;
 
 pub use number::{ci_pct, ns, si};

@@ -8,7 +8,7 @@
 //! does not describe how the cost grows, and the slope is then an average
 //! over the values swept, not a cost per unit.
 
-use crate::model::{Estimate, LineFit};
+use super::estimate::{Estimate, LineFit};
 
 /// The significance level below which the line is said not to fit.
 pub const LACK_OF_FIT_ALPHA: f64 = 0.05;

@@ -7,6 +7,7 @@
 
 pub mod bootstrap;
 pub mod decision;
+pub mod estimate;
 pub mod holm;
 pub mod linear;
 pub mod outliers;
@@ -17,9 +18,12 @@ pub mod summary;
 pub mod tdist;
 pub mod tost;
 pub mod unpaired;
+pub mod unpaired_table;
 pub mod wilcoxon;
 
 use serde::{Deserialize, Serialize};
+
+pub use estimate::{Estimate, LineFit};
 
 /// A median with a 95% confidence interval of that median.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -106,9 +110,9 @@ pub fn median_ci_coverage(n: usize, confidence: f64) -> f64 {
 
 /// Mean of `x` with a 95% Student-t interval (NaN bounds below two
 /// values, all NaN when empty).
-pub fn mean_ci(x: &[f64]) -> crate::model::Estimate {
+pub fn mean_ci(x: &[f64]) -> Estimate {
     let n = x.len() as f64;
-    let nan = crate::model::Estimate {
+    let nan = Estimate {
         estimate: f64::NAN,
         ci_low: f64::NAN,
         ci_high: f64::NAN,
@@ -118,14 +122,14 @@ pub fn mean_ci(x: &[f64]) -> crate::model::Estimate {
     }
     let mean = x.iter().sum::<f64>() / n;
     if x.len() < 2 {
-        return crate::model::Estimate {
+        return Estimate {
             estimate: mean,
             ..nan
         };
     }
     let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
     let half = tdist::t_quantile(0.975, n - 1.0) * (var / n).sqrt();
-    crate::model::Estimate {
+    Estimate {
         estimate: mean,
         ci_low: mean - half,
         ci_high: mean + half,

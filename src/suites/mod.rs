@@ -26,7 +26,8 @@ pub mod avc;
 pub mod avc_2004;
 pub mod creds_2008;
 pub mod lsm_hooks_2020;
-pub mod render;
+pub mod sections;
+pub mod text;
 
 use anyhow::Result;
 use serde::Serialize;

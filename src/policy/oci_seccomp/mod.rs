@@ -131,8 +131,12 @@ pub fn load(path: &Path) -> Result<CompiledProfile> {
             ),
         )
     })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| bad(&origin, format_args!("it is not UTF-8 text ({e}); JSON must be")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        bad(
+            &origin,
+            format_args!("it is not UTF-8 text ({e}); JSON must be"),
+        )
+    })?;
     let profile = parse(&text, &origin)?;
     let ctx = EvalContext::current()?;
     let mut compiled = compile(&profile, &ctx)?;

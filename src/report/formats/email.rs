@@ -292,7 +292,7 @@ fn field(
         return format!("{value:>vw$}");
     }
     let mark = match (baseline, c.verdict) {
-        (false, Some(v)) => crate::report::wording::mark(v),
+        (false, Some(v)) => crate::report::number::mark(v),
         _ => " ",
     };
     format!("{value:>vw$} ({:>cw$}){mark}", change_text(c, baseline))

@@ -120,8 +120,8 @@ pub(crate) fn change_short(cell: &Cell) -> String {
         return String::new();
     };
     match (cell.verdict, cell.ci_low_pct.zip(cell.ci_high_pct)) {
-        (Some(v), Some((lo, hi))) => crate::report::wording::change(change, lo, hi, v),
-        (Some(v), None) => format!("{change:+.1}% {}", crate::report::wording::mark(v)),
+        (Some(v), Some((lo, hi))) => crate::report::number::change(change, lo, hi, v),
+        (Some(v), None) => format!("{change:+.1}% {}", crate::report::number::mark(v)),
         (None, Some((lo, hi))) => format!("{change:+.1}% [{lo:.1}, {hi:.1}]"),
         (None, None) => format!("{change:+.1}%"),
     }

@@ -3,7 +3,7 @@
 //! in one of three [`Layout`]s over groups of its rows ([`PostTable`]).
 //! Each cell is a value with 4 significant digits and, against the first
 //! column, its % change with the 95% interval and a mark: `*` a change,
-//! `=` shown negligible, `~` no difference detected (`report::wording`).
+//! `=` shown negligible, `~` no difference detected (`report::number`).
 
 use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
 
@@ -70,10 +70,10 @@ fn counted(n: usize, per: &str) -> String {
     }
 }
 
-/// The mark of a verdict, as everywhere (`report::wording`); none
+/// The mark of a verdict, as everywhere (`report::number`); none
 /// without a comparison.
 fn mark(v: Option<Verdict>) -> &'static str {
-    v.map_or("", crate::report::wording::mark)
+    v.map_or("", crate::report::number::mark)
 }
 
 fn fmt_cell(c: &Cell, with_ci: bool) -> String {

@@ -122,7 +122,7 @@ pub fn pairs_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
                 "{label}: {} pairs ({} AB, {ba} BA); overhead {}.",
                 pairs.len(),
                 pairs.len() - ba,
-                c.overhead_pct.describe()
+                crate::report::number::overhead(&c.overhead_pct)
             ),
         );
     }

@@ -14,7 +14,7 @@ use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
 use super::super::number::ns;
-use super::super::wording::{marks_legend, overhead, p_value, verdict_name};
+use super::super::number::{marks_legend, overhead, p_value, verdict_name};
 use crate::model::Comparison;
 
 /// The paired treatment figure: baseline x (1 + overhead).

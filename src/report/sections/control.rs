@@ -7,7 +7,7 @@
 use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::Markup;
-use super::super::wording::overhead;
+use super::super::number::overhead;
 
 /// "a", "a and b", "a, b and c".
 fn and_list(items: &[String]) -> String {

@@ -1,9 +1,9 @@
-//! A suite's report: the post's tables filled from a stored run. This
-//! module computes (which cells, which statistics, which verdicts) into the
-//! one report model ([`Report`], rows = each item at each task count,
-//! columns = the configurations); `report::formats::post` draws it in the
-//! suite's layouts, and [`render`] puts the sections, notes and skips in
-//! the post's order.
+//! A suite's report sections: the post's tables filled from a stored run.
+//! This module computes (which cells, which statistics, which verdicts)
+//! into the one report model ([`Report`], rows = each item at each task
+//! count, columns = the configurations); `report::formats::post` draws it
+//! in the suite's layouts, and [`super::text`] writes the sections, notes
+//! and skips in the post's order.
 //!
 //! Two sections. "This boot, A/B": the mechanisms switched on the live
 //! kernel; the baseline column is the median of the baseline halves, each
@@ -15,18 +15,14 @@
 //! `secperf compare` does; each value is the median over samples. Either
 //! way a cell's % follows from the values printed (within rounding).
 
-use std::fmt::Write as _;
-
 use super::avc::AvcDelta;
 use super::{Item, Layout, Metric, PctStyle, SuiteDef, SuitePlan};
 use crate::mechanisms::Treatment;
 use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
-use crate::report::formats::post;
 use crate::report::model::{Cell, DesignKind, PostTable, Report, Row};
-use crate::stats::decision::{
-    DecisionOpts, Samples, Tested, Verdict, can_be_significant, decide_table, smallest_p,
-};
-use crate::stats::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
+use crate::stats::decision::{DecisionOpts, Samples, Verdict, can_be_significant, smallest_p};
+use crate::stats::unpaired::UnpairedOpts;
+use crate::stats::unpaired_table::{UnpairedCell, decide_unpaired_table};
 
 /// One cell while a section is built: a value and, against the table's
 /// first column, a change.
@@ -204,7 +200,7 @@ fn units_per_op(run: &StoredRun, item: &Item) -> Option<u64> {
 /// cell, pooled over every treatment measured there; a treatment's cell is
 /// that baseline times its paired ratio (exp of the median per-pair log
 /// ratio), so each cell's % follows from the two values shown.
-pub fn ab_section(plan: &SuitePlan, run: &StoredRun, layout: Layout) -> Option<Section> {
+fn ab_section(plan: &SuitePlan, run: &StoredRun, layout: Layout) -> Option<Section> {
     let treatments: Vec<Treatment> = plan
         .treatments
         .iter()
@@ -311,25 +307,24 @@ fn treatment_name(t: &Treatment) -> String {
 }
 
 /// The runs section: the baseline run (if any) and this run, unpaired.
-pub fn runs_section(
+fn runs_section(
     plan: &SuitePlan,
     run: &StoredRun,
     baseline: Option<&StoredRun>,
     decision: &DecisionOpts,
     layout: Layout,
 ) -> Section {
-    let name = |r: &StoredRun| crate::compare::run_name(r);
     let mut this = Config {
-        name: name(run),
+        name: run.name(),
         cells: Vec::new(),
     };
     let mut base = baseline.map(|b| Config {
-        name: name(b),
+        name: b.name(),
         cells: Vec::new(),
     });
-    // Cells compared with the baseline: (cell index, baseline ns/op,
-    // this run's ns/op, the change of ns/op).
-    let mut pending: Vec<(usize, Vec<f64>, Vec<f64>, UnpairedChange)> = Vec::new();
+    // Cells compared with the baseline: (cell index, metric, baseline
+    // ns/op, this run's ns/op).
+    let mut pending: Vec<(usize, Metric, Vec<f64>, Vec<f64>)> = Vec::new();
     for (i, item) in plan.current.iter().enumerate() {
         for &n in &item.tasks {
             let Some(r) = run.results.iter().find(|r| result_matches(r, item, n)) else {
@@ -339,7 +334,7 @@ pub fn runs_section(
             let Some(value) = median_value(&b, item.metric, r.tasks, result_per_op(r)) else {
                 continue;
             };
-            let mut cell = CellData {
+            let cell = CellData {
                 value,
                 pct: None,
                 verdict: None,
@@ -359,36 +354,36 @@ pub fn runs_section(
                         },
                     ));
                 }
-                if let Ok(u) = compare_unpaired(&a, &b, &UnpairedOpts::default()) {
-                    cell.pct = Some(styled_pct(
-                        item.metric,
-                        plan.pct_style,
-                        (u.estimate, u.ci_low, u.ci_high),
-                    ));
-                    pending.push((this.cells.len(), a, b, u));
-                }
+                pending.push((this.cells.len(), item.metric, a, b));
             }
             this.cells.push(((i, n as u32), cell));
         }
     }
     // One decision across the cells compared, on ns/op.
-    let tested: Vec<Tested> = pending
+    let column: Vec<UnpairedCell> = pending
         .iter()
-        .map(|(_, a, b, u)| Tested {
-            p_value: u.p_value,
-            ci_low: u.ci_low,
-            ci_high: u.ci_high,
-            samples: Samples::Unpaired(a, b),
-        })
+        .map(|(_, _, a, b)| (a.as_slice(), b.as_slice()))
         .collect();
-    for ((idx, ..), d) in pending.iter().zip(decide_table(&tested, decision)) {
-        this.cells[*idx].1.verdict = Some(d.verdict);
+    let decided = decide_unpaired_table(
+        std::slice::from_ref(&column),
+        &UnpairedOpts::default(),
+        decision,
+    );
+    let mut tested = Vec::new();
+    for ((idx, metric, a, b), d) in pending.iter().zip(&decided[0]) {
+        let Some(d) = d else { continue };
+        let u = &d.change;
+        let cell = &mut this.cells[*idx].1;
+        cell.pct = Some(styled_pct(
+            *metric,
+            plan.pct_style,
+            (u.estimate, u.ci_low, u.ci_high),
+        ));
+        cell.verdict = Some(d.decision.verdict);
+        tested.push(Samples::Unpaired(a, b));
     }
     let mut warnings = Vec::new();
-    if let Some(smallest) = tested
-        .iter()
-        .map(|t| smallest_p(t.samples))
-        .reduce(f64::min)
+    if let Some(smallest) = tested.iter().map(|&t| smallest_p(t)).reduce(f64::min)
         && !can_be_significant(smallest, tested.len(), decision.alpha)
     {
         warnings.push(format!(
@@ -409,46 +404,6 @@ pub fn runs_section(
         ("This run, current configuration", DesignKind::Single)
     };
     assemble(title, design, &plan.current, layout, &configs, warnings)
-}
-
-/// AVC counters per workload, or why there are none.
-pub fn render_avc(avc: &[AvcDelta], collected: bool) -> String {
-    if !collected {
-        return format!(
-            "SELinux AVC statistics: not collected: SELinux is not active here ({} absent)\n",
-            super::avc::CACHE_STATS
-        );
-    }
-    let rows = avc
-        .iter()
-        .map(|d| {
-            let s = &d.stats;
-            vec![
-                d.workload.clone(),
-                d.tasks.to_string(),
-                s.lookups.to_string(),
-                s.hits.to_string(),
-                s.misses.to_string(),
-                s.allocations.to_string(),
-                s.reclaims.to_string(),
-                s.frees.to_string(),
-                s.hit_pct().map_or("-".into(), |h| format!("{h:.2}%")),
-            ]
-        })
-        .collect();
-    format!(
-        "SELinux AVC statistics during each measurement ({}):\n{}\n",
-        super::avc::CACHE_STATS,
-        post::ascii_table(
-            ["workload", "tasks"]
-                .iter()
-                .chain(&super::avc::FIELDS)
-                .chain(&["hit rate"])
-                .map(|h| h.to_string())
-                .collect(),
-            rows
-        )
-    )
 }
 
 /// Everything a suite run prints, in order.
@@ -476,118 +431,12 @@ pub fn sections(p: &ReportParts) -> (Option<Section>, Section) {
     )
 }
 
-/// The report text from [`sections`].
-pub fn render(p: &ReportParts, ab: Option<&Section>, runs: &Section) -> String {
-    let mut out = String::new();
-    let s = p.suite;
-    let _ = writeln!(out, "{} v{}: {}", s.name, s.version, s.title);
-    out.push_str(&citation_lines(&s.post));
-    let _ = writeln!(out, "(measured on {})", machine_line(&p.run.meta.system));
-    out.push('\n');
-    if let Some(ab) = ab {
-        out.push_str(&post::render(&ab.report, &ab.tables));
-        out.push('\n');
-        for a in &ab.report.attributions {
-            // The shape profiles are posted in (each symbol's share of the
-            // samples before and after, as `perf diff` prints), then what
-            // those shares are in ns/op.
-            let _ = writeln!(
-                out,
-                "Profile: {} (share of samples, as perf diff)",
-                a.comparison
-            );
-            out.push_str(&crate::report::formats::attribution::shares(
-                &a.attribution,
-                10,
-            ));
-        }
-        out.push_str(&crate::report::formats::attribution::email(
-            &ab.report.attributions,
-        ));
-        if !ab.report.attributions.is_empty() {
-            out.push('\n');
-        }
-    }
-    out.push_str(&post::render(&runs.report, &runs.tables));
-    out.push('\n');
-    if let Some(b) = p.baseline {
-        for d in crate::compare::probe_differences(&b.meta.system, &p.run.meta.system) {
-            let _ = writeln!(out, "differs between the runs: {d}");
-        }
-    }
-    if p.plan.collect_avc {
-        out.push_str(&render_avc(p.avc.unwrap_or(&[]), p.avc.is_some()));
-        out.push('\n');
-    }
-    post::para(&mut out, &crate::report::wording::marks_legend(&p.decision));
-    if ab.is_some() {
-        post::para(
-            &mut out,
-            "A/B: the baseline value is the median of the baseline halves over all pairs; a \
-             mechanism's value is that baseline times its paired ratio (the median of the \
-             per-pair ratios, with its 95% interval), so value / baseline - 1 is the % shown",
-        );
-    }
-    post::para(
-        &mut out,
-        "Runs: each value is the median over the run's samples; a % against a baseline run is \
-         the ratio of the two medians, with a bootstrap 95% interval",
-    );
-    for n in &p.plan.notes {
-        post::para(&mut out, &format!("note: {n}"));
-    }
-    for sk in p.skipped {
-        post::para(
-            &mut out,
-            &format!("skipped: {}: {}", sk.mechanism, sk.reason),
-        );
-    }
-    post::para(&mut out, &format!("other side: {}", s.other_side));
-    out
-}
-
-/// "reproduces: Author, "Subject", list, date" wrapped at spaces only (a
-/// subject or list name is never split at its hyphens), then the archive
-/// link alone on its line so that it can be copied whole.
-fn citation_lines(c: &super::Citation) -> String {
-    let opts = textwrap::Options::new(100)
-        .subsequent_indent("    ")
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    let mut out = textwrap::fill(&format!("reproduces: {}", c.text()), opts);
-    out.push('\n');
-    if let Some(link) = c.link {
-        let _ = writeln!(out, "    {link}");
-    }
-    out
-}
-
-/// "linux 6.18.0, LSMs lockdown,capability,landlock,bpf, 2 CPUs".
-fn machine_line(system: &serde_json::Value) -> String {
-    let get = |ptr: &str| system.pointer(ptr).cloned();
-    let kernel = get("/kernel/release")
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| "kernel ?".into());
-    let lsms = get("/lsm/modules")
-        .and_then(|v| {
-            v.as_array().map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-        })
-        .unwrap_or_else(|| "?".into());
-    let cpus = get("/cpu/online_count")
-        .map(|v| v.to_string())
-        .unwrap_or_else(|| "?".into());
-    format!("linux {kernel}, LSMs {lsms}, {cpus} CPUs")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::testing::{result, run};
     use crate::model::{Mode, PairData, Params};
+    use crate::report::formats::post;
     use crate::stats::paired::OverheadPct;
 
     /// Config `config`'s cell in row `row` of a section.
@@ -768,73 +617,6 @@ mod tests {
                 .iter()
                 .all(|r| r.cells[0].as_ref().is_none_or(|c| c.change_pct.is_none()))
         );
-    }
-
-    #[test]
-    fn report_names_skips_notes_and_the_other_side() {
-        let r = run(
-            3,
-            "access-2023",
-            "6.18",
-            vec![result("access1", &[1000.0, 1010.0])],
-        );
-        let skipped = vec![Skipped {
-            mechanism: "cred:fsuid".into(),
-            reason: "needs root".into(),
-        }];
-        let parts = ReportParts {
-            suite: &super::super::access_2023::SUITE,
-            plan: &plan(),
-            run: &r,
-            baseline: None,
-            skipped: &skipped,
-            avc: None,
-            decision: DecisionOpts::default(),
-        };
-        let (ab, runs) = sections(&parts);
-        let text = render(&parts, ab.as_ref(), &runs);
-        assert!(text.starts_with("access-2023 v1: "), "{text}");
-        // The header cites the post (author, subject, list, date), not a file.
-        let header: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
-        assert!(header[1].starts_with("reproduces: Paul Moore"), "{text}");
-        let cited = header
-            .join(" ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        for part in [
-            "\"Re: [PATCH v2 2/2] vfs: avoid duplicating creds in faccessat if possible\"",
-            "linux-fsdevel, linux-kernel, linux-security-module",
-            "2023-01-23",
-        ] {
-            assert!(cited.contains(part), "{part} missing from:\n{text}");
-        }
-        // The link whole, on a line of its own.
-        let link = super::super::access_2023::SUITE.post.link.unwrap();
-        assert!(header.contains(&format!("    {link}").as_str()), "{text}");
-        assert!(!text.contains(".txt"), "{text}");
-        assert!(text.contains("(measured on linux 6.18"), "{text}");
-        assert!(text.contains("skipped: cred:fsuid: needs root"), "{text}");
-        assert!(text.contains("other side: "), "{text}");
-        assert!(!text.contains("A/B:"), "{text}");
-        assert!(text.lines().all(|l| l.len() <= 120), "{text}");
-    }
-
-    #[test]
-    fn avc_table_or_the_reason_there_is_none() {
-        assert!(render_avc(&[], false).contains("not active"));
-        let d = AvcDelta {
-            workload: "write".into(),
-            tasks: 2,
-            stats: crate::suites::avc::AvcStats {
-                lookups: 200,
-                hits: 150,
-                misses: 50,
-                ..Default::default()
-            },
-        };
-        let t = render_avc(&[d], true);
-        assert!(t.contains("75.00%"), "{t}");
     }
 
     #[test]
