@@ -15,7 +15,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{lookup, number_u32, tables};
+use super::tables;
+use super::values::{lookup, number_u32};
 use crate::sys::audit as au;
 
 /// A rule file's text. A missing or unreadable file, or one that is not

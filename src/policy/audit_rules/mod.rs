@@ -60,9 +60,11 @@ mod host;
 mod tables;
 #[cfg(test)]
 mod tests;
+mod values;
 
 pub use host::{Host, SystemHost};
 use host::{Machine, arch_value};
+use values::{c_unsigned, count, lookup, number_u32, signed_u32};
 
 /// auditctl reads a rule file with a line buffer of this many bytes.
 pub const LINE_SIZE: usize = 6144;
@@ -260,15 +262,6 @@ impl RuleFile {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// A case-insensitive table lookup (`name` already lower case for the
-/// lower-case tables).
-fn lookup(table: &[(&str, u32)], name: &str) -> Option<u32> {
-    table
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| *v)
 }
 
 // ---------------------------------------------------------------------------
@@ -1765,69 +1758,6 @@ fn msg_type(text: &str) -> Option<u32> {
     }
     let inner = text.strip_prefix("UNKNOWN[")?.strip_suffix(']')?;
     inner.parse().ok()
-}
-
-/// An unsigned number as C's strtoul(…, 0) reads it (0x hex, 0 octal,
-/// decimal), but all of the text, and within 64 bits.
-fn c_unsigned(text: &str) -> Option<u64> {
-    let (digits, radix) =
-        if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-            (h, 16)
-        } else if text.len() > 1 && text.starts_with('0') {
-            (&text[1..], 8)
-        } else {
-            (text, 10)
-        };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
-}
-
-/// A whole number that fits 32 bits unsigned.
-fn number_u32(text: &str) -> Result<u32, String> {
-    let v = c_unsigned(text).ok_or_else(|| not_a_number(text))?;
-    u32::try_from(v).map_err(|_| out_of_range(text))
-}
-
-/// A number that may be negative (stored as its 32-bit two's complement,
-/// as auditctl's strtol does): from -2147483648 to 4294967295.
-fn signed_u32(text: &str) -> Result<u32, String> {
-    let (neg, digits) = match text.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, text),
-    };
-    let v = c_unsigned(digits).ok_or_else(|| not_a_number(text))?;
-    if neg {
-        if v > 1 << 31 {
-            return Err(out_of_range(text));
-        }
-        Ok((v as u32).wrapping_neg())
-    } else {
-        u32::try_from(v).map_err(|_| out_of_range(text))
-    }
-}
-
-/// `-b`, `-r`, `--backlog_wait_time`: a whole number.
-fn count(text: &str, opt: &str) -> Result<u32, String> {
-    if !text.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(format!("{opt} takes a number, not '{text}'"));
-    }
-    number_u32(text)
-}
-
-fn not_a_number(text: &str) -> String {
-    format!(
-        "'{text}' is not a number (decimal, 0x hex or 0 octal, nothing after it; auditctl \
-         would read only its leading digits)"
-    )
-}
-
-fn out_of_range(text: &str) -> String {
-    format!(
-        "{text} is out of range (fields hold 32 bits: -2147483648 to 4294967295; auditctl would \
-         silently truncate it)"
-    )
 }
 
 /// Groups the kernel's errno for a refused rule with what it usually
