@@ -56,12 +56,14 @@ use anyhow::Result;
 use crate::error::UsageError;
 use crate::sys::audit::{self as au, RuleData, RuleField};
 
+mod getopt;
 mod host;
 mod tables;
 #[cfg(test)]
 mod tests;
 mod values;
 
+use getopt::{Opt, describe, getopt, split_words};
 pub use host::{Host, SystemHost};
 use host::{Machine, arch_value};
 use values::{c_unsigned, count, lookup, number_u32, signed_u32};
@@ -377,137 +379,6 @@ struct Parsed {
     controls: Vec<Control>,
     notes: Vec<String>,
     warnings: Vec<String>,
-}
-
-/// Splits a line into words the way `auditctl -R` does: on spaces only;
-/// `\ ` is a space and `\\` a backslash inside a word (auditctl leaves the
-/// first word's escapes as written: it is an option, not a value).
-fn split_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let (mut word, mut raw) = (String::new(), String::new());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if matches!(chars.peek(), Some(' ') | Some('\\')) => {
-                let next = chars.next().unwrap_or(' ');
-                word.push(next);
-                raw.push('\\');
-                raw.push(next);
-            }
-            ' ' => {
-                if !raw.is_empty() {
-                    let first = words.is_empty();
-                    let w = std::mem::take(&mut word);
-                    let r = std::mem::take(&mut raw);
-                    words.push(if first { r } else { w });
-                }
-            }
-            c => {
-                word.push(c);
-                raw.push(c);
-            }
-        }
-    }
-    if !raw.is_empty() {
-        words.push(if words.is_empty() { raw } else { word });
-    }
-    words
-}
-
-/// The options auditctl takes an argument for, and those it does not.
-const SHORT_WITH_ARG: &str = "CefrbaAdSFmRwWkpq";
-const SHORT_NO_ARG: &str = "hicslDvt";
-/// Long options: name, takes an argument.
-const LONG_OPTS: &[(&str, bool)] = &[
-    ("loginuid-immutable", false),
-    ("backlog_wait_time", true),
-    ("reset-lost", false),
-    ("reset_backlog_wait_time_actual", false),
-    ("signal", true),
-];
-
-/// One option of a line, as getopt_long hands it out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Opt {
-    Short(char, Option<String>),
-    Long(&'static str, Option<String>),
-}
-
-/// getopt_long over a line's words: the options in order, the words that
-/// are no option's argument, or the first malformed option.
-fn getopt(words: &[String]) -> Result<(Vec<Opt>, Vec<String>), String> {
-    let mut opts = Vec::new();
-    let mut strays = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let w = &words[i];
-        i += 1;
-        if w == "--" {
-            strays.extend(words[i..].iter().cloned());
-            break;
-        }
-        if let Some(long) = w.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let exact = LONG_OPTS.iter().find(|(n, _)| *n == name);
-            let prefixed: Vec<_> = LONG_OPTS
-                .iter()
-                .filter(|(n, _)| n.starts_with(name))
-                .collect();
-            let (opt, takes) = match (exact, prefixed.as_slice()) {
-                (Some(o), _) => *o,
-                (None, [o]) => **o,
-                (None, []) => return Err(format!("unknown option '{w}'")),
-                (None, _) => return Err(format!("ambiguous option '{w}'")),
-            };
-            let arg = if takes {
-                match inline {
-                    Some(v) => Some(v),
-                    None if i < words.len() => {
-                        i += 1;
-                        Some(words[i - 1].clone())
-                    }
-                    None => return Err(format!("option '--{opt}' needs a value")),
-                }
-            } else if inline.is_some() {
-                return Err(format!("option '--{opt}' takes no value"));
-            } else {
-                None
-            };
-            opts.push(Opt::Long(opt, arg));
-            continue;
-        }
-        if w.len() < 2 || !w.starts_with('-') {
-            strays.push(w.clone());
-            continue;
-        }
-        let cluster: Vec<char> = w[1..].chars().collect();
-        for (j, &c) in cluster.iter().enumerate() {
-            if SHORT_NO_ARG.contains(c) {
-                opts.push(Opt::Short(c, None));
-            } else if SHORT_WITH_ARG.contains(c) {
-                let rest: String = cluster[j + 1..].iter().collect();
-                let arg = if !rest.is_empty() {
-                    rest
-                } else if i < words.len() {
-                    i += 1;
-                    words[i - 1].clone()
-                } else {
-                    return Err(format!("option -{c} needs a value"));
-                };
-                opts.push(Opt::Short(c, Some(arg)));
-                break;
-            } else {
-                return Err(format!(
-                    "unknown option '-{c}' (rule lines use -a/-A LIST,ACTION, -S, -F, -C, -k, \
-                     -w PATH -p PERMS; see auditctl(8))"
-                ));
-            }
-        }
-    }
-    Ok((opts, strays))
 }
 
 /// One line parsed, as auditctl's `setopt` and `handle_request` do it.
@@ -1538,14 +1409,6 @@ impl<'h> LineState<'h> {
 const NOT_SENT: &str = "auditctl sends no rule from this line (an option after the rule, such \
                         as -i, -c or --reset-lost, ends it), so secperf does not add it either; \
                         put that option on a line of its own";
-
-/// An option as written, for messages.
-fn describe(opt: &Opt) -> String {
-    match opt {
-        Opt::Short(c, _) => format!("-{c}"),
-        Opt::Long(n, _) => format!("--{n}"),
-    }
-}
 
 /// `audit_rule_setup`'s outcome.
 enum Setup {
