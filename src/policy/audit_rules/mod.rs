@@ -48,7 +48,6 @@
 //! of a file is reported at once (up to [`MAX_ERRORS_SHOWN`]) as one usage
 //! error (exit code 2), each as `FILE:LINE: TEXT: why`.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -58,6 +57,7 @@ use crate::sys::audit::{self as au, RuleData, RuleField};
 
 mod getopt;
 mod host;
+mod kernel;
 mod tables;
 #[cfg(test)]
 mod tests;
@@ -66,16 +66,14 @@ mod values;
 use getopt::{Opt, describe, getopt, split_words};
 pub use host::{Host, SystemHost};
 use host::{Machine, arch_value};
+use kernel::{NAME_MAX, PATH_MAX};
+pub use kernel::{kernel_refusal, listing_order};
 use values::{c_unsigned, count, lookup, number_u32, signed_u32};
 
 /// auditctl reads a rule file with a line buffer of this many bytes.
 pub const LINE_SIZE: usize = 6144;
 /// The most bad lines one error lists.
 pub const MAX_ERRORS_SHOWN: usize = 20;
-/// `PATH_MAX`: the longest string value (path, exe, label).
-const PATH_MAX: usize = 4096;
-/// `NAME_MAX`: the longest last component of a watched path.
-const NAME_MAX: usize = 255;
 /// `AF_MAX` of glibc 2.36, which auditctl 3.0.9 checks `saddr_fam` against.
 const AF_MAX: u32 = 46;
 /// "No list yet" in auditctl's `add`/`del`.
@@ -858,9 +856,9 @@ impl<'h> LineState<'h> {
                 if name == "all" {
                     other = [u32::MAX; au::AUDIT_BITMASK_SIZE];
                 } else if let Some(nr) = Machine::I386.syscall(name) {
-                    set_bit(&mut other, nr);
+                    kernel::set_bit(&mut other, nr);
                 } else if let Ok(nr) = syscall_number(name) {
-                    set_bit(&mut other, nr);
+                    kernel::set_bit(&mut other, nr);
                 }
             }
             if other != mask {
@@ -900,7 +898,7 @@ impl<'h> LineState<'h> {
                 ));
             }
         };
-        set_bit(mask, nr);
+        kernel::set_bit(mask, nr);
         Ok(())
     }
 
@@ -908,7 +906,7 @@ impl<'h> LineState<'h> {
     fn uring_op(&mut self, name: &str) -> Result<(), String> {
         if name == "all" {
             for (_, nr) in tables::URING_OPS {
-                set_bit(&mut self.rule.mask, *nr);
+                kernel::set_bit(&mut self.rule.mask, *nr);
             }
             return Ok(());
         }
@@ -917,7 +915,7 @@ impl<'h> LineState<'h> {
             None if name.starts_with(|c: char| c.is_ascii_digit()) => syscall_number(name)?,
             None => return Err(format!("unknown io_uring operation '{name}'")),
         };
-        set_bit(&mut self.rule.mask, nr);
+        kernel::set_bit(&mut self.rule.mask, nr);
         Ok(())
     }
 
@@ -961,24 +959,7 @@ impl<'h> LineState<'h> {
         if !self.rule.fields.is_empty() {
             return Err("-w must come before any -F or -C on its line".into());
         }
-        // audit_add_watch_dir: a fresh rule.
-        let mut rule = RuleData::new(au::AUDIT_FILTER_EXIT, au::AUDIT_ALWAYS);
-        rule.mask = [u32::MAX; au::AUDIT_BITMASK_SIZE];
-        rule.fields.push(RuleField {
-            field: kind,
-            op: au::AUDIT_EQUAL,
-            value: path.len() as u32,
-        });
-        rule.buf.extend_from_slice(path.as_bytes());
-        rule.fields.push(RuleField {
-            field: au::AUDIT_PERM,
-            op: au::AUDIT_EQUAL,
-            value: au::AUDIT_PERM_READ
-                | au::AUDIT_PERM_WRITE
-                | au::AUDIT_PERM_EXEC
-                | au::AUDIT_PERM_ATTR,
-        });
-        self.rule = rule;
+        self.rule = kernel::watch_rule(kind, &path);
         self.perm_added = true;
         Ok(())
     }
@@ -989,26 +970,7 @@ impl<'h> LineState<'h> {
         if self.rule.fields.is_empty() {
             return Err("-p needs a watch (-w PATH) or a path field before it".into());
         }
-        let mut done = false;
-        for f in self
-            .rule
-            .fields
-            .iter_mut()
-            .filter(|f| f.field == au::AUDIT_PERM)
-        {
-            f.value = val;
-            done = true;
-        }
-        if !done {
-            if self.rule.fields.len() >= au::AUDIT_MAX_FIELDS - 1 {
-                return Err(too_many_fields());
-            }
-            self.rule.fields.push(RuleField {
-                field: au::AUDIT_PERM,
-                op: au::AUDIT_EQUAL,
-                value: val,
-            });
-        }
+        kernel::set_perms(&mut self.rule, val)?;
         self.perm_added = true;
         Ok(())
     }
@@ -1032,9 +994,7 @@ impl<'h> LineState<'h> {
 
     /// `-F field OP value`: `audit_rule_fieldpair_data`.
     fn field_pair(&mut self, pair: &str, flags: u32) -> Result<(), String> {
-        if self.rule.fields.len() >= au::AUDIT_MAX_FIELDS - 1 {
-            return Err(too_many_fields());
-        }
+        kernel::check_room(&self.rule)?;
         let Some((name, op, v)) = split_op(pair) else {
             return Err(format!(
                 "no operator in '{pair}' (=, !=, <, >, <=, >=, & or &=)"
@@ -1326,9 +1286,7 @@ impl<'h> LineState<'h> {
 
     /// `-C left OP right`: `audit_rule_interfield_comp_data`.
     fn compare_pair(&mut self, pair: &str, flags: u32) -> Result<(), String> {
-        if self.rule.fields.len() >= au::AUDIT_MAX_FIELDS - 1 {
-            return Err(too_many_fields());
-        }
+        kernel::check_room(&self.rule)?;
         let (left, op, right) = if let Some((l, r)) = pair.split_once("!=") {
             (l, au::AUDIT_NOT_EQUAL, r)
         } else if let Some((l, r)) = pair.split_once('=') {
@@ -1439,18 +1397,6 @@ fn bad_list_action(arg: &str) -> String {
         "'{arg}' is not LIST,ACTION (lists: exit, task, user, exclude, filesystem, io_uring; \
          actions: always, never)"
     )
-}
-
-fn too_many_fields() -> String {
-    format!(
-        "too many fields: a rule holds at most {} (key included)",
-        au::AUDIT_MAX_FIELDS - 1
-    )
-}
-
-/// Sets syscall `nr`'s bit.
-fn set_bit(mask: &mut [u32], nr: u32) {
-    mask[nr as usize / 32] |= 1 << (nr % 32);
 }
 
 /// A syscall given by number.
@@ -1621,64 +1567,4 @@ fn msg_type(text: &str) -> Option<u32> {
     }
     let inner = text.strip_prefix("UNKNOWN[")?.strip_suffix(']')?;
     inner.parse().ok()
-}
-
-/// Groups the kernel's errno for a refused rule with what it usually
-/// means for that rule, for the mechanism's error.
-pub fn kernel_refusal(rule: &RuleData, errno: i32) -> String {
-    let name = crate::sys::errno_name(errno);
-    let has = |f: u32| rule.fields.iter().any(|x| x.field == f);
-    let meaning = match errno {
-        libc::ENOENT if has(au::AUDIT_WATCH) => {
-            "the watched path's parent directory does not exist on this machine (the kernel \
-             watches a path through its parent); create it or drop the line"
-        }
-        libc::ENOENT if has(au::AUDIT_DIR) => {
-            "the watched directory does not exist on this machine; create it or drop the line"
-        }
-        libc::ENOENT if has(au::AUDIT_EXE) => {
-            "the executable's directory does not exist on this machine"
-        }
-        libc::EEXIST => "the same rule appears earlier in the file (auditctl -R fails there too)",
-        libc::EINVAL
-            if rule.fields.iter().any(|f| {
-                matches!(f.field, au::AUDIT_SUBJ_USER..=au::AUDIT_SUBJ_CLR)
-                    || matches!(f.field, au::AUDIT_OBJ_USER..=au::AUDIT_OBJ_LEV_HIGH)
-            }) =>
-        {
-            "the kernel refused an LSM label field (subj_*/obj_*): the label is invalid, or no \
-             LSM that understands it (SELinux, AppArmor, Smack) is active"
-        }
-        libc::EINVAL => {
-            "the kernel refused the rule as invalid (for example an operator the field does not \
-             take, path= with a trailing '/', or a field the list does not allow)"
-        }
-        libc::EOPNOTSUPP => "this kernel does not support something the rule uses",
-        libc::ENOSPC | libc::ENOMEM => "the kernel is out of room for watches or memory",
-        libc::EPERM | libc::EACCES => "needs CAP_AUDIT_CONTROL (run as root)",
-        _ => "",
-    };
-    let desc = std::io::Error::from_raw_os_error(errno);
-    if meaning.is_empty() {
-        format!("the kernel refused it: {name} ({desc})")
-    } else {
-        format!("the kernel refused it: {name} ({desc}): {meaning}")
-    }
-}
-
-/// The lines of `file` in the order the kernel will list them, with their
-/// line numbers (see [`au::listing_after_adding`]).
-pub fn listing_order(file: &RuleFile) -> Vec<usize> {
-    let mut lists: Vec<VecDeque<usize>> =
-        (0..au::AUDIT_NR_FILTERS).map(|_| VecDeque::new()).collect();
-    for l in &file.lines {
-        if let Some(list) = lists.get_mut(l.rule.list() as usize) {
-            if l.rule.flags & au::AUDIT_FILTER_PREPEND != 0 {
-                list.push_front(l.line);
-            } else {
-                list.push_back(l.line);
-            }
-        }
-    }
-    lists.into_iter().flatten().collect()
 }
