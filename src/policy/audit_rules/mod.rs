@@ -525,6 +525,12 @@ impl<'h> LineState<'h> {
         (self.add & (LIST_MASK | UNSET)) == list || (self.del & (LIST_MASK | UNSET)) == list
     }
 
+    /// Whether the line has what a key needs before it: a syscall, a watch
+    /// (or a `perm` field), an exe or a file-system type.
+    fn can_take_key(&self) -> bool {
+        self.syscall_added || self.perm_added || self.exe_added || self.filterfs_added
+    }
+
     /// Runs the options in order while auditctl's `retval` is not negative.
     fn run(&mut self, opts: &[Opt]) -> Result<Ran, String> {
         for (i, opt) in opts.iter().enumerate() {
@@ -659,9 +665,7 @@ impl<'h> LineState<'h> {
                 self.retval = 1;
             }
             Opt::Short('k', _) => {
-                if !(self.syscall_added || self.perm_added || self.exe_added || self.filterfs_added)
-                    || (self.add == UNSET && self.del == UNSET)
-                {
+                if !self.can_take_key() || (self.add == UNSET && self.del == UNSET) {
                     return Err(
                         "-k needs a watch (-w), a syscall (-S), a path or an exe before it".into(),
                     );

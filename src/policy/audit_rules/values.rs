@@ -76,3 +76,22 @@ fn out_of_range(text: &str) -> String {
          silently truncate it)"
     )
 }
+
+/// Whether `text` starts with a digit: auditctl's test for a number
+/// rather than a name.
+pub(super) fn starts_with_digit(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// A number where a name could also stand, as auditctl tells them apart:
+/// a digit first ([`number_u32`]) or `-` and a digit ([`signed_u32`]);
+/// `None` when `text` is not written as a number.
+pub(super) fn number(text: &str) -> Option<Result<u32, String>> {
+    if starts_with_digit(text) {
+        Some(number_u32(text))
+    } else if text.len() >= 2 && text.starts_with('-') && starts_with_digit(&text[1..]) {
+        Some(signed_u32(text))
+    } else {
+        None
+    }
+}
