@@ -9,9 +9,11 @@
 //! errno, a record type, a string, an arch, permissions, a number). The
 //! value goes into the rule being built; strings into its `buf`.
 
+use super::host::arch_value;
 use super::kernel::PATH_MAX;
+use super::setopt::LineState;
 use super::values::{lookup, number, number_u32, signed_u32, starts_with_digit};
-use super::{LineState, arch_value, kernel, tables};
+use super::{kernel, tables};
 use crate::sys::audit::{self as au, RuleField};
 
 /// `AF_MAX` of glibc 2.36, which auditctl 3.0.9 checks `saddr_fam` against.

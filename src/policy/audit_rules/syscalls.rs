@@ -10,8 +10,9 @@
 //! warning.
 
 use super::host::Machine;
+use super::setopt::{LineState, UNSET};
 use super::values::{c_unsigned, lookup};
-use super::{LineState, UNSET, kernel, tables};
+use super::{kernel, tables};
 use crate::sys::audit as au;
 
 /// The first syscall number that is a syscall-class bit, not a syscall.
