@@ -52,13 +52,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::error::UsageError;
 use crate::sys::audit::{self as au, RuleData};
 
 mod fields;
 mod getopt;
 mod host;
 mod kernel;
+mod line;
 mod setopt;
 mod syscalls;
 mod tables;
@@ -66,10 +66,8 @@ mod tables;
 mod tests;
 mod values;
 
-use getopt::{getopt, split_words};
 pub use host::{Host, SystemHost};
 pub use kernel::{kernel_refusal, listing_order};
-use setopt::{LineState, Ran};
 
 /// auditctl reads a rule file with a line buffer of this many bytes.
 pub const LINE_SIZE: usize = 6144;
@@ -285,162 +283,13 @@ pub fn parse_with(text: &str, origin: &Path, host: &dyn Host) -> Result<RuleFile
         warnings: Vec::new(),
     };
     let mut errors = Vec::new();
-    let o = origin.display();
     for (i, raw) in text.split('\n').enumerate() {
-        let n = i + 1;
-        if raw.trim().is_empty() || raw.trim_start().starts_with('#') {
-            continue;
-        }
-        let shown = raw.trim_end_matches('\r');
-        match parse_line(raw, host) {
-            Ok(parsed) => {
-                let at = |msg: &str| format!("{o}:{n}: {shown}: {msg}");
-                file.warnings.extend(parsed.warnings.iter().map(|w| at(w)));
-                file.notes.extend(parsed.notes.iter().map(|w| at(w)));
-                for c in &parsed.controls {
-                    file.notes
-                        .push(format!("{o}:{n}: {shown} {}", c.why_not_applied()));
-                    if *c == Control::Failure(2) {
-                        file.warnings.push(at(
-                            "the file sets the failure mode to panic (-f 2); secperf leaves the \
-                             machine's failure mode as it is, and refuses to load rules that \
-                             record while it is panic",
-                        ));
-                    }
-                }
-                let mut controls = parsed.controls;
-                match parsed.rule {
-                    Some(Sent::Add(rule)) => file.lines.push(RuleLine {
-                        line: n,
-                        text: shown.to_string(),
-                        rule,
-                    }),
-                    Some(Sent::Delete(rule)) => {
-                        file.notes.push(format!(
-                            "{o}:{n}: {shown} {}",
-                            Control::Delete(Box::new(rule.clone())).why_not_applied()
-                        ));
-                        controls.push(Control::Delete(Box::new(rule)));
-                    }
-                    None => {}
-                }
-                if !controls.is_empty() {
-                    file.controls.push(ControlLine {
-                        line: n,
-                        text: shown.to_string(),
-                        controls,
-                    });
-                }
-            }
-            Err(why) => errors.push(format!("{o}:{n}: {shown}: {why}")),
+        if let Err(e) = line::add_line(&mut file, i + 1, raw, host) {
+            errors.push(e);
         }
     }
     if !errors.is_empty() {
-        let count = errors.len();
-        let mut msg = format!(
-            "{o}: {count} bad line{} (each as FILE:LINE: TEXT: why; auditctl(8) and \
-             audit.rules(7) describe the syntax):",
-            plural(count)
-        );
-        for e in errors.iter().take(MAX_ERRORS_SHOWN) {
-            msg.push_str("\n  ");
-            msg.push_str(e);
-        }
-        if count > MAX_ERRORS_SHOWN {
-            msg.push_str(&format!("\n  ... and {} more", count - MAX_ERRORS_SHOWN));
-        }
-        return Err(UsageError::new(msg).into());
+        return Err(line::bad_lines(origin, &errors).into());
     }
     Ok(file)
-}
-
-/// The rule a line sends.
-#[derive(Debug)]
-enum Sent {
-    Add(RuleData),
-    Delete(RuleData),
-}
-
-/// What one line parses into.
-#[derive(Debug, Default)]
-struct Parsed {
-    rule: Option<Sent>,
-    controls: Vec<Control>,
-    notes: Vec<String>,
-    warnings: Vec<String>,
-}
-
-/// One line parsed, as auditctl's `setopt` and `handle_request` do it.
-fn parse_line(raw: &str, host: &dyn Host) -> Result<Parsed, String> {
-    if raw.len() >= LINE_SIZE {
-        return Err(format!(
-            "longer than auditctl's line buffer ({} bytes; auditctl would split it)",
-            LINE_SIZE - 1
-        ));
-    }
-    if let Some(c) = raw.chars().find(|c| c.is_control()) {
-        let what = match c {
-            '\t' => "a tab".to_string(),
-            '\r' => "a carriage return (Windows line end)".to_string(),
-            c => format!("the control character {:?}", c),
-        };
-        return Err(format!(
-            "contains {what}; auditctl splits lines on spaces only and would keep it inside a \
-             value: use spaces and Unix line ends"
-        ));
-    }
-    let words = split_words(raw);
-    if let Some(first @ ("-D" | "-l" | "-s")) = words.first().map(String::as_str) {
-        // auditctl checks these by their word count: -D [-k KEY],
-        // -l [-i | -k KEY], -s [-i].
-        let rest: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-        let control = match (first, rest.as_slice()) {
-            ("-D", []) => Control::DeleteAll { key: None },
-            ("-D", ["-k", key]) => Control::DeleteAll {
-                key: Some(key.to_string()),
-            },
-            ("-D", _) => return Err("-D takes no other option but -k KEY".into()),
-            ("-l", [] | ["-i"] | ["-k", _]) | ("-s", [] | ["-i"]) => {
-                Control::Other(words.join(" "))
-            }
-            _ => {
-                return Err(format!(
-                    "{first} takes no other option here (see auditctl(8))"
-                ));
-            }
-        };
-        return Ok(Parsed {
-            controls: vec![control],
-            ..Parsed::default()
-        });
-    }
-    let (opts, strays) = getopt(&words)?;
-    if opts.is_empty() {
-        return Err(format!(
-            "'{}' is not an auditctl option (a rule line starts with -a, -A, -w, ...)",
-            words.first().map_or("", |w| w.as_str())
-        ));
-    }
-    let mut st = LineState::new(host);
-    match st.run(&opts)? {
-        Ran::Returned => return Ok(st.returned()),
-        Ran::StoppedAt(at) => {
-            return Err(format!(
-                "auditctl stops reading the line after {at} and fails on what follows: put it \
-                 on a line of its own"
-            ));
-        }
-        Ran::All => {}
-    }
-    if let Some(stray) = strays.first() {
-        let hint = if stray.starts_with('#') {
-            " (comments must be on a line of their own)"
-        } else {
-            ""
-        };
-        return Err(format!(
-            "'{stray}' is not an option's value (parameter passed without an option){hint}"
-        ));
-    }
-    st.finish()
 }

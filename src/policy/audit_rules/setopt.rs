@@ -17,8 +17,9 @@
 use super::fields::perm_bits;
 use super::getopt::{Opt, describe};
 use super::kernel::{NAME_MAX, PATH_MAX};
+use super::line::{Parsed, Sent};
 use super::values::{count, number_u32};
-use super::{Control, Host, Parsed, Sent, kernel};
+use super::{Control, Host, kernel};
 use crate::sys::audit::{self as au, RuleData};
 
 /// "No list yet" in auditctl's `add`/`del`.
