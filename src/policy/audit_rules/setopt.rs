@@ -9,9 +9,8 @@
 //! Some options end the line for auditctl (`-t`, `-m`, `-q`, ...: the rest
 //! is ignored, with a warning) or end its option loop (`-i`, `-c`, `-s`,
 //! `-l`, `-v`, `-D`, `--signal`: options after them are an error). Lines
-//! that only configure
-//! audit are kept as [`Control`]s. The fields of `-F` and `-C` are
-//! [`super::fields`]' job, `-S` [`super::syscalls`]', and the
+//! that only configure audit are kept as [`Control`]s. The fields of `-F`
+//! and `-C` are [`super::fields`]' job, `-S` [`super::syscalls`]', and the
 //! `audit_rule_data` being built [`super::kernel`]'s.
 
 use super::fields::perm_bits;
@@ -141,118 +140,75 @@ impl<'h> LineState<'h> {
             Opt::Short(_, a) | Opt::Long(_, a) => a.clone().unwrap_or_default(),
         };
         match opt {
-            Opt::Short('h', _) => return Err("-h (help) is not a rule".into()),
-            Opt::Short('i', _) => {
-                self.out.controls.push(Control::IgnoreErrors);
-                self.retval = -2;
-            }
-            Opt::Short('c', _) => {
-                self.out.controls.push(Control::ContinueOnError);
-                self.retval = -2;
-            }
-            Opt::Short(c @ ('s' | 'l' | 'v'), _) => {
-                self.out.controls.push(Control::Other(format!("-{c}")));
-                if *c == 'l' {
-                    self.list_requested = true;
-                }
-                self.retval = -2;
-            }
-            Opt::Short('t', _) => {
-                self.out.controls.push(Control::Other("-t".into()));
-                self.retval = -2;
-                return Ok(true);
-            }
-            Opt::Short('e', _) => match arg.as_str() {
-                "0" | "1" | "2" => self.out.controls.push(Control::Enabled(number_u32(&arg)?)),
-                _ => return Err(format!("-e takes 0, 1 or 2, not '{arg}'")),
-            },
-            Opt::Short('f', _) => match arg.as_str() {
-                "0" | "1" | "2" => self.out.controls.push(Control::Failure(number_u32(&arg)?)),
-                _ => return Err(format!("-f takes 0, 1 or 2, not '{arg}'")),
-            },
-            Opt::Short('r', _) => self.out.controls.push(Control::Rate(count(&arg, "-r")?)),
-            Opt::Short('b', _) => self.out.controls.push(Control::Backlog(count(&arg, "-b")?)),
-            Opt::Long("backlog_wait_time", _) => self.out.controls.push(Control::BacklogWaitTime(
-                count(&arg, "--backlog_wait_time")?,
-            )),
-            Opt::Short(c @ ('a' | 'A'), _) => {
+            Opt::Short(c, _) if "aAdSFCwWkp".contains(*c) => self.rule_option(*c, &arg),
+            _ => self.control_option(opt, &arg),
+        }
+    }
+
+    /// An option that builds the rule (`-a`, `-A`, `-d`, `-S`, `-F`, `-C`,
+    /// `-w`, `-W`, `-k`, `-p`); true as for [`Self::option`].
+    fn rule_option(&mut self, c: char, arg: &str) -> Result<bool, String> {
+        match c {
+            'a' | 'A' => {
                 if arg.contains("task") && self.syscall_added {
                     return Err("syscall auditing requested for the task list".into());
                 }
-                if self.list_action(&arg, false, *c == 'A')? {
-                    return Ok(true);
-                }
+                return self.list_action(arg, false, c == 'A');
             }
-            Opt::Short('d', _) => {
-                if self.list_action(&arg, true, false)? {
-                    return Ok(true);
-                }
-            }
-            Opt::Short('S', _) => self.syscall_option(&arg)?,
-            Opt::Short('F', _) => {
-                let Some(flags) = self.flags() else {
-                    return Err(format!(
-                        "-F {arg} comes before the list: write -a LIST,ACTION (or -w) first"
-                    ));
-                };
-                if let Some(key) = arg.strip_prefix("key=") {
-                    self.add_key(key)?;
-                } else {
-                    self.field_pair(&arg, flags)?;
-                    match self.rule.fields.last().map(|f| f.field) {
-                        Some(au::AUDIT_PERM) => self.perm_added = true,
-                        Some(au::AUDIT_EXE) => self.exe_added = true,
-                        _ => {}
-                    }
-                }
-            }
-            Opt::Short('C', _) => {
+            'd' => return self.list_action(arg, true, false),
+            'S' => self.syscall_option(arg)?,
+            'F' => self.field_option(arg)?,
+            'C' => {
                 let flags = self.flags().unwrap_or(UNSET);
-                self.compare_pair(&arg, flags)?;
+                self.compare_pair(arg, flags)?;
             }
-            Opt::Short('m', _) => {
-                self.out.controls.push(Control::Other(format!("-m {arg}")));
-                self.retval = -2;
-                return Ok(true);
-            }
-            Opt::Short('R', _) => {
-                return Err("nested rule files (-R) are not supported, as in auditctl".into());
-            }
-            Opt::Short('D', _) => {
-                self.out.controls.push(Control::DeleteAll { key: None });
-                self.retval = -2;
-            }
-            Opt::Short('w', _) => {
-                if self.add != UNSET || self.del != UNSET {
-                    return Err("-w cannot be given with -a, -A or -d".into());
-                }
-                self.add = au::AUDIT_FILTER_EXIT;
-                self.action = Some(au::AUDIT_ALWAYS);
-                self.syscall_added = true;
-                self.watch(&arg)?;
-                self.retval = 1;
-            }
-            Opt::Short('W', _) => {
-                self.del = au::AUDIT_FILTER_EXIT;
-                self.action = Some(au::AUDIT_ALWAYS);
-                self.syscall_added = true;
-                self.watch(&arg)?;
-                self.retval = 1;
-            }
-            Opt::Short('k', _) => {
+            'w' | 'W' => self.watch_option(c == 'W', arg)?,
+            'k' => {
                 if !self.can_take_key() || (self.add == UNSET && self.del == UNSET) {
                     return Err(
                         "-k needs a watch (-w), a syscall (-S), a path or an exe before it".into(),
                     );
                 }
-                self.add_key(&arg)?;
+                self.add_key(arg)?;
             }
-            Opt::Short('p', _) => {
+            'p' => {
                 if self.add == UNSET && self.del == UNSET {
                     return Err("-p needs a watch (-w PATH) before it".into());
                 }
-                self.perms(&arg)?;
+                self.perms(arg)?;
                 self.retval = 1;
+            }
+            _ => return Err(format!("unknown option -{c}")),
+        }
+        Ok(false)
+    }
+
+    /// An option that is not part of a rule: kept as a [`Control`], after
+    /// which auditctl may end its option loop or return; true as for
+    /// [`Self::option`].
+    fn control_option(&mut self, opt: &Opt, arg: &str) -> Result<bool, String> {
+        match opt {
+            Opt::Short('h', _) => Err("-h (help) is not a rule".into()),
+            Opt::Short('i', _) => self.ends_loop(Control::IgnoreErrors),
+            Opt::Short('c', _) => self.ends_loop(Control::ContinueOnError),
+            Opt::Short(c @ ('s' | 'l' | 'v'), _) => {
+                if *c == 'l' {
+                    self.list_requested = true;
+                }
+                self.ends_loop(Control::Other(format!("-{c}")))
+            }
+            Opt::Short('D', _) => self.ends_loop(Control::DeleteAll { key: None }),
+            Opt::Short('e', _) => self.keep(Control::Enabled(zero_to_two(arg, "-e")?)),
+            Opt::Short('f', _) => self.keep(Control::Failure(zero_to_two(arg, "-f")?)),
+            Opt::Short('r', _) => self.keep(Control::Rate(count(arg, "-r")?)),
+            Opt::Short('b', _) => self.keep(Control::Backlog(count(arg, "-b")?)),
+            Opt::Long("backlog_wait_time", _) => {
+                self.keep(Control::BacklogWaitTime(count(arg, "--backlog_wait_time")?))
+            }
+            Opt::Short('t', _) => self.ends_line(Control::Other("-t".into())),
+            Opt::Short('m', _) => self.ends_line(Control::Other(format!("-m {arg}"))),
+            Opt::Short('R', _) => {
+                Err("nested rule files (-R) are not supported, as in auditctl".into())
             }
             Opt::Short('q', _) => {
                 if self.syscall_added {
@@ -262,40 +218,84 @@ impl<'h> LineState<'h> {
                     Some((m, s)) if !m.is_empty() && !s.is_empty() && !s.contains(',') => {}
                     _ => return Err(format!("-q takes MOUNT,SUBTREE, not '{arg}'")),
                 }
-                self.out.controls.push(Control::Other(format!("-q {arg}")));
-                self.retval = -2;
-                return Ok(true);
+                self.ends_line(Control::Other(format!("-q {arg}")))
             }
-            Opt::Long("loginuid-immutable", _) => {
-                self.out.controls.push(Control::LoginuidImmutable);
-                self.retval = -2;
-                return Ok(true);
-            }
-            Opt::Long("reset-lost", _) => {
-                self.out.controls.push(Control::ResetLost);
-                self.retval = -2;
-                return Ok(true);
-            }
+            Opt::Long("loginuid-immutable", _) => self.ends_line(Control::LoginuidImmutable),
+            Opt::Long("reset-lost", _) => self.ends_line(Control::ResetLost),
             Opt::Long("reset_backlog_wait_time_actual", _) => {
-                self.out.controls.push(Control::ResetBacklogWaitTimeActual);
-                self.retval = -2;
-                return Ok(true);
+                self.ends_line(Control::ResetBacklogWaitTimeActual)
             }
             Opt::Long("signal", _) => {
                 const SIGNALS: [&str; 5] = ["TERM", "HUP", "USR1", "USR2", "CONT"];
-                if !SIGNALS.iter().any(|s| s.eq_ignore_ascii_case(&arg)) {
+                if !SIGNALS.iter().any(|s| s.eq_ignore_ascii_case(arg)) {
                     return Err(format!(
                         "--signal takes TERM, HUP, USR1, USR2 or CONT, not '{arg}'"
                     ));
                 }
-                self.out
-                    .controls
-                    .push(Control::Other(format!("--signal {arg}")));
-                self.retval = -2;
+                self.ends_loop(Control::Other(format!("--signal {arg}")))
             }
-            other => return Err(format!("unknown option {}", describe(other))),
+            other => Err(format!("unknown option {}", describe(other))),
         }
+    }
+
+    /// A control option after which the loop goes on.
+    fn keep(&mut self, control: Control) -> Result<bool, String> {
+        self.out.controls.push(control);
         Ok(false)
+    }
+
+    /// A control option that ends auditctl's option loop (`retval` -2:
+    /// done without a reply), so that any option after it is an error.
+    fn ends_loop(&mut self, control: Control) -> Result<bool, String> {
+        self.out.controls.push(control);
+        self.retval = -2;
+        Ok(false)
+    }
+
+    /// A control option after which `setopt` returns: the rest of the
+    /// line is ignored.
+    fn ends_line(&mut self, control: Control) -> Result<bool, String> {
+        self.out.controls.push(control);
+        self.retval = -2;
+        Ok(true)
+    }
+
+    /// `-F FIELD OP VALUE`, once the line has a list (a key is kept for
+    /// the end, as auditctl keeps it).
+    fn field_option(&mut self, arg: &str) -> Result<(), String> {
+        let Some(flags) = self.flags() else {
+            return Err(format!(
+                "-F {arg} comes before the list: write -a LIST,ACTION (or -w) first"
+            ));
+        };
+        if let Some(key) = arg.strip_prefix("key=") {
+            return self.add_key(key);
+        }
+        self.field_pair(arg, flags)?;
+        match self.rule.fields.last().map(|f| f.field) {
+            Some(au::AUDIT_PERM) => self.perm_added = true,
+            Some(au::AUDIT_EXE) => self.exe_added = true,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `-w PATH`, or `-W PATH` (`delete`): an always,exit rule that watches
+    /// PATH.
+    fn watch_option(&mut self, delete: bool, path: &str) -> Result<(), String> {
+        if delete {
+            self.del = au::AUDIT_FILTER_EXIT;
+        } else {
+            if self.add != UNSET || self.del != UNSET {
+                return Err("-w cannot be given with -a, -A or -d".into());
+            }
+            self.add = au::AUDIT_FILTER_EXIT;
+        }
+        self.action = Some(au::AUDIT_ALWAYS);
+        self.syscall_added = true;
+        self.watch(path)?;
+        self.retval = 1;
+        Ok(())
     }
 
     /// `-a`/`-A` (`delete` false) or `-d` (true) with its list,action
@@ -536,4 +536,12 @@ fn bad_list_action(arg: &str) -> String {
         "'{arg}' is not LIST,ACTION (lists: exit, task, user, exclude, filesystem, io_uring; \
          actions: always, never)"
     )
+}
+
+/// `-e` or `-f` (`opt`): 0, 1 or 2.
+fn zero_to_two(arg: &str, opt: &str) -> Result<u32, String> {
+    match arg {
+        "0" | "1" | "2" => number_u32(arg),
+        _ => Err(format!("{opt} takes 0, 1 or 2, not '{arg}'")),
+    }
 }
