@@ -47,6 +47,20 @@
 //! errors, reported by the `audit` mechanism with the line. Every bad line
 //! of a file is reported at once (up to [`MAX_ERRORS_SHOWN`]) as one usage
 //! error (exit code 2), each as `FILE:LINE: TEXT: why`.
+//!
+//! This file holds what a file parses into and the entry points; the work
+//! is split by job, in the order a line goes through it:
+//! - `host`: what depends on the machine (reading the file, [`Host`]
+//!   lookups, the architectures and their syscall tables, `-F arch=`);
+//! - `line`: one line to what it adds to the [`RuleFile`], or its
+//!   `FILE:LINE: TEXT: why`;
+//! - `getopt`: a line's words and options, as getopt_long hands them out;
+//! - `setopt`: what each option does, in auditctl's order;
+//! - `fields` (`-F`, `-C`) and `syscalls` (`-S`): what the rule holds;
+//! - `kernel`: the `audit_rule_data` being built, and the kernel's side
+//!   ([`kernel_refusal`], [`listing_order`]);
+//! - `values` and `tables`: numbers as auditctl reads them, and its name
+//!   tables.
 
 use std::path::{Path, PathBuf};
 

@@ -43,9 +43,9 @@ pub(super) enum Ran {
 pub(super) struct LineState<'h> {
     pub(super) host: &'h dyn Host,
     pub(super) add: u32,
-    pub(super) del: u32,
-    pub(super) action: Option<u32>,
-    pub(super) multiple: u32,
+    del: u32,
+    action: Option<u32>,
+    multiple: u32,
     pub(super) exclude: bool,
     pub(super) syscall_added: bool,
     pub(super) perm_added: bool,
@@ -53,11 +53,11 @@ pub(super) struct LineState<'h> {
     pub(super) filterfs_added: bool,
     pub(super) elf: u32,
     pub(super) rule: RuleData,
-    pub(super) key: Vec<u8>,
+    key: Vec<u8>,
     /// auditctl's `retval`: 0 nothing yet, 1 a rule to send, -2 done
     /// without a reply, -3 a deprecated line to skip.
-    pub(super) retval: i32,
-    pub(super) list_requested: bool,
+    retval: i32,
+    list_requested: bool,
     pub(super) out: Parsed,
 }
 
