@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 
+use super::line::parse_line;
 use super::*;
 use crate::sys::audit::{from_hex, to_hex};
 
