@@ -1040,3 +1040,63 @@ fn closed_stdout_does_not_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// the stored command line
+// ---------------------------------------------------------------------------
+
+/// Stores an (empty) run whose command line is built from `argv` as a
+/// measuring command builds it, without measuring; returns its id.
+fn store_run_started_by(db: &Path, argv: &[&str]) -> i64 {
+    let mut store = secperf::store::Store::open(db).expect("database");
+    store
+        .begin_run(&secperf::model::RunMeta {
+            label: String::new(),
+            kind: "overhead".into(),
+            started_at: chrono::Utc::now(),
+            host: "test".into(),
+            secperf_version: env!("CARGO_PKG_VERSION").into(),
+            command: secperf::engine::session::command_line_of(argv.iter().map(|a| a.to_string())),
+            params: serde_json::json!({}),
+            system: serde_json::json!({}),
+        })
+        .expect("run recorded")
+}
+
+#[test]
+fn stored_command_line_reproduces_a_quoted_command() {
+    let sb = Sandbox::new();
+    let argv = [
+        "/build/target/debug/secperf",
+        "overhead",
+        "-m",
+        "seccomp",
+        "--",
+        "sh",
+        "-c",
+        "a b",
+    ];
+    let id = store_run_started_by(&sb.db(), &argv);
+    let shown = sb.json(&["results", "show", &id.to_string()]);
+    let command = shown["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no command in {shown}"));
+    assert_eq!(command, "secperf overhead -m seccomp -- sh -c 'a b'");
+    let mut words = shell_words::split(command).expect("a shell line");
+    words[0] = argv[0].to_string();
+    assert_eq!(words, argv);
+
+    // The email format's "Reproduce:" line keeps the quoted word whole.
+    let out = sb
+        .cmd(&["results", "show", &id.to_string(), "--format", "email"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("Reproduce: secperf overhead -m seccomp -- sh -c 'a b'"),
+        "{text}"
+    );
+}

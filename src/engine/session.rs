@@ -164,13 +164,19 @@ pub fn seed_or_clock(seed: Option<u64>) -> u64 {
     })
 }
 
-/// The command line as typed, for reproduction.
+/// The command line as typed, for reproduction: see [`command_line_of`].
 pub fn command_line() -> String {
-    // argv[0] may be a build path (./target/release/secperf): name the tool.
-    std::iter::once("secperf".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ")
+    command_line_of(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
+}
+
+/// `argv` as one line a shell turns back into the same words (quoted as
+/// needed, `shell_words::join`), with argv[0] shown as `secperf`: it may be
+/// a build path (./target/release/secperf).
+pub fn command_line_of(argv: impl IntoIterator<Item = String>) -> String {
+    let words: Vec<String> = std::iter::once("secperf".to_string())
+        .chain(argv.into_iter().skip(1))
+        .collect();
+    shell_words::join(words)
 }
 
 /// The metadata of a run starting now on this machine: the probe
@@ -208,4 +214,68 @@ pub fn cache_dir() -> PathBuf {
     dirs::cache_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("secperf")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn command_line_quotes_words_and_names_the_tool() {
+        let line = command_line_of(argv(&[
+            "./target/release/secperf",
+            "overhead",
+            "-m",
+            "seccomp",
+            "--",
+            "sh",
+            "-c",
+            "a b",
+        ]));
+        assert_eq!(line, "secperf overhead -m seccomp -- sh -c 'a b'");
+    }
+
+    #[test]
+    fn command_line_splits_back_into_the_same_words() {
+        for words in [
+            argv(&[
+                "secperf", "overhead", "-m", "seccomp", "--", "sh", "-c", "a b",
+            ]),
+            argv(&[
+                "secperf",
+                "run",
+                "-l",
+                "it's \"quoted\"",
+                "--",
+                "echo",
+                "",
+                "$HOME",
+                "*",
+            ]),
+            argv(&[
+                "secperf",
+                "overhead",
+                "-m",
+                "seccomp:args,filters=4",
+                "--param",
+                "open.depth=8",
+            ]),
+            argv(&[
+                "secperf",
+                "run",
+                "--scratch",
+                "/tmp/a dir/\\x",
+                "-l",
+                "tab\there\nnewline",
+            ]),
+            argv(&["secperf"]),
+        ] {
+            let line = command_line_of(words.clone());
+            assert_eq!(shell_words::split(&line).unwrap(), words, "{line}");
+        }
+    }
 }
