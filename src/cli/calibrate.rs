@@ -165,6 +165,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             params: &plan.record(),
             system_wide: false,
             slices: plan.total_slices(),
+            seed: Some(plan.design.seed),
         },
     )?;
     let report = calibrate::measure(&plan, &mut Live { lock: None }, &session.progress);

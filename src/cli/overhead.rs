@@ -15,7 +15,7 @@ use super::args::{
 use crate::engine::ab::measure_comparisons;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
-use crate::engine::session::{RunSpec, Session, command_line, open_store};
+use crate::engine::session::{RunSpec, Session, open_store};
 use crate::model::{Comparison, NegativeControl, Skipped, Sweep};
 use crate::usage_bail;
 
@@ -191,6 +191,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             params: &plan,
             system_wide: plan.system_wide(),
             slices,
+            seed: Some(plan.seed),
         },
     )?;
     let cases = plan
@@ -239,7 +240,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             &comparisons,
             &session.system,
             &crate::sys::hostname(),
-            &command_line(),
+            &session.command,
         );
         report
             .summary

@@ -129,6 +129,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             params: &plan,
             system_wide: false,
             slices: plan.slices(),
+            seed: None,
         },
     )?;
     let results = plan
