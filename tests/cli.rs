@@ -1100,3 +1100,38 @@ fn stored_command_line_reproduces_a_quoted_command() {
         "{text}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// where the database goes
+// ---------------------------------------------------------------------------
+
+#[test]
+fn db_in_a_missing_directory_is_usage_error_and_creates_nothing() {
+    let sb = Sandbox::new();
+    let missing = sb.path().join("no-such-dir/sub");
+    let db = missing.join("x.db");
+    let err = assert_usage_error(sb.bare().arg("--db").arg(&db).args(["results", "list"]));
+    assert!(
+        err.contains(&format!(
+            "--db {}: directory {} does not exist; create it first (mkdir -p {}) or choose \
+             another with --db PATH or SECPERF_DB",
+            db.display(),
+            missing.display(),
+            missing.display()
+        )),
+        "{err}"
+    );
+    let err = assert_usage_error(sb.bare().env("SECPERF_DB", &db).args(["results", "list"]));
+    assert!(
+        err.contains(&format!("SECPERF_DB={}", db.display())),
+        "{err}"
+    );
+    assert!(
+        !sb.path().join("no-such-dir").exists(),
+        "a directory was created"
+    );
+
+    // The default location is created when missing.
+    sb.bare().args(["results", "list"]).assert().success();
+    assert!(sb.path().join("data/secperf/secperf.db").is_file());
+}

@@ -37,7 +37,8 @@ use crate::error::exit_code;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Results database (SQLite). Default: $XDG_DATA_HOME/secperf/secperf.db.
+    /// Results database (SQLite), in a directory that exists. Default:
+    /// $XDG_DATA_HOME/secperf/secperf.db (its directory created when missing).
     #[arg(long, global = true, env = "SECPERF_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 

@@ -69,7 +69,9 @@ const CHOOSE_ANOTHER: &str = "choose another with --db PATH or SECPERF_DB";
 
 /// Where the database lives: `--db PATH`, else `$SECPERF_DB`, else
 /// `dirs::data_dir()/secperf/secperf.db` (`$XDG_DATA_HOME/secperf/...`).
-/// Creates the parent directory when it is missing.
+/// Creates the default location's directory when it is missing; a
+/// directory the user named that does not exist is a usage error (a typo
+/// must not leave new directories behind).
 pub fn resolve_db_path(cli: Option<&Path>) -> Result<PathBuf> {
     resolve_db_path_from(cli, std::env::var_os(DB_ENV_VAR), dirs::data_dir())
 }
@@ -81,19 +83,56 @@ fn resolve_db_path_from(
     data_dir: Option<PathBuf>,
 ) -> Result<PathBuf> {
     let path = if let Some(path) = cli {
+        // clap fills --db from SECPERF_DB too: name the variable when it
+        // holds this path.
+        let what = if env.as_deref() == Some(path.as_os_str()) {
+            format!("{DB_ENV_VAR}={}", path.display())
+        } else {
+            format!("--db {}", path.display())
+        };
+        require_parent_dir(path, &what)?;
         path.to_path_buf()
     } else if let Some(path) = env.filter(|p| !p.is_empty()) {
-        PathBuf::from(path)
+        let path = PathBuf::from(path);
+        require_parent_dir(&path, &format!("{DB_ENV_VAR}={}", path.display()))?;
+        path
     } else if let Some(dir) = data_dir {
-        dir.join("secperf").join("secperf.db")
+        let path = dir.join("secperf").join("secperf.db");
+        ensure_parent_dir(&path)?;
+        path
     } else {
         usage_bail!(
             "cannot find a data directory for the results database (neither $XDG_DATA_HOME \
              nor $HOME is set); {CHOOSE_ANOTHER}"
         );
     };
-    ensure_parent_dir(&path)?;
     Ok(path)
+}
+
+/// Checks that the directory to hold the database the user chose exists
+/// (it is never created for them); `what` names the choice in the
+/// message ("--db PATH", "SECPERF_DB=PATH"). Other failures to read the
+/// directory are left for opening the database to report.
+fn require_parent_dir(path: &Path, what: &str) -> Result<()> {
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => usage_bail!(
+            "{what}: {} is not a directory; {CHOOSE_ANOTHER}",
+            dir.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => usage_bail!(
+            "{what}: directory {} does not exist; create it first (mkdir -p {}) or {CHOOSE_ANOTHER}",
+            dir.display(),
+            dir.display()
+        ),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => usage_bail!(
+            "{what}: {} is not a directory (a component of it is a file); {CHOOSE_ANOTHER}",
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn ensure_parent_dir(path: &Path) -> Result<()> {
@@ -172,7 +211,7 @@ impl Store {
     }
 
     fn open_inner(path: &Path) -> Result<Store> {
-        ensure_parent_dir(path)?;
+        require_parent_dir(path, &format!("results database {}", path.display()))?;
         if path.is_dir() {
             anyhow::bail!("it is a directory");
         }
