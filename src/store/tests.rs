@@ -741,3 +741,28 @@ fn two_writers_at_once_wait_for_each_other() {
         assert_eq!(store.load_run(id).unwrap().results.len(), 40);
     }
 }
+
+#[test]
+fn sqlite_errors_are_not_repeated_by_their_code() {
+    let code = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN);
+    let with_message = anyhow::Error::new(rusqlite::Error::SqliteFailure(
+        code,
+        Some("unable to open database file: /x/y.db".into()),
+    ));
+    assert_eq!(
+        chain_text(&with_message),
+        "unable to open database file: /x/y.db"
+    );
+    assert!(failed_for_lack_of_write_access(&with_message));
+    let bare =
+        anyhow::Error::new(rusqlite::Error::SqliteFailure(code, None)).context("cannot read it");
+    assert_eq!(chain_text(&bare), format!("cannot read it: {code}"));
+    assert!(!failed_for_lack_of_write_access(&anyhow::anyhow!("other")));
+}
+
+#[test]
+fn a_writable_place_has_no_read_only_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    assert!(read_only_error(&dir.path().join("x.db")).is_none());
+    assert!(!mounted_read_only(dir.path()));
+}
