@@ -1135,3 +1135,29 @@ fn db_in_a_missing_directory_is_usage_error_and_creates_nothing() {
     sb.bare().args(["results", "list"]).assert().success();
     assert!(sb.path().join("data/secperf/secperf.db").is_file());
 }
+
+// ---------------------------------------------------------------------------
+// a command after `--`
+// ---------------------------------------------------------------------------
+
+#[test]
+fn double_dash_with_no_command_is_usage_error() {
+    let sb = Sandbox::new();
+    // Each also carries a value refused later in the checks, so that if
+    // the bare `--` were let through, the command would still stop before
+    // measuring anything (with another message).
+    for args in [
+        &["overhead", "-m", "seccomp", "--max-pairs", "5", "--"][..],
+        &["run", "--samples", "0", "--"][..],
+    ] {
+        let err = assert_usage_error(&mut sb.cmd(args));
+        assert!(
+            err.contains(
+                "no command after `--`: give the command to measure after --, e.g. `-- sh -c \
+                 'make -j2'`, or leave out -- to measure the built-in workloads"
+            ),
+            "{args:?}: {err}"
+        );
+        assert!(!sb.db().exists(), "{args:?} opened the database");
+    }
+}

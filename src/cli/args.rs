@@ -161,6 +161,12 @@ pub struct CommandArgs {
     /// plus user and system CPU time per run); it must exit with status 0.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+
+    /// Whether the arguments end in a bare `--`, which clap drops: set by
+    /// [`super::parse_args`], so that `--` with no command after it is an
+    /// error rather than the built-in workloads.
+    #[arg(skip)]
+    pub empty_separator: bool,
 }
 
 impl CommandArgs {
@@ -168,6 +174,12 @@ impl CommandArgs {
     /// None without one. `-w` together with a command is a usage error.
     pub fn workload(&self, workloads_given: bool) -> Result<Option<(String, Vec<String>)>> {
         if self.command.is_empty() {
+            if self.empty_separator {
+                usage_bail!(
+                    "no command after `--`: give the command to measure after --, e.g. \
+                     `-- sh -c 'make -j2'`, or leave out -- to measure the built-in workloads"
+                );
+            }
             return Ok(None);
         }
         if workloads_given {

@@ -102,7 +102,7 @@ pub enum Command {
 
 /// Entry point: parses, runs, prints errors, returns the exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse_args(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors
@@ -136,6 +136,32 @@ pub fn main() -> i32 {
             exit_code(&e)
         }
     }
+}
+
+/// Parses a command line (argv[0] first). clap drops a `--` with nothing
+/// after it; for the commands that measure a command given after `--`
+/// (`overhead`, `run`) that is recorded, and refused when the arguments
+/// are checked.
+pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString>,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let mut cli = Cli::try_parse_from(&args)?;
+    // Options end at the first `--`; nothing after it means no command.
+    let empty_separator = args
+        .iter()
+        .position(|a| a == "--")
+        .is_some_and(|i| i + 1 == args.len());
+    if empty_separator {
+        match &mut cli.command {
+            Command::Overhead(a) => a.command.empty_separator = true,
+            Command::Run(a) => a.command.empty_separator = true,
+            _ => {}
+        }
+    }
+    Ok(cli)
 }
 
 fn dispatch(cli: Cli) -> Result<()> {
@@ -207,4 +233,57 @@ fn command_trial(
         t.sys_ms
     );
     Ok(Some(t.wall_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command-line workload `args` ask for (overhead or run).
+    fn command_workload(args: &[&str]) -> Result<Option<(String, Vec<String>)>> {
+        let cli = parse_args(args).expect("parses");
+        match &cli.command {
+            Command::Overhead(a) => a.command.workload(false),
+            Command::Run(a) => a.command.workload(false),
+            other => panic!("not overhead or run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_bare_double_dash_with_no_command_is_refused() {
+        for args in [
+            &["secperf", "overhead", "-m", "seccomp", "--"][..],
+            &["secperf", "run", "--"][..],
+            &["secperf", "--db", "x.db", "run", "-t", "1", "--"][..],
+        ] {
+            let err = command_workload(args).expect_err("refused");
+            assert_eq!(crate::error::exit_code(&err), 2, "{args:?}");
+            assert!(
+                err.to_string()
+                    .contains("give the command to measure after --"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_command_after_double_dash_or_none_at_all_is_accepted() {
+        assert!(
+            command_workload(&["secperf", "overhead", "-m", "seccomp"])
+                .unwrap()
+                .is_none()
+        );
+        assert!(command_workload(&["secperf", "run"]).unwrap().is_none());
+        for args in [
+            &[
+                "secperf", "overhead", "-m", "seccomp", "--", "sh", "-c", "a b",
+            ][..],
+            // A command whose own last argument is `--`.
+            &["secperf", "run", "--", "prog", "--"][..],
+        ] {
+            let (name, params) = command_workload(args).unwrap().expect("a command");
+            assert_eq!(name, crate::workloads::command::NAME);
+            assert!(params[0].contains("argv="), "{params:?}");
+        }
+    }
 }
