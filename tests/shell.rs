@@ -73,6 +73,44 @@ fn manual_pages_render_for_every_command() {
     }
     let overhead = std::fs::read_to_string(pages.join("secperf-overhead.1")).unwrap();
     assert!(overhead.contains("mechanism"), "{overhead}");
+    // Each page is titled and named as its file, as git's are, and its
+    // synopsis shows the command as typed.
+    for (page, title, synopsis) in [
+        (
+            "secperf-overhead",
+            r"secperf\-overhead",
+            r"\fBsecperf overhead\fR",
+        ),
+        (
+            "secperf-results-show",
+            r"secperf\-results\-show",
+            r"\fBsecperf results show\fR",
+        ),
+    ] {
+        let text = std::fs::read_to_string(pages.join(format!("{page}.1"))).unwrap();
+        assert!(text.contains(&format!(".TH {page} 1 ")), "{text}");
+        assert!(text.contains(&format!(".SH NAME\n{title} \\- ")), "{text}");
+        assert!(
+            text.contains(&format!(".SH SYNOPSIS\n{synopsis} ")),
+            "{text}"
+        );
+        assert!(!text.contains("\"overhead "), "{text}");
+    }
+    let results = std::fs::read_to_string(pages.join("secperf-results.1")).unwrap();
+    assert!(results.contains(r"secperf\-results\-show(1)"), "{results}");
+    // Every page is secperf.1 or secperf-COMMAND.1; none for `help`.
+    let mut names: Vec<String> = std::fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert!(
+        names
+            .iter()
+            .all(|n| n == "secperf.1" || n.starts_with("secperf-")),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
 
     secperf(&db)
         .args(["man", "--dir"])
