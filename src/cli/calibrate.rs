@@ -39,7 +39,8 @@ pub struct CalibrateArgs {
     pub quick: bool,
 
     /// Workload to calibrate on.
-    #[arg(short, long, value_name = "NAME", default_value = "getppid")]
+    #[arg(short, long, value_name = "NAME", default_value = "getppid",
+          value_parser = super::args::Candidates::workload(), hide_possible_values = true)]
     pub workload: String,
 
     #[command(flatten)]

@@ -250,6 +250,59 @@ mod tests {
     }
 
     #[test]
+    fn completion_candidates_do_not_restrict_values() {
+        let cli = parse_args([
+            "secperf",
+            "overhead",
+            "-m",
+            "seccomp:args,filters=4",
+            "-m",
+            "landlock:fs,rules=8",
+            "-w",
+            "getppid, open",
+        ])
+        .expect("free-form values parse");
+        let Command::Overhead(a) = &cli.command else {
+            panic!("not overhead: {cli:?}");
+        };
+        assert_eq!(
+            a.mechanisms,
+            ["seccomp:args,filters=4", "landlock:fs,rules=8"]
+        );
+        assert_eq!(a.workloads.as_deref(), Some("getppid, open"));
+        let cli = parse_args(["secperf", "run", "-w", "not-a-workload"]).expect("parses");
+        let Command::Run(a) = &cli.command else {
+            panic!("not run: {cli:?}");
+        };
+        assert_eq!(a.workloads, "not-a-workload");
+        // ...and are listed for completion.
+        let cmd = <Cli as clap::CommandFactory>::command();
+        let overhead = cmd.find_subcommand("overhead").expect("overhead");
+        let listed = |id: &str| -> Vec<String> {
+            overhead
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .expect(id)
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect()
+        };
+        let mechanisms = listed("mechanisms");
+        for m in crate::mechanisms::MECHANISMS {
+            assert!(mechanisms.iter().any(|v| v == m.name()), "{}", m.name());
+            for v in m.variants() {
+                let spec = format!("{}:{}", m.name(), v.name);
+                assert!(mechanisms.contains(&spec), "{spec}");
+            }
+        }
+        let workloads = listed("workloads");
+        assert!(workloads.iter().any(|w| w == "getppid"), "{workloads:?}");
+        assert!(workloads.iter().any(|w| w == "all"), "{workloads:?}");
+        assert!(!workloads.iter().any(|w| w == "command"), "{workloads:?}");
+    }
+
+    #[test]
     fn a_bare_double_dash_with_no_command_is_refused() {
         for args in [
             &["secperf", "overhead", "-m", "seccomp", "--"][..],
