@@ -1043,3 +1043,124 @@ fn closed_stdout_does_not_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// the stored command line
+// ---------------------------------------------------------------------------
+
+/// Stores an (empty) run whose command line is built from `argv` as a
+/// measuring command builds it, without measuring; returns its id.
+fn store_run_started_by(db: &Path, argv: &[&str]) -> i64 {
+    let mut store = secperf::store::Store::open(db).expect("database");
+    store
+        .begin_run(&secperf::model::RunMeta {
+            label: String::new(),
+            kind: "overhead".into(),
+            started_at: chrono::Utc::now(),
+            host: "test".into(),
+            secperf_version: env!("CARGO_PKG_VERSION").into(),
+            command: secperf::engine::session::command_line_of(argv.iter().map(|a| a.to_string())),
+            params: serde_json::json!({}),
+            system: serde_json::json!({}),
+        })
+        .expect("run recorded")
+}
+
+#[test]
+fn stored_command_line_reproduces_a_quoted_command() {
+    let sb = Sandbox::new();
+    let argv = [
+        "/build/target/debug/secperf",
+        "overhead",
+        "-m",
+        "seccomp",
+        "--",
+        "sh",
+        "-c",
+        "a b",
+    ];
+    let id = store_run_started_by(&sb.db(), &argv);
+    let shown = sb.json(&["results", "show", &id.to_string()]);
+    let command = shown["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no command in {shown}"));
+    assert_eq!(command, "secperf overhead -m seccomp -- sh -c 'a b'");
+    let mut words = shell_words::split(command).expect("a shell line");
+    words[0] = argv[0].to_string();
+    assert_eq!(words, argv);
+
+    // The email format's "Reproduce:" line keeps the quoted word whole.
+    let out = sb
+        .cmd(&["results", "show", &id.to_string(), "--format", "email"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("Reproduce: secperf overhead -m seccomp -- sh -c 'a b'"),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// where the database goes
+// ---------------------------------------------------------------------------
+
+#[test]
+fn db_in_a_missing_directory_is_usage_error_and_creates_nothing() {
+    let sb = Sandbox::new();
+    let missing = sb.path().join("no-such-dir/sub");
+    let db = missing.join("x.db");
+    let err = assert_usage_error(sb.bare().arg("--db").arg(&db).args(["results", "list"]));
+    assert!(
+        err.contains(&format!(
+            "--db {}: directory {} does not exist; create it first (mkdir -p {}) or choose \
+             another with --db PATH or SECPERF_DB",
+            db.display(),
+            missing.display(),
+            missing.display()
+        )),
+        "{err}"
+    );
+    let err = assert_usage_error(sb.bare().env("SECPERF_DB", &db).args(["results", "list"]));
+    assert!(
+        err.contains(&format!("SECPERF_DB={}", db.display())),
+        "{err}"
+    );
+    assert!(
+        !sb.path().join("no-such-dir").exists(),
+        "a directory was created"
+    );
+
+    // The default location is created when missing.
+    sb.bare().args(["results", "list"]).assert().success();
+    assert!(sb.path().join("data/secperf/secperf.db").is_file());
+}
+
+// ---------------------------------------------------------------------------
+// a command after `--`
+// ---------------------------------------------------------------------------
+
+#[test]
+fn double_dash_with_no_command_is_usage_error() {
+    let sb = Sandbox::new();
+    // Each also carries a value refused later in the checks, so that if
+    // the bare `--` were let through, the command would still stop before
+    // measuring anything (with another message).
+    for args in [
+        &["overhead", "-m", "seccomp", "--max-pairs", "5", "--"][..],
+        &["run", "--samples", "0", "--"][..],
+    ] {
+        let err = assert_usage_error(&mut sb.cmd(args));
+        assert!(
+            err.contains(
+                "no command after `--`: give the command to measure after --, e.g. `-- sh -c \
+                 'make -j2'`, or leave out -- to measure the built-in workloads"
+            ),
+            "{args:?}: {err}"
+        );
+        assert!(!sb.db().exists(), "{args:?} opened the database");
+    }
+}

@@ -318,3 +318,65 @@ fn full_disk_is_a_clear_error_and_keeps_what_was_committed() {
     assert_eq!(labels.len(), 2, "{labels:?}");
     assert!(labels.contains(&"seed".to_string()), "{labels:?}");
 }
+
+/// `secperf --db DB ARGS...`: its exit code and stderr.
+fn refused(db: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = secperf(db).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn writer_on_a_read_only_file_system_is_one_clear_usage_error() {
+    // A new database on a file system mounted read-only (even root cannot
+    // write there; `results delete` opens for writing and measures nothing).
+    let Some(fs) = Tmpfs::mount(
+        "writer_on_a_read_only_file_system_is_one_clear_usage_error",
+        "1m",
+    ) else {
+        return;
+    };
+    fs.remount_read_only();
+    let db = fs.path().join("new.db");
+    let (code, stderr) = refused(&db, &["results", "delete", "1"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "secperf: error: results database {} cannot be created: the file system holding {} \
+             is mounted read-only; mount it read-write, or choose another with --db PATH or \
+             SECPERF_DB",
+            db.display(),
+            fs.path().display()
+        )
+    );
+    drop(fs);
+
+    // An existing database on a file system remounted read-only: writers
+    // are refused, readers still work.
+    let Some(fs) = Tmpfs::mount(
+        "writer_on_a_read_only_file_system_is_one_clear_usage_error",
+        "1m",
+    ) else {
+        return;
+    };
+    let db = fs.path().join("old.db");
+    secperf(&db).args(["results", "list"]).assert().success();
+    fs.remount_read_only();
+    let (code, stderr) = refused(&db, &["results", "delete", "1"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "secperf: error: results database {} cannot be written: the file system holding {} \
+             is mounted read-only; mount it read-write, or choose another with --db PATH or \
+             SECPERF_DB (commands that only read, such as `results list`, `compare` and \
+             `report`, still work on it)",
+            db.display(),
+            fs.path().display()
+        )
+    );
+    secperf(&db).args(["results", "list"]).assert().success();
+}

@@ -3,10 +3,12 @@
 //! each group resolves into the engine's validated type before anything
 //! runs.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 
 use crate::engine::plan::{HalfDesign, Placement};
 use crate::error::UsageError;
@@ -15,6 +17,74 @@ use crate::profile::ProfileOpts;
 use crate::stats::decision::DecisionOpts;
 use crate::sys::cpus;
 use crate::usage_bail;
+
+/// Parses any UTF-8 value, as a plain `String` argument does (the command
+/// checks it later, with its own message), and lists candidates for shell
+/// completion: clap_complete's static scripts (bash, zsh, fish, ...) offer
+/// an argument's possible values, and this keeps free-form values such as
+/// `seccomp:args,filters=4` or `getppid,open` accepted. Arguments using it
+/// set `hide_possible_values` so that --help stays short.
+#[derive(Clone, Copy)]
+pub struct Candidates(fn() -> Vec<PossibleValue>);
+
+impl Candidates {
+    /// `-m`: every mechanism as NAME and NAME:VARIANT (`secperf list`).
+    pub fn mechanism_specs() -> Candidates {
+        Candidates(|| {
+            crate::mechanisms::MECHANISMS
+                .iter()
+                .flat_map(|m| {
+                    std::iter::once(PossibleValue::new(m.name()).help(m.description())).chain(
+                        m.variants().iter().map(|v| {
+                            PossibleValue::new(format!("{}:{}", m.name(), v.name))
+                                .help(v.description)
+                        }),
+                    )
+                })
+                .collect()
+        })
+    }
+
+    /// `-w` of `overhead` and `run`: the workload names and `all`.
+    pub fn workloads() -> Candidates {
+        Candidates(|| {
+            let mut v = workload_names();
+            v.push(PossibleValue::new("all").help("every workload of the catalog"));
+            v
+        })
+    }
+
+    /// `-w` of `calibrate`: one workload name.
+    pub fn workload() -> Candidates {
+        Candidates(workload_names)
+    }
+}
+
+/// The catalog's workloads but `command` (chosen by `-- CMD` instead).
+fn workload_names() -> Vec<PossibleValue> {
+    crate::workloads::WORKLOADS
+        .iter()
+        .filter(|w| w.name != crate::workloads::command::NAME)
+        .map(|w| PossibleValue::new(w.name).help(w.description))
+        .collect()
+}
+
+impl TypedValueParser for Candidates {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new((self.0)().into_iter()))
+    }
+}
 
 /// Where and how tasks run, and what the run is called.
 #[derive(Debug, Args)]
@@ -161,6 +231,12 @@ pub struct CommandArgs {
     /// plus user and system CPU time per run); it must exit with status 0.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+
+    /// Whether the arguments end in a bare `--`, which clap drops: set by
+    /// [`super::parse_args`], so that `--` with no command after it is an
+    /// error rather than the built-in workloads.
+    #[arg(skip)]
+    pub empty_separator: bool,
 }
 
 impl CommandArgs {
@@ -168,6 +244,12 @@ impl CommandArgs {
     /// None without one. `-w` together with a command is a usage error.
     pub fn workload(&self, workloads_given: bool) -> Result<Option<(String, Vec<String>)>> {
         if self.command.is_empty() {
+            if self.empty_separator {
+                usage_bail!(
+                    "no command after `--`: give the command to measure after --, e.g. \
+                     `-- sh -c 'make -j2'`, or leave out -- to measure the built-in workloads"
+                );
+            }
             return Ok(None);
         }
         if workloads_given {

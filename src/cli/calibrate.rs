@@ -39,7 +39,8 @@ pub struct CalibrateArgs {
     pub quick: bool,
 
     /// Workload to calibrate on.
-    #[arg(short, long, value_name = "NAME", default_value = "getppid")]
+    #[arg(short, long, value_name = "NAME", default_value = "getppid",
+          value_parser = super::args::Candidates::workload(), hide_possible_values = true)]
     pub workload: String,
 
     #[command(flatten)]
@@ -165,6 +166,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             params: &plan.record(),
             system_wide: false,
             slices: plan.total_slices(),
+            seed: Some(plan.design.seed),
         },
     )?;
     let report = calibrate::measure(&plan, &mut Live { lock: None }, &session.progress);

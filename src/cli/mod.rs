@@ -38,7 +38,8 @@ use crate::error::exit_code;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Results database (SQLite). Default: $XDG_DATA_HOME/secperf/secperf.db.
+    /// Results database (SQLite), in a directory that exists. Default:
+    /// $XDG_DATA_HOME/secperf/secperf.db (its directory created when missing).
     #[arg(long, global = true, env = "SECPERF_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 
@@ -106,7 +107,7 @@ pub enum Command {
 
 /// Entry point: parses, runs, prints errors, returns the exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match parse_args(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors
@@ -140,6 +141,32 @@ pub fn main() -> i32 {
             exit_code(&e)
         }
     }
+}
+
+/// Parses a command line (argv[0] first). clap drops a `--` with nothing
+/// after it; for the commands that measure a command given after `--`
+/// (`overhead`, `run`) that is recorded, and refused when the arguments
+/// are checked.
+pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString>,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let mut cli = Cli::try_parse_from(&args)?;
+    // Options end at the first `--`; nothing after it means no command.
+    let empty_separator = args
+        .iter()
+        .position(|a| a == "--")
+        .is_some_and(|i| i + 1 == args.len());
+    if empty_separator {
+        match &mut cli.command {
+            Command::Overhead(a) => a.command.empty_separator = true,
+            Command::Run(a) => a.command.empty_separator = true,
+            _ => {}
+        }
+    }
+    Ok(cli)
 }
 
 pub(crate) fn dispatch(cli: Cli) -> Result<()> {
@@ -212,4 +239,110 @@ fn command_trial(
         t.sys_ms
     );
     Ok(Some(t.wall_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command-line workload `args` ask for (overhead or run).
+    fn command_workload(args: &[&str]) -> Result<Option<(String, Vec<String>)>> {
+        let cli = parse_args(args).expect("parses");
+        match &cli.command {
+            Command::Overhead(a) => a.command.workload(false),
+            Command::Run(a) => a.command.workload(false),
+            other => panic!("not overhead or run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn completion_candidates_do_not_restrict_values() {
+        let cli = parse_args([
+            "secperf",
+            "overhead",
+            "-m",
+            "seccomp:args,filters=4",
+            "-m",
+            "landlock:fs,rules=8",
+            "-w",
+            "getppid, open",
+        ])
+        .expect("free-form values parse");
+        let Command::Overhead(a) = &cli.command else {
+            panic!("not overhead: {cli:?}");
+        };
+        assert_eq!(
+            a.mechanisms,
+            ["seccomp:args,filters=4", "landlock:fs,rules=8"]
+        );
+        assert_eq!(a.workloads.as_deref(), Some("getppid, open"));
+        let cli = parse_args(["secperf", "run", "-w", "not-a-workload"]).expect("parses");
+        let Command::Run(a) = &cli.command else {
+            panic!("not run: {cli:?}");
+        };
+        assert_eq!(a.workloads, "not-a-workload");
+        // ...and are listed for completion.
+        let cmd = <Cli as clap::CommandFactory>::command();
+        let overhead = cmd.find_subcommand("overhead").expect("overhead");
+        let listed = |id: &str| -> Vec<String> {
+            overhead
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .expect(id)
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect()
+        };
+        let mechanisms = listed("mechanisms");
+        for m in crate::mechanisms::MECHANISMS {
+            assert!(mechanisms.iter().any(|v| v == m.name()), "{}", m.name());
+            for v in m.variants() {
+                let spec = format!("{}:{}", m.name(), v.name);
+                assert!(mechanisms.contains(&spec), "{spec}");
+            }
+        }
+        let workloads = listed("workloads");
+        assert!(workloads.iter().any(|w| w == "getppid"), "{workloads:?}");
+        assert!(workloads.iter().any(|w| w == "all"), "{workloads:?}");
+        assert!(!workloads.iter().any(|w| w == "command"), "{workloads:?}");
+    }
+
+    #[test]
+    fn a_bare_double_dash_with_no_command_is_refused() {
+        for args in [
+            &["secperf", "overhead", "-m", "seccomp", "--"][..],
+            &["secperf", "run", "--"][..],
+            &["secperf", "--db", "x.db", "run", "-t", "1", "--"][..],
+        ] {
+            let err = command_workload(args).expect_err("refused");
+            assert_eq!(crate::error::exit_code(&err), 2, "{args:?}");
+            assert!(
+                err.to_string()
+                    .contains("give the command to measure after --"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_command_after_double_dash_or_none_at_all_is_accepted() {
+        assert!(
+            command_workload(&["secperf", "overhead", "-m", "seccomp"])
+                .unwrap()
+                .is_none()
+        );
+        assert!(command_workload(&["secperf", "run"]).unwrap().is_none());
+        for args in [
+            &[
+                "secperf", "overhead", "-m", "seccomp", "--", "sh", "-c", "a b",
+            ][..],
+            // A command whose own last argument is `--`.
+            &["secperf", "run", "--", "prog", "--"][..],
+        ] {
+            let (name, params) = command_workload(args).unwrap().expect("a command");
+            assert_eq!(name, crate::workloads::command::NAME);
+            assert!(params[0].contains("argv="), "{params:?}");
+        }
+    }
 }

@@ -22,12 +22,14 @@ pub struct OverheadArgs {
     /// Mechanisms to measure, repeatable: NAME[:VARIANT][,KEY=VALUE...]
     /// (e.g. seccomp:args,filters=4). Default: every available mechanism
     /// with its survey variants (see `secperf list`).
-    #[arg(short, long = "mechanism", value_name = "SPEC")]
+    #[arg(short, long = "mechanism", value_name = "SPEC",
+          value_parser = super::args::Candidates::mechanism_specs(), hide_possible_values = true)]
     pub mechanisms: Vec<String>,
 
     /// Workloads, comma-separated or "all" [default: the workloads each
     /// mechanism's hooks touch].
-    #[arg(short, long, value_name = "NAME,...|all")]
+    #[arg(short, long, value_name = "NAME,...|all",
+          value_parser = super::args::Candidates::workloads(), hide_possible_values = true)]
     pub workloads: Option<String>,
 
     #[command(flatten)]
@@ -173,6 +175,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             params: &plan,
             system_wide: plan.system_wide(),
             slices,
+            seed: Some(plan.seed),
         },
     )?;
     for f in &plan.policy_files {

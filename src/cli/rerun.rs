@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use anyhow::Result;
-use clap::Parser;
 
 use crate::store::Store;
 
@@ -33,7 +32,7 @@ pub fn rerun(args: RerunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     for note in &rerun.notes {
         eprintln!("secperf: {note}");
     }
-    let mut cli = super::Cli::try_parse_from(&rerun.argv).map_err(|e| {
+    let mut cli = super::parse_args(&rerun.argv).map_err(|e| {
         crate::error::UsageError::new(format!(
             "run {}'s command line no longer parses with this secperf ({}): {}",
             doc.run_id,
@@ -43,5 +42,6 @@ pub fn rerun(args: RerunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     })?;
     cli.db = Some(path);
     cli.json = json;
+    crate::engine::session::set_argv(rerun.argv);
     super::dispatch(cli)
 }

@@ -19,7 +19,8 @@ use crate::workloads::select::{parse_list, resolve_params};
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workloads, comma-separated, or "all" (see `secperf list`).
-    #[arg(short, long, value_name = "NAME,...|all", default_value = "all")]
+    #[arg(short, long, value_name = "NAME,...|all", default_value = "all",
+          value_parser = super::args::Candidates::workloads(), hide_possible_values = true)]
     pub workloads: String,
 
     #[command(flatten)]
@@ -117,6 +118,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             params: &plan,
             system_wide: false,
             slices: plan.slices(),
+            seed: None,
         },
     )?;
     plan.measure(&mut session, &mut Live { lock: None })

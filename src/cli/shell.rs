@@ -64,8 +64,11 @@ pub fn man(args: ManArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// secperf.1 and secperf-COMMAND.1 for every command (nested ones too).
-fn write_pages(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
+/// secperf.1 and secperf-COMMAND.1 for every command (nested ones too,
+/// secperf-results-show.1), each titled and named as its file, as git's
+/// pages are (`.TH secperf-overhead 1`, NAME `secperf-overhead`, SYNOPSIS
+/// `secperf overhead ...`).
+fn write_pages(mut cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         crate::usage_bail!(
             "--dir {}: not a directory (create it first, e.g. mkdir -p {})",
@@ -73,20 +76,24 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
             dir.display()
         );
     }
+    // Building names every command after its parents: display name
+    // "secperf-overhead", binary name "secperf overhead".
+    cmd.build();
+    let source = format!("secperf {}", env!("CARGO_PKG_VERSION"));
     let mut written = Vec::new();
-    let mut stack = vec![(cmd, "secperf".to_string())];
-    while let Some((cmd, name)) = stack.pop() {
+    let mut stack = vec![cmd];
+    while let Some(cmd) = stack.pop() {
         for sub in cmd.get_subcommands() {
-            if sub.get_name() != "help" {
-                stack.push((sub.clone(), format!("{name}-{}", sub.get_name())));
+            if sub.get_name() != "help" && !sub.is_hide_set() {
+                stack.push(sub.clone());
             }
         }
-        let path = dir.join(format!("{name}.1"));
+        let man = clap_mangen::Man::new(cmd).source(source.as_str());
+        let name = man.get_filename();
+        let path = dir.join(&name);
         let mut out = Vec::new();
-        clap_mangen::Man::new(cmd)
-            .title(name.to_uppercase())
-            .render(&mut out)
-            .with_context(|| format!("rendering {name}.1"))?;
+        man.render(&mut out)
+            .with_context(|| format!("rendering {name}"))?;
         std::fs::write(&path, out).with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
     }

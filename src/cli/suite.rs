@@ -157,6 +157,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             params: &suite.record,
             system_wide: suite.system_wide(),
             slices: run_slices + ab_slices,
+            seed: Some(suite.record.seed),
         },
     )?;
     let lock = session.lock.take();

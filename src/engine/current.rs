@@ -202,6 +202,7 @@ mod tests {
                 params: &plan,
                 system_wide: false,
                 slices: plan.slices(),
+                seed: None,
             },
         )
         .unwrap();

@@ -32,6 +32,11 @@ pub struct RunSpec<'a, P: serde::Serialize> {
     pub system_wide: bool,
     /// Slices the run will measure, for the progress bar.
     pub slices: u64,
+    /// The seed the run uses, for the commands that take `--seed`
+    /// (`overhead`, `suite`, `calibrate`); None for those that do not.
+    /// When the user gave no `--seed`, the stored command line gets
+    /// `--seed N` so that it replays the run in the same order.
+    pub seed: Option<u64>,
 }
 
 /// An open run: its store, its id, the lock if held, its progress.
@@ -39,6 +44,9 @@ pub struct Session {
     pub db_path: PathBuf,
     pub store: Store,
     pub run_id: i64,
+    /// The command line stored with the run, which reproduces it (with
+    /// `--seed` when the run used one the user did not give).
+    pub command: String,
     /// The probe snapshot taken at the start.
     pub system: serde_json::Value,
     pub lock: Option<StateLock>,
@@ -97,13 +105,14 @@ impl Session {
             .system_wide
             .then(|| StateLock::acquire(LOCK_WAIT))
             .transpose()?;
-        let meta = run_meta(spec.kind, spec.label, spec.params)?;
+        let meta = run_meta(spec.kind, spec.label, spec.params, spec.seed)?;
         let system = meta.system.clone();
         let run_id = store.begin_run(&meta)?;
         Ok(Session {
             db_path,
             store,
             run_id,
+            command: meta.command,
             system,
             lock,
             measuring,
@@ -172,25 +181,93 @@ pub fn seed_or_clock(seed: Option<u64>) -> u64 {
     })
 }
 
-/// The command line as typed, for reproduction.
+/// The command line as typed, for reproduction: see [`command_line_of`].
 pub fn command_line() -> String {
-    // argv[0] may be a build path (./target/release/secperf): name the tool.
-    std::iter::once("secperf".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ")
+    command_line_of(argv())
+}
+
+/// The arguments this run was asked with: the process's own, or those
+/// `rerun` rebuilt from a stored run (see [`set_argv`]).
+fn argv() -> Vec<String> {
+    match ARGV.get() {
+        Some(argv) => argv.clone(),
+        None => std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+    }
+}
+
+/// Arguments that stand in for the process's own (`secperf rerun` runs
+/// the stored command in this process, and the new run must record that
+/// command, not `secperf rerun N`). Set once.
+static ARGV: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Records `argv` as the arguments this process runs with (see [`ARGV`]).
+pub fn set_argv(argv: Vec<String>) {
+    let _ = ARGV.set(argv);
+}
+
+/// The command line that reproduces this run: [`command_line`] with
+/// `--seed SEED` added when the run used `seed` and the user gave none.
+pub fn reproducible_command_line(seed: Option<u64>) -> String {
+    reproducible_command_line_of(argv(), seed)
+}
+
+/// The commands that take `--seed`.
+const TAKES_SEED: [&str; 3] = ["overhead", "suite", "calibrate"];
+
+/// [`reproducible_command_line`] of a given `argv`: `--seed SEED` goes
+/// before the `--` that starts a measured command, else at the end. An
+/// argv that already has `--seed N` or `--seed=N` (before any `--`), or
+/// names no command that takes `--seed` (a run started some other way),
+/// is kept as it is.
+pub fn reproducible_command_line_of(
+    argv: impl IntoIterator<Item = String>,
+    seed: Option<u64>,
+) -> String {
+    let mut words: Vec<String> = argv.into_iter().collect();
+    if let Some(seed) = seed {
+        let options_end = words.iter().position(|w| w == "--").unwrap_or(words.len());
+        let options = &words[1.min(options_end)..options_end];
+        let given = options
+            .iter()
+            .any(|w| w == "--seed" || w.starts_with("--seed="));
+        let takes_seed = options.iter().any(|w| TAKES_SEED.contains(&w.as_str()));
+        if takes_seed && !given {
+            words.splice(
+                options_end..options_end,
+                ["--seed".to_string(), seed.to_string()],
+            );
+        }
+    }
+    command_line_of(words)
+}
+
+/// `argv` as one line a shell turns back into the same words (quoted as
+/// needed, `shell_words::join`), with argv[0] shown as `secperf`: it may be
+/// a build path (./target/release/secperf).
+pub fn command_line_of(argv: impl IntoIterator<Item = String>) -> String {
+    let words: Vec<String> = std::iter::once("secperf".to_string())
+        .chain(argv.into_iter().skip(1))
+        .collect();
+    shell_words::join(words)
 }
 
 /// The metadata of a run starting now on this machine: the probe
 /// snapshot, host, version and the command line that reproduces it.
-fn run_meta(kind: &str, label: &str, params: &impl serde::Serialize) -> Result<RunMeta> {
+fn run_meta(
+    kind: &str,
+    label: &str,
+    params: &impl serde::Serialize,
+    seed: Option<u64>,
+) -> Result<RunMeta> {
     Ok(RunMeta {
         label: label.to_string(),
         kind: kind.to_string(),
         started_at: chrono::Utc::now(),
         host: crate::sys::hostname(),
         secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: command_line(),
+        command: reproducible_command_line(seed),
         params: serde_json::to_value(params)?,
         system: serde_json::to_value(crate::probe::probe())?,
     })
@@ -216,4 +293,140 @@ pub fn cache_dir() -> PathBuf {
     dirs::cache_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("secperf")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn command_line_quotes_words_and_names_the_tool() {
+        let line = command_line_of(argv(&[
+            "./target/release/secperf",
+            "overhead",
+            "-m",
+            "seccomp",
+            "--",
+            "sh",
+            "-c",
+            "a b",
+        ]));
+        assert_eq!(line, "secperf overhead -m seccomp -- sh -c 'a b'");
+    }
+
+    #[test]
+    fn command_line_splits_back_into_the_same_words() {
+        for words in [
+            argv(&[
+                "secperf", "overhead", "-m", "seccomp", "--", "sh", "-c", "a b",
+            ]),
+            argv(&[
+                "secperf",
+                "run",
+                "-l",
+                "it's \"quoted\"",
+                "--",
+                "echo",
+                "",
+                "$HOME",
+                "*",
+            ]),
+            argv(&[
+                "secperf",
+                "overhead",
+                "-m",
+                "seccomp:args,filters=4",
+                "--param",
+                "open.depth=8",
+            ]),
+            argv(&[
+                "secperf",
+                "run",
+                "--scratch",
+                "/tmp/a dir/\\x",
+                "-l",
+                "tab\there\nnewline",
+            ]),
+            argv(&["secperf"]),
+        ] {
+            let line = command_line_of(words.clone());
+            assert_eq!(shell_words::split(&line).unwrap(), words, "{line}");
+        }
+    }
+
+    #[test]
+    fn the_seed_used_is_added_unless_given() {
+        let line = |words: &[&str], seed| reproducible_command_line_of(argv(words), seed);
+        // From the clock: added at the end, or before a measured command.
+        assert_eq!(
+            line(&["secperf", "overhead", "-m", "seccomp"], Some(42)),
+            "secperf overhead -m seccomp --seed 42"
+        );
+        assert_eq!(
+            line(
+                &[
+                    "secperf", "overhead", "-m", "seccomp", "--", "sh", "-c", "a b"
+                ],
+                Some(7)
+            ),
+            "secperf overhead -m seccomp --seed 7 -- sh -c 'a b'"
+        );
+        // Given: kept as typed (a `--seed` of the measured command is not
+        // secperf's).
+        assert_eq!(
+            line(&["secperf", "suite", "avc", "--seed", "3"], Some(3)),
+            "secperf suite avc --seed 3"
+        );
+        assert_eq!(
+            line(&["secperf", "calibrate", "--seed=3"], Some(3)),
+            // (shell_words quotes every word with `=`)
+            "secperf calibrate '--seed=3'"
+        );
+        assert_eq!(
+            line(
+                &[
+                    "secperf", "overhead", "-m", "seccomp", "--", "prog", "--seed", "1"
+                ],
+                Some(9)
+            ),
+            "secperf overhead -m seccomp --seed 9 -- prog --seed 1"
+        );
+        // Not typed as a command that takes --seed: as typed.
+        assert_eq!(line(&["secperf", "rerun", "5"], Some(9)), "secperf rerun 5");
+        // No seed (`run`): as typed.
+        assert_eq!(
+            line(&["secperf", "run", "-w", "getppid"], None),
+            "secperf run -w getppid"
+        );
+    }
+
+    #[test]
+    fn the_session_stores_the_reproducible_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db_path, store) = open_store(Some(&dir.path().join("t.db"))).unwrap();
+        let mut session = Session::begin(
+            db_path,
+            store,
+            &RunSpec {
+                kind: "overhead",
+                label: "",
+                params: &(),
+                system_wide: false,
+                slices: 0,
+                seed: Some(1234),
+            },
+        )
+        .unwrap();
+        session.finish().unwrap();
+        let stored = session.store.load_run(session.run_id).unwrap().meta.command;
+        assert_eq!(stored, session.command);
+        // This test's own argv names no secperf command, so the seed shows
+        // only through the function that adds it (tested above).
+        assert_eq!(stored, reproducible_command_line(Some(1234)));
+        assert!(stored.starts_with("secperf"), "{stored}");
+    }
 }

@@ -64,9 +64,15 @@ pub const DB_ENV_VAR: &str = "SECPERF_DB";
 /// How every "pick another database" hint ends.
 const CHOOSE_ANOTHER: &str = "choose another with --db PATH or SECPERF_DB";
 
+/// What still works on a database secperf cannot write.
+const READERS_STILL_WORK: &str =
+    "commands that only read, such as `results list`, `compare` and `report`, still work on it";
+
 /// Where the database lives: `--db PATH`, else `$SECPERF_DB`, else
 /// `dirs::data_dir()/secperf/secperf.db` (`$XDG_DATA_HOME/secperf/...`).
-/// Creates the parent directory when it is missing.
+/// Creates the default location's directory when it is missing; a
+/// directory the user named that does not exist is a usage error (a typo
+/// must not leave new directories behind).
 pub fn resolve_db_path(cli: Option<&Path>) -> Result<PathBuf> {
     resolve_db_path_from(cli, std::env::var_os(DB_ENV_VAR), dirs::data_dir())
 }
@@ -78,19 +84,56 @@ fn resolve_db_path_from(
     data_dir: Option<PathBuf>,
 ) -> Result<PathBuf> {
     let path = if let Some(path) = cli {
+        // clap fills --db from SECPERF_DB too: name the variable when it
+        // holds this path.
+        let what = if env.as_deref() == Some(path.as_os_str()) {
+            format!("{DB_ENV_VAR}={}", path.display())
+        } else {
+            format!("--db {}", path.display())
+        };
+        require_parent_dir(path, &what)?;
         path.to_path_buf()
     } else if let Some(path) = env.filter(|p| !p.is_empty()) {
-        PathBuf::from(path)
+        let path = PathBuf::from(path);
+        require_parent_dir(&path, &format!("{DB_ENV_VAR}={}", path.display()))?;
+        path
     } else if let Some(dir) = data_dir {
-        dir.join("secperf").join("secperf.db")
+        let path = dir.join("secperf").join("secperf.db");
+        ensure_parent_dir(&path)?;
+        path
     } else {
         usage_bail!(
             "cannot find a data directory for the results database (neither $XDG_DATA_HOME \
              nor $HOME is set); {CHOOSE_ANOTHER}"
         );
     };
-    ensure_parent_dir(&path)?;
     Ok(path)
+}
+
+/// Checks that the directory to hold the database the user chose exists
+/// (it is never created for them); `what` names the choice in the
+/// message ("--db PATH", "SECPERF_DB=PATH"). Other failures to read the
+/// directory are left for opening the database to report.
+fn require_parent_dir(path: &Path, what: &str) -> Result<()> {
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => usage_bail!(
+            "{what}: {} is not a directory; {CHOOSE_ANOTHER}",
+            dir.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => usage_bail!(
+            "{what}: directory {} does not exist; create it first (mkdir -p {}) or {CHOOSE_ANOTHER}",
+            dir.display(),
+            dir.display()
+        ),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => usage_bail!(
+            "{what}: {} is not a directory (a component of it is a file); {CHOOSE_ANOTHER}",
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 fn ensure_parent_dir(path: &Path) -> Result<()> {
@@ -141,10 +184,22 @@ impl Store {
         drop(store);
         // Older schema: upgrade it if we may write, else say why not.
         Self::open(path).map_err(|err| {
-            UsageError::new(format!(
-                "results database {} has schema version {version} and this secperf needs {}: it                  must be upgraded, which takes write access, and opening it for writing failed                  ({err:#}); run any secperf command on it where it is writable, or {CHOOSE_ANOTHER}",
+            let needs = format!(
+                "results database {} has schema version {version} and this secperf needs {}: it \
+                 must be upgraded, which takes write access",
                 path.display(),
                 migrations::MIGRATIONS.len(),
+            );
+            if let Some(Unwritable { reason, remedy }) = unwritable(path) {
+                return UsageError::new(format!(
+                    "{needs}, but {reason}; {remedy} and run any secperf command on it, or \
+                     {CHOOSE_ANOTHER}"
+                ))
+                .into();
+            }
+            UsageError::new(format!(
+                "{needs}, and opening it for writing failed ({err:#}); run any secperf command \
+                 on it where it is writable, or {CHOOSE_ANOTHER}"
             ))
             .into()
         })
@@ -169,7 +224,7 @@ impl Store {
     }
 
     fn open_inner(path: &Path) -> Result<Store> {
-        ensure_parent_dir(path)?;
+        require_parent_dir(path, &format!("results database {}", path.display()))?;
         if path.is_dir() {
             anyhow::bail!("it is a directory");
         }
@@ -192,10 +247,14 @@ impl Store {
         migrations::refuse_newer(&conn, path)?;
         // SQLite silently falls back to read-only for a file it cannot write.
         if conn.is_readonly(MAIN_DB)? {
-            anyhow::bail!(
-                "the file is read-only (commands that only read, such as `results list`, \
-                 `compare` and `report`, still work on it)"
-            );
+            return Err(read_only_error(path).unwrap_or_else(|| {
+                UsageError::new(format!(
+                    "results database {} cannot be written: SQLite opened it read-only; \
+                     {CHOOSE_ANOTHER} ({READERS_STILL_WORK})",
+                    path.display()
+                ))
+                .into()
+            }));
         }
         migrations::migrate(&mut conn, path).map_err(|e| disk_full(e, path))?;
         Ok(Store {
@@ -386,14 +445,140 @@ impl Store {
 /// disk is full: a failure of the system, exit code 1, not of the request).
 fn wrap_open_error(path: &Path, err: anyhow::Error) -> anyhow::Error {
     if err.chain().any(|e| e.is::<UsageError>()) || is_disk_full(&err) {
-        err
+        return err;
+    }
+    // SQLite says "unable to open database file" or "attempt to write a
+    // readonly database" whatever the cause: name it when it is read-only.
+    if failed_for_lack_of_write_access(&err)
+        && let Some(e) = read_only_error(path)
+    {
+        return e;
+    }
+    UsageError::new(format!(
+        "cannot open results database {}: {} ({CHOOSE_ANOTHER})",
+        path.display(),
+        chain_text(&err)
+    ))
+    .into()
+}
+
+/// The error chain joined with ": ", without the SQLite error code that
+/// repeats the message of the error above it ("unable to open database
+/// file: ...: Error code 14: unable to open database file").
+fn chain_text(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut after_sqlite_failure = false;
+    for e in err.chain() {
+        if after_sqlite_failure && e.is::<rusqlite::ffi::Error>() {
+            after_sqlite_failure = false;
+            continue;
+        }
+        after_sqlite_failure = matches!(
+            e.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(..))
+        );
+        parts.push(e.to_string());
+    }
+    parts.join(": ")
+}
+
+/// Whether SQLite failed the way it does on a file it may not create or
+/// write (SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM).
+fn failed_for_lack_of_write_access(err: &anyhow::Error) -> bool {
+    use rusqlite::ErrorCode::{CannotOpen, PermissionDenied, ReadOnly};
+    err.chain()
+        .any(|e| match e.downcast_ref::<rusqlite::Error>() {
+            Some(rusqlite::Error::SqliteFailure(f, _)) => {
+                matches!(f.code, CannotOpen | ReadOnly | PermissionDenied)
+            }
+            _ => false,
+        })
+}
+
+/// Why a database cannot be written, and what would make it writable.
+struct Unwritable {
+    /// "the file system holding /mnt is mounted read-only".
+    reason: String,
+    /// "mount it read-write".
+    remedy: String,
+}
+
+/// Why the database at `path` cannot be created or written, when the file
+/// system is mounted read-only or this user lacks write permission on the
+/// file or its directory; None when neither explains it.
+fn unwritable(path: &Path) -> Option<Unwritable> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let (reason, remedy) = if mounted_read_only(dir) {
+        (
+            format!(
+                "the file system holding {} is mounted read-only",
+                dir.display()
+            ),
+            "mount it read-write".to_string(),
+        )
+    } else if path.exists() && !may_access(path, libc::W_OK) {
+        (
+            "the file is read-only for this user".to_string(),
+            format!("make it writable (chmod u+w {})", path.display()),
+        )
+    } else if !may_access(dir, libc::W_OK | libc::X_OK) {
+        (
+            format!(
+                "its directory {} is read-only for this user (SQLite creates the database \
+                 and its journal there)",
+                dir.display()
+            ),
+            "make the directory writable".to_string(),
+        )
     } else {
+        return None;
+    };
+    Some(Unwritable { reason, remedy })
+}
+
+/// The usage error for a database that [`unwritable`] explains.
+fn read_only_error(path: &Path) -> Option<anyhow::Error> {
+    let Unwritable { reason, remedy } = unwritable(path)?;
+    let (verb, readers) = if path.exists() {
+        ("written", format!(" ({READERS_STILL_WORK})"))
+    } else {
+        ("created", String::new())
+    };
+    Some(
         UsageError::new(format!(
-            "cannot open results database {}: {err:#} ({CHOOSE_ANOTHER})",
+            "results database {} cannot be {verb}: {reason}; {remedy}, or {CHOOSE_ANOTHER}{readers}",
             path.display()
         ))
-        .into()
-    }
+        .into(),
+    )
+}
+
+/// Whether the file system holding `path` is mounted read-only.
+fn mounted_read_only(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: c is a NUL-terminated path and st is large enough for the
+    // statvfs the kernel fills in; it is read only when the call succeeds.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    // SAFETY: statvfs succeeded, so st is initialised.
+    rc == 0 && unsafe { st.assume_init() }.f_flag & libc::ST_RDONLY != 0
+}
+
+/// Whether this user may access `path` in `mode` (access(2): root passes
+/// permission checks, but not a read-only mount).
+fn may_access(path: &Path, mode: libc::c_int) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: c is a NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), mode) == 0 }
 }
 
 /// The schema version (`user_version`) of an open database.

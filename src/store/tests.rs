@@ -107,7 +107,7 @@ fn user_version(store: &Store) -> i64 {
 #[test]
 fn migrates_from_empty_and_reopens_idempotently() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("nested/dir/secperf.db");
+    let path = dir.path().join("secperf.db");
     let mut store = Store::open(&path).expect("first open creates");
     assert_eq!(store.path(), path);
     assert_eq!(user_version(&store), MIGRATIONS.len() as i64);
@@ -230,16 +230,17 @@ fn unusable_paths_are_usage_errors_naming_the_path() {
 }
 
 #[test]
-fn db_path_precedence_and_parent_creation() {
+fn db_path_precedence_and_only_the_default_directory_is_created() {
     let dir = tempfile::tempdir().expect("temp dir");
     let cli = dir.path().join("cli/x.db");
     let env = dir.path().join("env/y.db");
     let data = dir.path().join("data");
+    std::fs::create_dir(dir.path().join("cli")).expect("cli dir");
+    std::fs::create_dir(dir.path().join("env")).expect("env dir");
 
     let got = resolve_db_path_from(Some(&cli), Some(env.clone().into()), Some(data.clone()))
         .expect("cli");
     assert_eq!(got, cli);
-    assert!(cli.parent().expect("parent").is_dir());
 
     let got =
         resolve_db_path_from(None, Some(env.clone().into()), Some(data.clone())).expect("env");
@@ -256,6 +257,42 @@ fn db_path_precedence_and_parent_creation() {
         .expect_err("uncreatable parent");
     assert_eq!(exit_code(&err), 2);
     assert!(err.to_string().contains("/proc/nope"), "{err}");
+
+    // A directory the user named is never created: --db, SECPERF_DB, and
+    // Store::open itself.
+    let missing = dir.path().join("missing/sub");
+    let err = resolve_db_path_from(Some(&missing.join("x.db")), None, Some(data.clone()))
+        .expect_err("missing --db directory");
+    assert_eq!(exit_code(&err), 2);
+    let msg = err.to_string();
+    assert!(msg.starts_with("--db "), "{msg}");
+    assert!(
+        msg.contains(&format!("directory {} does not exist", missing.display())),
+        "{msg}"
+    );
+    assert!(msg.contains("mkdir -p"), "{msg}");
+    assert!(msg.contains("--db PATH or SECPERF_DB"), "{msg}");
+    let err = resolve_db_path_from(None, Some(missing.join("y.db").into()), Some(data.clone()))
+        .expect_err("missing SECPERF_DB directory");
+    assert_eq!(exit_code(&err), 2);
+    assert!(err.to_string().starts_with("SECPERF_DB="), "{err}");
+    let err = Store::open(&missing.join("z.db"))
+        .err()
+        .expect("missing directory");
+    assert_eq!(exit_code(&err), 2);
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    assert!(
+        !dir.path().join("missing").exists(),
+        "a directory was created"
+    );
+
+    // A file where the directory should be.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").expect("file");
+    let err =
+        resolve_db_path_from(Some(&file.join("x.db")), None, None).expect_err("file as directory");
+    assert_eq!(exit_code(&err), 2);
+    assert!(err.to_string().contains("is not a directory"), "{err}");
 }
 
 #[test]
@@ -704,4 +741,29 @@ fn two_writers_at_once_wait_for_each_other() {
     for id in ids {
         assert_eq!(store.load_run(id).unwrap().results.len(), 40);
     }
+}
+
+#[test]
+fn sqlite_errors_are_not_repeated_by_their_code() {
+    let code = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN);
+    let with_message = anyhow::Error::new(rusqlite::Error::SqliteFailure(
+        code,
+        Some("unable to open database file: /x/y.db".into()),
+    ));
+    assert_eq!(
+        chain_text(&with_message),
+        "unable to open database file: /x/y.db"
+    );
+    assert!(failed_for_lack_of_write_access(&with_message));
+    let bare =
+        anyhow::Error::new(rusqlite::Error::SqliteFailure(code, None)).context("cannot read it");
+    assert_eq!(chain_text(&bare), format!("cannot read it: {code}"));
+    assert!(!failed_for_lack_of_write_access(&anyhow::anyhow!("other")));
+}
+
+#[test]
+fn a_writable_place_has_no_read_only_reason() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    assert!(read_only_error(&dir.path().join("x.db")).is_none());
+    assert!(!mounted_read_only(dir.path()));
 }

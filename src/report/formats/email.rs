@@ -322,7 +322,7 @@ pub(crate) fn reproduce(command: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = FIRST.to_string();
     let mut fresh = true;
-    for word in shell_words(command) {
+    for word in command_words(command) {
         let sep = usize::from(!fresh);
         if !fresh && line.len() + sep + word.len() > room {
             lines.push(format!("{line} \\"));
@@ -347,41 +347,19 @@ pub(crate) fn reproduce(command: &str) -> Vec<String> {
     lines
 }
 
-/// Split a shell command at unquoted whitespace, keeping quotes and
-/// escapes in the words.
-fn shell_words(s: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote: Option<char> = None;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (None, c) if c.is_whitespace() => {
-                if !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                }
-            }
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                word.push(c);
-            }
-            (Some(q), c) if c == q => {
-                quote = None;
-                word.push(c);
-            }
-            (None | Some('"'), '\\') => {
-                word.push(c);
-                if let Some(next) = chars.next() {
-                    word.push(next);
-                }
-            }
-            (_, c) => word.push(c),
-        }
+/// The words of a stored command line, each quoted again as the shell
+/// needs (`shell_words::split`, then `shell_words::quote`), so a wrap never
+/// falls inside a quoted argument. A line that does not parse (unbalanced
+/// quotes, e.g. one stored unquoted by an older secperf) splits at
+/// whitespace instead.
+fn command_words(s: &str) -> Vec<String> {
+    match shell_words::split(s) {
+        Ok(words) => words
+            .iter()
+            .map(|w| shell_words::quote(w).into_owned())
+            .collect(),
+        Err(_) => s.split_whitespace().map(str::to_string).collect(),
     }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
 }
 
 #[cfg(test)]
@@ -596,11 +574,52 @@ mod tests {
     }
 
     #[test]
-    fn shell_words_keep_quotes() {
+    fn shell_words_keep_quoted_words_whole() {
+        // Each word comes back quoted so that the shell reads the same word.
+        let words = command_words(r#"a 'b c' "d \" e" f\ g"#);
+        assert_eq!(words, ["a", "'b c'", r#"'d " e'"#, "'f g'"]);
         assert_eq!(
-            shell_words(r#"a 'b c' "d \" e" f\ g"#),
-            ["a", "'b c'", r#""d \" e""#, r"f\ g"]
+            shell_words::split(&words.join(" ")).unwrap(),
+            ["a", "b c", "d \" e", "f g"]
         );
+        // A line that does not parse (an old run's unquoted command)
+        // splits at whitespace, as stored.
+        assert_eq!(
+            command_words("secperf run -l it's -- sh -c a b"),
+            ["secperf", "run", "-l", "it's", "--", "sh", "-c", "a", "b"]
+        );
+    }
+
+    #[test]
+    fn reproduce_keeps_a_quoted_command_argument_whole() {
+        // As engine::session::command_line_of stores it (shell_words::join).
+        let cmd = shell_words::join([
+            "secperf",
+            "overhead",
+            "-m",
+            "seccomp:args,filters=4",
+            "--tasks",
+            "1,2,4,8,16",
+            "--label",
+            "seccomp cost",
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3; do true; done",
+        ]);
+        let lines = reproduce(&cmd);
+        assert!(lines.len() >= 2, "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("'for i in 1 2 3; do true; done'")),
+            "{lines:?}"
+        );
+        let joined: Vec<&str> = lines
+            .iter()
+            .map(|l| l.trim_end_matches(" \\").trim())
+            .collect();
+        assert_eq!(joined.join(" "), format!("Reproduce: {cmd}"));
     }
 
     #[test]
