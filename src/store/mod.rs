@@ -151,6 +151,18 @@ fn ensure_parent_dir(path: &Path) -> Result<()> {
     }
 }
 
+/// Whether `err` is SQLite refusing a read-only connection because a hot
+/// rollback journal must be rolled back first (SQLITE_READONLY_ROLLBACK).
+fn needs_rollback(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        matches!(
+            e.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK
+        )
+    })
+}
+
 /// An open results database.
 pub struct Store {
     conn: Connection,
@@ -176,7 +188,24 @@ impl Store {
         if !path.exists() {
             return Self::open(path);
         }
-        let store = Self::open_read_only_inner(path).map_err(|err| wrap_open_error(path, err))?;
+        let store = match Self::open_read_only_inner(path) {
+            // A writer killed mid-commit left a hot rollback journal, which a
+            // read-only connection cannot roll back: one writable open does
+            // (SQLite rolls it back on its first read), then read as asked.
+            Err(err) if needs_rollback(&err) => {
+                drop(Self::open(path).map_err(|e| {
+                    UsageError::new(format!(
+                        "results database {}: a secperf killed while writing left a journal to \
+                         roll back, which takes write access, and opening it for writing failed \
+                         ({e:#}); run any secperf command on it where it is writable, or \
+                         {CHOOSE_ANOTHER}",
+                        path.display()
+                    ))
+                })?);
+                Self::open_read_only_inner(path).map_err(|err| wrap_open_error(path, err))?
+            }
+            other => other.map_err(|err| wrap_open_error(path, err))?,
+        };
         let version = schema_version(&store.conn).map_err(|err| wrap_open_error(path, err))?;
         if version == migrations::MIGRATIONS.len() {
             return Ok(store);

@@ -767,3 +767,44 @@ fn a_writable_place_has_no_read_only_reason() {
     assert!(read_only_error(&dir.path().join("x.db")).is_none());
     assert!(!mounted_read_only(dir.path()));
 }
+
+#[test]
+fn a_hot_journal_left_by_a_killed_writer_is_rolled_back_for_a_reader() {
+    // A writer killed mid-commit leaves the database with pages of an
+    // uncommitted transaction and a hot rollback journal. Copying both
+    // while a transaction that spilled to the file is open makes that
+    // state without killing anything.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (src, dst) = (dir.path().join("src.db"), dir.path().join("dst.db"));
+    let mut store = Store::open(&src).expect("open");
+    let id = store
+        .begin_run(&meta("kept", t(1_700_000_000, 0)))
+        .expect("run");
+    drop(store);
+    let conn = rusqlite::Connection::open(&src).expect("raw open");
+    conn.execute_batch("PRAGMA cache_size = 1; BEGIN IMMEDIATE;")
+        .expect("begin");
+    for i in 0..2000 {
+        conn.execute(
+            "INSERT INTO runs (label, kind, started_at, host, secperf_version, command,
+                               params_json, system_json)
+             VALUES (?1, 'run', '2023-01-01T00:00:00.000000000Z', 'h', '0', 'c', '{}', '{}')",
+            [format!("uncommitted {i} {}", "x".repeat(200))],
+        )
+        .expect("insert");
+    }
+    std::fs::copy(&src, &dst).expect("copy db");
+    let journal = dir.path().join("src.db-journal");
+    assert!(
+        journal.exists(),
+        "the transaction spilled: a journal exists"
+    );
+    std::fs::copy(&journal, dir.path().join("dst.db-journal")).expect("copy journal");
+    drop(conn);
+
+    let reader = Store::open_read_only(&dst).expect("a reader opens it");
+    let runs = reader.list_runs().expect("list");
+    assert_eq!(runs.len(), 1, "the uncommitted runs were rolled back");
+    assert_eq!(runs[0].run_id, id);
+    assert!(!dir.path().join("dst.db-journal").exists());
+}
