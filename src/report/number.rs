@@ -110,16 +110,6 @@ pub fn sig4(v: f64) -> String {
     }
 }
 
-/// A verdict's name, as JSON, CSV and the tables spell it.
-pub fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Slower => "slower",
-        Verdict::Faster => "faster",
-        Verdict::NoChange => "no-change",
-        Verdict::Negligible => "negligible",
-    }
-}
-
 /// A verdict's mark (see the module header).
 pub fn mark(v: Verdict) -> &'static str {
     match v {
@@ -228,7 +218,13 @@ mod tests {
         assert_eq!(overhead(&o(1.0, Verdict::NoChange)), "+1.0% [-1.0, 3.5] ~");
         assert_eq!(p_value(0.0004), "<0.001");
         assert_eq!(p_value(0.0123), "0.012");
-        assert_eq!(verdict_name(Verdict::NoChange), "no-change");
+        assert_eq!(Verdict::NoChange.to_string(), "no-change");
+        assert_eq!("negligible".parse::<Verdict>(), Ok(Verdict::Negligible));
+        assert_eq!(<&str>::from(Verdict::Slower), "slower");
+        assert_eq!(
+            serde_json::to_string(&Verdict::NoChange).unwrap(),
+            "\"no-change\""
+        );
         let legend = marks_legend(&DecisionOpts::default());
         assert!(legend.contains("+-1%"), "{legend}");
     }

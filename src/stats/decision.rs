@@ -18,8 +18,22 @@ use super::holm::holm;
 use super::tost::{tost_log_ratios, tost_unpaired_log};
 
 /// What a comparison concludes about the treatment (or the later run).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Its one name ("slower", "faster", "no-change", "negligible") is the
+/// same in JSON (serde), the store, CSV and every table (strum's
+/// `Display`, `IntoStaticStr` and `FromStr`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Verdict {
     /// Significant (p < alpha) and the whole interval is above 0.
     Slower,

@@ -14,23 +14,10 @@ use rusqlite::OptionalExtension;
 use crate::model::{Attribution, Comparison, Mode, PairData, Profile};
 use crate::stats::paired::{OverheadPct, Verdict};
 
-fn verdict_to_sql(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Slower => "slower",
-        Verdict::Faster => "faster",
-        Verdict::NoChange => "no-change",
-        Verdict::Negligible => "negligible",
-    }
-}
-
+/// A stored verdict, by its one name (`Verdict`'s `FromStr`).
 fn verdict_from_sql(s: &str) -> Result<Verdict> {
-    Ok(match s {
-        "slower" => Verdict::Slower,
-        "faster" => Verdict::Faster,
-        "no-change" => Verdict::NoChange,
-        "negligible" => Verdict::Negligible,
-        other => anyhow::bail!("comparisons.verdict: unknown value '{other}'"),
-    })
+    s.parse()
+        .map_err(|_| anyhow!("comparisons.verdict: unknown value '{s}'"))
 }
 
 impl Store {
@@ -75,7 +62,7 @@ impl Store {
                 o.ci_low,
                 o.ci_high,
                 o.p_value,
-                verdict_to_sql(o.verdict),
+                <&str>::from(o.verdict),
                 c.child_cpu
                     .as_ref()
                     .map(|x| json_to_sql(x, "comparisons.child_cpu_json"))
@@ -195,7 +182,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE comparisons SET p_value = ?1, verdict = ?2 WHERE id = ?3",
-                params![p_value, verdict_to_sql(verdict), comparison_id],
+                params![p_value, <&str>::from(verdict), comparison_id],
             )
             .with_context(|| format!("cannot update comparison {comparison_id}"))?;
         anyhow::ensure!(n == 1, "comparison {comparison_id} does not exist");

@@ -7,8 +7,6 @@
 
 use crate::report::model::Report;
 
-use super::verdict_name;
-
 pub const HEADER: &str = "workload,tasks,label,configuration,unit,value,cv_pct,change_pct,ci_low_pct,ci_high_pct,p_value,verdict,samples";
 
 pub fn render(report: &Report) -> String {
@@ -31,7 +29,7 @@ pub fn render(report: &Report) -> String {
                 num(cell.ci_high_pct),
                 num(cell.p_value),
                 cell.verdict
-                    .map(verdict_name)
+                    .map(<&str>::from)
                     .unwrap_or_default()
                     .to_string(),
                 samples.join(";"),

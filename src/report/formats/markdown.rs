@@ -4,7 +4,7 @@
 //! verdict); the header, warnings, summary and machine as text around it,
 //! and the command that reproduces it in a code block.
 
-use super::{design_line, verdict_name};
+use super::design_line;
 use crate::report::model::{Cell, Report};
 use crate::report::number::{p_short, value_with_unit};
 
@@ -106,8 +106,8 @@ fn cell_fields(cell: Option<&Cell>, baseline: bool, unit: &str) -> Vec<String> {
         (None, _) => String::new(),
     };
     let verdict = match c.verdict {
-        Some(v) if super::significant(c) => format!("**{}**", verdict_name(v)),
-        Some(v) => verdict_name(v).to_string(),
+        Some(v) if super::significant(c) => format!("**{v}**"),
+        Some(v) => v.to_string(),
         None => String::new(),
     };
     vec![

@@ -97,16 +97,6 @@ pub(crate) fn design_line(design: DesignKind) -> &'static str {
     }
 }
 
-/// The verdict as the JSON and CSV spell it: "slower", "faster", "no-change".
-pub(crate) fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Slower => "slower",
-        Verdict::Faster => "faster",
-        Verdict::NoChange => "no-change",
-        Verdict::Negligible => "negligible",
-    }
-}
-
 /// Whether a cell's change is significant (a "slower" or "faster" verdict).
 pub(crate) fn significant(cell: &Cell) -> bool {
     matches!(cell.verdict, Some(Verdict::Slower | Verdict::Faster))

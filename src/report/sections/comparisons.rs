@@ -14,7 +14,7 @@ use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
 use super::super::number::ns;
-use super::super::number::{marks_legend, overhead, p_value, verdict_name};
+use super::super::number::{marks_legend, overhead, p_value};
 use crate::model::Comparison;
 
 /// The paired treatment figure: baseline x (1 + overhead).
@@ -90,7 +90,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             )
             .tone(Tone::of(o.verdict)),
             Cell::value(p_value(o.p_value), o.p_value),
-            Cell::text(verdict_name(o.verdict)).tone(Tone::of(o.verdict)),
+            Cell::text(o.verdict.to_string()).tone(Tone::of(o.verdict)),
             Cell::value("", c.treatment_ns_per_op),
             Cell::value("", c.hodges_lehmann_pct),
             Cell::value(

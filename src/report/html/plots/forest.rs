@@ -22,12 +22,12 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
-/// The verdicts in legend order, with their names as the tables print them.
-const VERDICTS: [(Verdict, &str); 4] = [
-    (Verdict::Slower, "slower"),
-    (Verdict::Faster, "faster"),
-    (Verdict::NoChange, "no-change"),
-    (Verdict::Negligible, "negligible"),
+/// The verdicts in legend order.
+const VERDICTS: [Verdict; 4] = [
+    Verdict::Slower,
+    Verdict::Faster,
+    Verdict::NoChange,
+    Verdict::Negligible,
 ];
 
 /// The colour of a verdict: vermillion slower, blue faster, grey no
@@ -41,14 +41,6 @@ pub fn verdict_color(v: Verdict) -> RGBColor {
     }
 }
 
-/// A verdict's name as the tables print it.
-pub fn verdict_name(v: Verdict) -> &'static str {
-    VERDICTS
-        .iter()
-        .find(|(w, _)| *w == v)
-        .map_or("?", |(_, n)| n)
-}
-
 const ROW_PX: u32 = 26;
 const MAX_LABEL: usize = 60;
 
@@ -59,9 +51,9 @@ pub fn draw(title: &str, rows: &[Row], noise_pct: f64) -> Result<String> {
     let labels: Vec<String> = rows.iter().map(|r| shorten(&r.label, MAX_LABEL)).collect();
     let label_w = label_width(labels.iter().map(|l| l.chars().count()), 100, 440);
     let mut entries = vec![(format!("noise band ±{noise_pct}%"), Mark::Swatch(SHADE))];
-    for (v, name) in VERDICTS {
+    for v in VERDICTS {
         if rows.iter().any(|r| r.verdict == v) {
-            entries.push((name.to_string(), Mark::Dot(verdict_color(v))));
+            entries.push((v.to_string(), Mark::Dot(verdict_color(v))));
         }
     }
     let legend_h = legend_height(&entries, WIDTH);
