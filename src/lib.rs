@@ -27,7 +27,8 @@
 //! Modules named on one line sit side by side: neither imports the other.
 //! `tests/layers.rs` checks all of this on the source, and lists the few
 //! known exceptions (test code that takes a lock or a fixture from above),
-//! each with its reason.
+//! each with its reason. `docs/ARCHITECTURE.md` draws the layers, the way
+//! a measurement flows through them, and where to add things.
 
 pub mod calibrate;
 pub mod cli;

@@ -65,6 +65,14 @@ fn without_code_spans(line: &str) -> String {
 /// The prose of a markdown text: (line number, line) outside fenced code
 /// blocks, inline code blanked out.
 fn prose(text: &str) -> Vec<(usize, String)> {
+    outside_fences(text)
+        .into_iter()
+        .map(|(i, line)| (i, without_code_spans(&line)))
+        .collect()
+}
+
+/// The lines of a markdown text outside fenced code blocks, as written.
+fn outside_fences(text: &str) -> Vec<(usize, String)> {
     let mut fence: Option<&str> = None;
     let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -74,7 +82,7 @@ fn prose(text: &str) -> Vec<(usize, String)> {
             Some(_) => {}
             None if trimmed.starts_with("```") => fence = Some("```"),
             None if trimmed.starts_with("~~~") => fence = Some("~~~"),
-            None => lines.push((i + 1, without_code_spans(line))),
+            None => lines.push((i + 1, line.to_string())),
         }
     }
     lines
@@ -150,7 +158,8 @@ fn slug(heading: &str) -> String {
 fn anchors(text: &str) -> Vec<String> {
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
-    for (_, line) in prose(text) {
+    // Headings keep their code spans: GitHub slugs their text.
+    for (_, line) in outside_fences(text) {
         let hashes = line.len() - line.trim_start_matches('#').len();
         if !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
             continue;
@@ -240,6 +249,10 @@ fn relative_links_point_to_files_and_headings() {
 
 #[test]
 fn slugs_follow_githubs_rule() {
+    assert_eq!(
+        anchors("## `overhead`: what it costs\n```\n## not a heading\n```\n"),
+        ["overhead-what-it-costs"]
+    );
     assert_eq!(slug("How a suite runs"), "how-a-suite-runs");
     assert_eq!(slug("creds-2008"), "creds-2008");
     assert_eq!(

@@ -138,9 +138,11 @@ impl WaitArgs {
 /// `--format` and `-o` of the commands that measure (`run`, `overhead`).
 #[derive(Debug, Args)]
 pub struct ReportFormatArgs {
-    /// Output format instead of the default table: table, email (72-column
-    /// ASCII for a mailing list), markdown, json (the report grid), csv,
-    /// benchstat. `--json` still prints the full result document.
+    /// Output format instead of the default table (which `table` also
+    /// prints): email (72-column ASCII for a mailing list, with intervals
+    /// and pair counts), markdown, json (the run document, as --json and
+    /// `results export`), csv (raw numbers, one block per table),
+    /// benchstat (one block per configuration).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<crate::report::formats::Format>,
 

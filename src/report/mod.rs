@@ -1,10 +1,16 @@
-//! Turning results into text for people. [`model`] is the one shape every
-//! output renders (a grid of rows and configurations with changes and
-//! verdicts); [`build`] makes one from what `run` and `overhead` measured;
-//! [`formats`] renders it (table, email, markdown, json, csv, benchstat, and
-//! the post-shaped tables of suites); [`number`] is the one place numbers
-//! are formatted; [`table`] holds the terminal tables of runs, results and
-//! comparisons that are not reports.
+//! Turning runs into text and pages for people.
+//!
+//! [`doc`] is the run document every output of one run renders (built by
+//! `engine::document` from the store); [`label`] names workloads,
+//! treatments and comparisons once; [`number`] formats every number and
+//! words every change and verdict; [`sections`] writes each part of a run
+//! once against the [`markup`] interface, whose formats (terminal, email,
+//! markdown, csv, html) supply the primitives; [`html`] draws the page;
+//! [`export`] is `results export --format csv`.
+//!
+//! [`model`], [`build`] and [`formats`] are the grid of several
+//! configurations side by side: `compare` of stored runs, benchstat, and
+//! the suites' post-shaped tables. [`table`] is the list of stored runs.
 
 pub mod build;
 pub mod doc;

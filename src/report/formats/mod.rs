@@ -40,9 +40,11 @@ pub enum Format {
     Email,
     /// GitHub-flavoured markdown table.
     Markdown,
-    /// The whole report as pretty-printed JSON.
+    /// JSON: of one run, the run document (as --json); of a comparison of
+    /// runs, the report grid.
     Json,
-    /// One CSV line per cell.
+    /// CSV: of one run, raw numbers per table; of a comparison of runs,
+    /// one line per cell.
     Csv,
     /// Go benchmark format for benchstat (one block per configuration).
     Benchstat,
