@@ -40,6 +40,8 @@ pub struct Parts {
     pub policy_content: bool,
     /// The command that reproduces the run, last.
     pub reproduce: bool,
+    /// Every outlier pair by comparison (else one line counting them).
+    pub outlier_pairs: bool,
 }
 
 impl Parts {
@@ -49,6 +51,7 @@ impl Parts {
         security: false,
         policy_content: false,
         reproduce: false,
+        outlier_pairs: false,
     };
     /// A report for others (email, markdown, csv): facts and the command.
     pub const REPORT: Parts = Parts {
@@ -56,6 +59,7 @@ impl Parts {
         security: false,
         policy_content: false,
         reproduce: true,
+        outlier_pairs: false,
     };
     /// `results show`: everything stored.
     pub const STORED: Parts = Parts {
@@ -63,6 +67,7 @@ impl Parts {
         security: true,
         policy_content: true,
         reproduce: true,
+        outlier_pairs: true,
     };
 }
 
@@ -78,7 +83,7 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
     control::negative_control(doc, m);
     sweeps::sweeps(doc, m);
     attribution::attributions(doc, m);
-    outliers::outlier_pairs(doc, m);
+    outliers::outlier_pairs(doc, parts.outlier_pairs, m);
     notes::skipped(doc, m);
     notes::treatment_notes(doc, m);
     policies::policy_files(doc, parts.policy_content, m);

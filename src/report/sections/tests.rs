@@ -107,7 +107,10 @@ fn the_terminal_view_keeps_its_columns_and_names_parameters() {
     assert!(s.contains("Skipped:\n  selinux: unavailable"), "{s}");
     assert!(s.contains("-b 8192 not applied"), "{s}");
     assert!(s.contains("sha256 abab"), "{s}");
-    assert!(s.contains("pair 11 of 12 (kept)"), "{s}");
+    assert!(
+        s.contains("Outlier pairs (MAD, modified z > 3.5): 1 in 1 of the 6 comparisons"),
+        "{s}"
+    );
     assert!(
         !s.contains("Reproduce"),
         "the measured view has no facts: {s}"
@@ -124,6 +127,10 @@ fn the_stored_view_has_facts_content_and_the_command() {
         &overhead_doc(),
         Parts::STORED,
         Kind::Terminal { color: false },
+    );
+    assert!(
+        s.contains("pair 11 of 12 (kept)"),
+        "every outlier pair: {s}"
     );
     assert!(
         s.starts_with("secperf overhead: fixture (run 12):\n"),
