@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::StoredRun;
-use crate::probe::{probe_differences, short_value};
+use crate::probe::probe_differences;
 use crate::report::model::{Cell, DesignKind, Report, Row};
 use crate::stats::decision::DecisionOpts;
 use crate::stats::summary::geometric_mean;
@@ -52,7 +52,13 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
         if r.mode != crate::model::Mode::Process {
             label.push(r.mode.to_string());
         }
-        label.extend(r.params.iter().map(|(k, v)| format!("{k}={v}")));
+        // As every table names a workload: the parameters that differ
+        // from its defaults (a workload's defaults are the same in both
+        // runs, so rows still match one to one).
+        label.extend(crate::report::label::non_default_params(
+            &r.workload,
+            &r.params,
+        ));
         push(
             RowKey {
                 workload: r.workload.clone(),
@@ -188,20 +194,20 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
 }
 
 fn machine_summary(run: &StoredRun) -> Vec<(String, String)> {
-    let s = &run.meta.system;
-    let text = |p: &str| {
-        s.pointer(p)
-            .map(|v| short_value(Some(v)))
-            .unwrap_or_else(|| "unknown".into())
-    };
+    let m = crate::probe::MachineFacts::of(&run.meta.system);
+    let unknown = || "unknown".to_string();
     vec![
         ("host".into(), run.meta.host.clone()),
-        ("kernel".into(), text("/kernel/release")),
+        ("kernel".into(), m.kernel.clone().unwrap_or_else(unknown)),
         (
             "cpu".into(),
-            format!("{} x {}", text("/cpu/model"), text("/cpu/online_count")),
+            format!(
+                "{} x {}",
+                m.cpu_model.clone().unwrap_or_else(unknown),
+                m.cpus.map_or_else(unknown, |n| n.to_string())
+            ),
         ),
-        ("lsms".into(), text("/lsm/modules")),
+        ("lsms".into(), m.lsms.join(",")),
         ("secperf".into(), run.meta.secperf_version.clone()),
     ]
 }

@@ -16,19 +16,18 @@ use crate::model::{Attribution, AttributionRow, Profile};
 /// Symbol rows people see (CSV carries all stored).
 pub const SYMBOLS_SHOWN: usize = 10;
 
-/// An ns/op figure of a profile: two decimals below 100, one below
-/// 100 000, none above; "-" when not finite.
+/// A time per operation of a profile with its unit ("85.04 ns", "1.25 us",
+/// "61.82 ms"): a command's figures are milliseconds, a syscall's
+/// nanoseconds; "-" when not finite.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "-".to_string();
     }
-    let a = v.abs();
-    if a >= 1e5 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+    match v.abs() {
+        a if a >= 1e9 => format!("{:.3} s", v / 1e9),
+        a if a >= 1e6 => format!("{:.2} ms", v / 1e6),
+        a if a >= 1e3 => format!("{:.2} us", v / 1e3),
+        _ => format!("{v:.2} ns"),
     }
 }
 
@@ -55,9 +54,10 @@ pub fn preamble(a: &Attribution) -> Vec<String> {
         a.treatment_slowdown_pct,
     )];
     lines.push(
-        "ns/op = share of the half's samples x the half's ns/op, mean over pairs, so delta = \
-         treatment - baseline [95% CI]; groups count call chains inclusively, symbols their own \
-         time; ~ = no difference detected (the interval contains 0)."
+        "time per operation = share of the half's samples x the half's time per operation, \
+         mean over pairs, so delta = treatment - baseline [95% CI]; groups count call chains \
+         inclusively, symbols their own time; ~ = no difference detected (the interval \
+         contains 0)."
             .to_string(),
     );
     lines.extend(a.notes.iter().map(|n| format!("note: {n}")));
@@ -77,8 +77,8 @@ pub fn profile_preamble(p: &Profile) -> Vec<String> {
         p.profiling_slowdown_pct
     )];
     lines.push(
-        "ns/op = share of the measurement's samples x its ns/op, mean over measurements \
-         [95% CI]; groups count call chains inclusively, symbols their own time."
+        "per op = share of the measurement's samples x its time per operation, mean over \
+         measurements [95% CI]; groups count call chains inclusively, symbols their own time."
             .to_string(),
     );
     lines.extend(p.notes.iter().map(|n| format!("note: {n}")));
@@ -133,9 +133,9 @@ pub fn table(what: &str, a: &Attribution) -> Table {
         vec![
             Column::data("comparison"),
             Column::with_fields("where", Align::Left, &["kind", "name", "group"]),
-            Column::new("baseline ns/op", Align::Right, "baseline_ns_per_op"),
-            Column::new("treatment ns/op", Align::Right, "treatment_ns_per_op"),
-            Column::new("delta ns/op", Align::Right, "delta_ns_per_op"),
+            Column::new("baseline per op", Align::Right, "baseline_ns_per_op"),
+            Column::new("treatment per op", Align::Right, "treatment_ns_per_op"),
+            Column::new("delta per op", Align::Right, "delta_ns_per_op"),
             Column::with_fields("95% CI", Align::Right, &["delta_ci_low", "delta_ci_high"])
                 .wrapping(),
             Column::new("of delta", Align::Right, "share_of_delta_pct"),

@@ -133,7 +133,7 @@ pub fn profiles(doc: &RunDoc, m: &mut dyn Markup) {
             vec![
                 Column::data("result"),
                 Column::with_fields("where", Align::Left, &["kind", "name", "group"]),
-                Column::new("ns/op", Align::Right, "ns_per_op"),
+                Column::new("per op", Align::Right, "ns_per_op"),
                 Column::with_fields("95% CI", Align::Right, &["ci_low", "ci_high"]),
                 Column::new("of samples", Align::Right, "share_pct"),
             ],
