@@ -65,6 +65,39 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     let shown = json_of(&shown);
     assert_eq!(shown["comparisons"][0]["overhead_pct"], *o);
     assert_eq!(shown["kind"], "overhead");
+
+    // One run document: the command's --json is results export --json of
+    // the run it stored, byte for byte.
+    for args in [
+        vec!["--json", "results", "export", id.as_str()],
+        vec!["results", "export", id.as_str(), "--format", "json"],
+    ] {
+        let exported = secperf(&db)
+            .args(&args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(
+            String::from_utf8_lossy(&exported),
+            String::from_utf8_lossy(&out),
+            "{args:?}"
+        );
+    }
+    // And the default table is `--format table` (both of the stored run).
+    let table = |extra: &[&str]| {
+        let mut args = vec!["results", "show", id.as_str()];
+        args.extend_from_slice(extra);
+        secperf(&db)
+            .args(&args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(table(&[]), table(&["--format", "table"]));
 }
 
 /// Whether mechanism `name` is available here; if not, `test` is skipped

@@ -34,25 +34,12 @@ pub fn show_run(
     output: Option<&Path>,
     parts: Parts,
 ) -> Result<()> {
-    let text_parts = Parts {
-        facts: true,
-        reproduce: true,
-        ..parts
-    };
-    let text = match (json, format) {
-        (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(doc)? + "\n",
-        (false, Some(Format::Benchstat)) => {
-            let report = crate::report::build::of_doc(doc);
-            return write_report(&report, Format::Benchstat, output);
-        }
-        (false, None | Some(Format::Table)) => {
-            let color = output.is_none() && color_default();
-            sections::render(doc, parts, Kind::Terminal { color })
-        }
-        (false, Some(Format::Email)) => sections::render(doc, text_parts, Kind::Email),
-        (false, Some(Format::Markdown)) => sections::render(doc, text_parts, Kind::Markdown),
-        (false, Some(Format::Csv)) => sections::render(doc, text_parts, Kind::Csv),
-    };
+    if !json && format == Some(Format::Benchstat) {
+        let report = crate::report::build::of_doc(doc);
+        return write_report(&report, Format::Benchstat, output);
+    }
+    let color = output.is_none() && color_default();
+    let text = render_run(doc, json, format, parts, color)?;
     match output {
         Some(file) => write_file(file, &text),
         None => {
@@ -60,6 +47,35 @@ pub fn show_run(
             Ok(())
         }
     }
+}
+
+/// The text [`show_run`] writes (benchstat aside, which writes files).
+fn render_run(
+    doc: &RunDoc,
+    json: bool,
+    format: Option<Format>,
+    parts: Parts,
+    color: bool,
+) -> Result<String> {
+    let text_parts = Parts {
+        facts: true,
+        reproduce: true,
+        ..parts
+    };
+    Ok(match (json, format) {
+        (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(doc)? + "\n",
+        (false, None | Some(Format::Table)) => {
+            sections::render(doc, parts, Kind::Terminal { color })
+        }
+        (false, Some(Format::Email)) => sections::render(doc, text_parts, Kind::Email),
+        (false, Some(Format::Markdown)) => sections::render(doc, text_parts, Kind::Markdown),
+        (false, Some(Format::Csv)) => sections::render(doc, text_parts, Kind::Csv),
+        (false, Some(Format::Benchstat)) => crate::report::formats::render(
+            &crate::report::build::of_doc(doc),
+            Format::Benchstat,
+            &RenderOpts { color: false },
+        )?,
+    })
 }
 
 /// Renders a report to stdout or a file (one file per column in a
@@ -101,5 +117,28 @@ pub fn write_report(
             super::emit(render(report, format, &RenderOpts { color })?.trim_end());
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sections::testing::overhead_doc;
+
+    #[test]
+    fn the_default_output_is_format_table_and_format_json_is_json() {
+        let doc = overhead_doc();
+        for parts in [Parts::MEASURED, Parts::STORED] {
+            for color in [false, true] {
+                let plain = render_run(&doc, false, None, parts, color).unwrap();
+                let table = render_run(&doc, false, Some(Format::Table), parts, color).unwrap();
+                assert_eq!(plain, table);
+            }
+        }
+        let json = render_run(&doc, true, None, Parts::MEASURED, false).unwrap();
+        let format_json =
+            render_run(&doc, false, Some(Format::Json), Parts::MEASURED, false).unwrap();
+        assert_eq!(json, format_json);
+        assert_eq!(json, serde_json::to_string_pretty(&doc).unwrap() + "\n");
     }
 }
