@@ -49,6 +49,27 @@ pub fn show_run(
     }
 }
 
+/// What a measuring command shows once its run is finished: the run
+/// document read back from the store, as the user asked (the view right
+/// after measuring), then where it is stored, on stderr.
+pub fn show_measured(
+    session: &crate::engine::session::Session,
+    label: &str,
+    json: bool,
+    report: &super::args::ReportFormatArgs,
+) -> Result<()> {
+    let doc = crate::engine::document::load(&session.store, session.run_id)?;
+    show_run(
+        &doc,
+        json,
+        report.format,
+        report.output.as_deref(),
+        Parts::MEASURED,
+    )?;
+    eprintln!("secperf: {}", session.stored_line(label));
+    Ok(())
+}
+
 /// The text [`show_run`] writes (benchstat aside, which writes files).
 fn render_run(
     doc: &RunDoc,

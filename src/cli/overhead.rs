@@ -205,14 +205,5 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         crate::engine::sweep::record(&mut session.store, session.run_id, spec, &comparisons)?;
     }
     session.finish()?;
-    let doc = crate::engine::document::load(&session.store, session.run_id)?;
-    super::output::show_run(
-        &doc,
-        json,
-        args.report.format,
-        args.report.output.as_deref(),
-        crate::report::sections::Parts::MEASURED,
-    )?;
-    eprintln!("secperf: {}", session.stored_line(&plan.label));
-    Ok(())
+    super::output::show_measured(&session, &plan.label, json, &args.report)
 }

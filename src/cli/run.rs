@@ -124,14 +124,5 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     plan.measure(&mut session, &mut Live { lock: None })
         .map_err(|e| session.stopped(e))?;
     session.finish()?;
-    let doc = crate::engine::document::load(&session.store, session.run_id)?;
-    super::output::show_run(
-        &doc,
-        json,
-        args.report.format,
-        args.report.output.as_deref(),
-        crate::report::sections::Parts::MEASURED,
-    )?;
-    eprintln!("secperf: {}", session.stored_line(&plan.label));
-    Ok(())
+    super::output::show_measured(&session, &plan.label, json, &args.report)
 }

@@ -91,21 +91,7 @@ pub fn render(report: &Report) -> String {
         lines.extend(reproduce(&ascii(&report.command)));
     }
 
-    // No runs of blank lines, none at the ends.
-    let mut out = String::new();
-    let mut blank = true;
-    for l in &lines {
-        let l = l.trim_end();
-        if l.is_empty() && blank {
-            continue;
-        }
-        blank = l.is_empty();
-        out.push_str(l);
-        out.push('\n');
-    }
-    if blank {
-        out.pop();
-    }
+    let out = join_lines(&lines);
     out
 }
 
@@ -309,6 +295,26 @@ fn name_lines(name: &str, w: usize) -> Vec<String> {
         l.push(format!("{}..", cut.trim_end()));
     }
     l
+}
+
+/// Lines as text: trailing spaces dropped, no runs of blank lines and
+/// none at the ends, each line ending in a newline.
+pub(crate) fn join_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut blank = true;
+    for l in lines {
+        let l = l.trim_end();
+        if l.is_empty() && blank {
+            continue;
+        }
+        blank = l.is_empty();
+        out.push_str(l);
+        out.push('\n');
+    }
+    if blank && !out.is_empty() {
+        out.pop();
+    }
+    out
 }
 
 /// "Reproduce: <command>" wrapped to [`WIDTH`] with " \" continuations, at

@@ -336,21 +336,7 @@ impl Markup for Email {
     }
 
     fn finish(&mut self) -> String {
-        let mut out = String::new();
-        let mut blank = true;
-        for l in std::mem::take(&mut self.lines) {
-            let l = l.trim_end();
-            if l.is_empty() && blank {
-                continue;
-            }
-            blank = l.is_empty();
-            out.push_str(l);
-            out.push('\n');
-        }
-        if blank && !out.is_empty() {
-            out.pop();
-        }
-        out
+        crate::report::formats::email::join_lines(&std::mem::take(&mut self.lines))
     }
 }
 
