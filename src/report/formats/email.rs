@@ -91,8 +91,7 @@ pub fn render(report: &Report) -> String {
         lines.extend(reproduce(&ascii(&report.command)));
     }
 
-    let out = join_lines(&lines);
-    out
+    join_lines(&lines)
 }
 
 /// ns/op values are shown in the largest unit that keeps the smallest
