@@ -24,7 +24,8 @@ fn write_file(file: &Path, text: &str) -> Result<()> {
 
 /// Shows a run document: `--json` (or `--format json`) is the document
 /// itself, as `results export` writes it; `--format` another format; the
-/// terminal table otherwise. `parts` says what the table and the text
+/// terminal table otherwise (a suite run's: fixed-width text in the shape
+/// of its post's tables). `parts` says what the table and the text
 /// formats include (see [`Parts`]); email, markdown and csv always carry
 /// the facts and the command that reproduces the run.
 pub fn show_run(
@@ -45,6 +46,8 @@ pub fn show_run(
             let report = crate::report::build::of_doc(doc);
             return write_report(&report, Format::Benchstat, output);
         }
+        // A suite's report looks like the post's tables by default.
+        (false, None) if doc.suite.is_some() => sections::render(doc, parts, Kind::Plain),
         (false, None | Some(Format::Table)) => {
             let color = output.is_none() && color_default();
             sections::render(doc, parts, Kind::Terminal { color })
