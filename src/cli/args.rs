@@ -135,12 +135,14 @@ impl WaitArgs {
     }
 }
 
-/// `--format` and `-o` of the commands that measure (`run`, `overhead`).
+/// `--format` and `-o` of the commands that measure (`run`, `overhead`,
+/// `suite`).
 #[derive(Debug, Args)]
 pub struct ReportFormatArgs {
-    /// Output format instead of the default table: table, email (72-column
-    /// ASCII for a mailing list), markdown, json (the report grid), csv,
-    /// benchstat. `--json` still prints the full result document.
+    /// Output format instead of the default (a table; for a suite,
+    /// fixed-width text shaped like the post's tables): table, email
+    /// (72-column ASCII for a mailing list), markdown, json (the run
+    /// document, as --json), csv (the tables as data), benchstat.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<crate::report::formats::Format>,
 
