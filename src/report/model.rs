@@ -121,17 +121,6 @@ pub struct Report {
     pub machine: Vec<(String, String)>,
     /// The exact secperf command that reproduces it.
     pub command: String,
-    /// Where each profiled comparison's difference goes (`--profile`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attributions: Vec<AttributionSection>,
-}
-
-/// One profiled comparison's attribution, named as its row is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AttributionSection {
-    /// "seccomp:args,filters=4 on getppid tasks=1".
-    pub comparison: String,
-    pub attribution: crate::model::Attribution,
 }
 
 /// How a post-shaped table (the suites' reports, after the posts they

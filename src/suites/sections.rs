@@ -120,7 +120,6 @@ fn assemble(
             warnings,
             machine: Vec::new(),
             command: String::new(),
-            attributions: vec![],
         },
         tables,
     }

@@ -252,7 +252,6 @@ mod tests {
                 warnings: vec![],
                 machine: vec![],
                 command: String::new(),
-                attributions: vec![],
             },
             tables: vec![PostTable {
                 layout,

@@ -321,7 +321,6 @@ pub fn suite_doc() -> RunDoc {
         warnings: vec![],
         machine: vec![],
         command: String::new(),
-        attributions: vec![],
     };
     let items = |rows: Vec<usize>| {
         vec![PostTable {
