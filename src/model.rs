@@ -388,6 +388,73 @@ pub struct NegativeControl {
     pub failed: Vec<String>,
 }
 
+/// SELinux access vector cache counters, summed over CPUs, as
+/// [`AvcStats::FILE`] gives them; `suites::avc` reads them around each
+/// workload of the suites that collect them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AvcStats {
+    pub lookups: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub allocations: u64,
+    pub reclaims: u64,
+    pub frees: u64,
+}
+
+impl AvcStats {
+    /// Where SELinux exports the counters (absent: SELinux is not active).
+    pub const FILE: &'static str = "/sys/fs/selinux/avc/cache_stats";
+
+    /// The counters in file order, as its header names them.
+    pub const FIELDS: [&'static str; 6] = [
+        "lookups",
+        "hits",
+        "misses",
+        "allocations",
+        "reclaims",
+        "frees",
+    ];
+
+    /// What happened between `self` (before) and `after`; counters that
+    /// went backwards (a reset) count from zero.
+    pub fn delta(&self, after: &AvcStats) -> AvcStats {
+        let d = |a: u64, b: u64| b.checked_sub(a).unwrap_or(b);
+        AvcStats {
+            lookups: d(self.lookups, after.lookups),
+            hits: d(self.hits, after.hits),
+            misses: d(self.misses, after.misses),
+            allocations: d(self.allocations, after.allocations),
+            reclaims: d(self.reclaims, after.reclaims),
+            frees: d(self.frees, after.frees),
+        }
+    }
+
+    /// The counters in [`AvcStats::FIELDS`] order.
+    pub fn values(&self) -> [u64; 6] {
+        [
+            self.lookups,
+            self.hits,
+            self.misses,
+            self.allocations,
+            self.reclaims,
+            self.frees,
+        ]
+    }
+
+    /// Hits per lookup, percent (None without lookups).
+    pub fn hit_pct(&self) -> Option<f64> {
+        (self.lookups > 0).then(|| self.hits as f64 * 100.0 / self.lookups as f64)
+    }
+}
+
+/// One workload's effect on the AVC, stored as a note of a suite run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AvcDelta {
+    pub workload: String,
+    pub tasks: u32,
+    pub stats: AvcStats,
+}
+
 /// A mechanism the survey or the user could not measure, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Skipped {

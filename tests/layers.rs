@@ -102,7 +102,7 @@ const KNOWN: &[Known] = &[
         test_only: true,
         files: &["src/store/tests.rs"],
         why: "a store test round-trips an attribution built by \
-              `report::formats::attribution::testing::section()`",
+              `report::sections::testing::attribution()`",
     },
 ];
 

@@ -1,7 +1,8 @@
 //! End-to-end tests of `secperf suite`: the catalog, input errors (exit 2
 //! with the valid choices), a real quick pass stored and printed in the
-//! post's shape, and the reboot-side workflow (`--report` with
-//! `--baseline`) on stored runs.
+//! post's shape, its `--json` equal to `results export` of the run, and
+//! the reboot-side workflow (`--report` with `--baseline`, in every
+//! format) on stored runs.
 
 use std::path::Path;
 
@@ -88,28 +89,61 @@ fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
     let db = dir.path().join("r.db");
     // The quickest suite (about 2 s): eventfd, an A/A control, and the
     // BPF LSM / SELinux / AppArmor, each measured or skipped with a reason.
-    let out =
-        stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-a"]));
+    let measured = secperf(&db)
+        .args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-a"])
+        .assert()
+        .success();
+    let out = String::from_utf8(measured.get_output().stdout.clone()).unwrap();
+    let err = String::from_utf8(measured.get_output().stderr.clone()).unwrap();
     assert!(out.starts_with("lsm-hooks-2020 v1:"), "{out}");
     assert!(
         out.lines()
             .nth(1)
             .unwrap()
+            .trim_start()
             .starts_with("reproduces: Brendan Jackman"),
         "{out}"
     );
     assert!(out.contains("eventfd write+read [ns per op]"), "{out}");
     assert!(out.contains("A/A control"), "{out}");
     assert!(out.contains("other side:"), "{out}");
-    assert!(out.contains("Stored as run 1 label 'side-a'"), "{out}");
+    // The post's shape: fixed-width columns between ASCII rules.
+    assert!(out.lines().any(|l| l.starts_with("-----")), "{out}");
+    assert!(err.contains("Stored as run 1 label 'side-a'"), "{err}");
     // bpf-lsm is either measured (a column) or skipped with the reason.
     assert!(
-        out.contains("skipped: bpf-lsm:noop: ") || out.contains(" bpf-lsm:noop "),
+        out.contains("skipped: bpf-lsm:noop: ")
+            || out
+                .lines()
+                .any(|l| l.split_whitespace().any(|w| w == "bpf-lsm:noop")),
         "{out}"
     );
 
-    // The other side, then both in one table from the store.
-    stdout_of(secperf(&db).args(["suite", "lsm-hooks-2020", "--quick", "--label", "side-b"]));
+    // The other side, its --json the run document `results export` gives.
+    let json = stdout_of(secperf(&db).args([
+        "--json",
+        "suite",
+        "lsm-hooks-2020",
+        "--quick",
+        "--label",
+        "side-b",
+    ]));
+    let export = stdout_of(secperf(&db).args(["results", "export", "side-b", "--format", "json"]));
+    assert_eq!(json, export);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["run_id"], 2);
+    assert_eq!(v["kind"], "suite");
+    assert_eq!(v["suite"]["name"], "lsm-hooks-2020");
+    assert_eq!(v["suite"]["baseline_run_id"], Value::Null);
+    assert_eq!(
+        v["suite"]["runs"]["report"]["columns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // Both in one table from the store.
     let both = [
         "suite",
         "lsm-hooks-2020",
@@ -133,11 +167,37 @@ fn quick_pass_is_stored_printed_and_reprinted_with_a_baseline() {
         .unwrap();
     assert!(row.contains('%'), "{row}");
 
+    // With --json: this run's document, its sections against the baseline.
     let v: Value = serde_json::from_str(&stdout_of(secperf(&db).arg("--json").args(both))).unwrap();
-    assert_eq!(v["suite"], "lsm-hooks-2020");
-    assert_eq!(v["baseline_run_id"], 1);
-    assert_eq!(v["runs"]["columns"].as_array().unwrap().len(), 2);
-    assert!(v["report"].as_str().unwrap().contains("other side:"));
+    assert_eq!(v["run_id"], 2);
+    assert_eq!(v["suite"]["name"], "lsm-hooks-2020");
+    assert_eq!(v["suite"]["baseline_run_id"], 1);
+    assert_eq!(
+        v["suite"]["runs"]["report"]["columns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        v["suite"]["other_side"]
+            .as_str()
+            .unwrap()
+            .contains("--baseline")
+    );
+
+    // The other formats, and `results show`, draw the same report.
+    let email = stdout_of(secperf(&db).args(both).args(["--format", "email"]));
+    assert!(email.contains("side-b (run 2)"), "{email}");
+    assert!(
+        email.lines().all(|l| l.len() <= 72 && l.is_ascii()),
+        "{email}"
+    );
+    let csv = stdout_of(secperf(&db).args(both).args(["--format", "csv"]));
+    assert!(csv.contains("item,unit"), "{csv}");
+    let shown = stdout_of(secperf(&db).args(["results", "show", "side-b"]));
+    assert!(shown.contains("lsm-hooks-2020 v1:"), "{shown}");
+    assert!(shown.contains("eventfd write+read [ns per op]"), "{shown}");
 
     // The stored runs are ordinary runs `compare` reads.
     let cmp = stdout_of(secperf(&db).args(["compare", "side-a", "side-b"]));

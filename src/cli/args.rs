@@ -135,11 +135,13 @@ impl WaitArgs {
     }
 }
 
-/// `--format` and `-o` of the commands that measure (`run`, `overhead`).
+/// `--format` and `-o` of the commands that measure (`run`, `overhead`,
+/// `suite`).
 #[derive(Debug, Args)]
 pub struct ReportFormatArgs {
-    /// Output format instead of the default table (which `table` also
-    /// prints): email (72-column ASCII for a mailing list, with intervals
+    /// Output format instead of the default (a table, which `table` also
+    /// prints; for a suite, fixed-width text shaped like the post's
+    /// tables): email (72-column ASCII for a mailing list, with intervals
     /// and pair counts), markdown, json (the run document, as --json and
     /// `results export`), csv (raw numbers, one block per table),
     /// benchstat (one block per configuration).

@@ -24,7 +24,8 @@ fn write_file(file: &Path, text: &str) -> Result<()> {
 
 /// Shows a run document: `--json` (or `--format json`) is the document
 /// itself, as `results export` writes it; `--format` another format; the
-/// terminal table otherwise. `parts` says what the table and the text
+/// terminal table otherwise (a suite run's: fixed-width text in the shape
+/// of its post's tables). `parts` says what the table and the text
 /// formats include (see [`Parts`]); email, markdown and csv always carry
 /// the facts and the command that reproduces the run.
 pub fn show_run(
@@ -85,6 +86,8 @@ fn render_run(
     };
     Ok(match (json, format) {
         (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(doc)? + "\n",
+        // A suite's report looks like the post's tables by default.
+        (false, None) if doc.suite.is_some() => sections::render(doc, parts, Kind::Plain),
         (false, None | Some(Format::Table)) => {
             sections::render(doc, parts, Kind::Terminal { color })
         }

@@ -4,8 +4,13 @@
 //! every input (the baseline run exists and is the same suite), measures
 //! the current side as results and the live-switchable mechanisms as A/B
 //! pairs, stores both in one run (kind `suite`, label the suite's name
-//! unless given), and prints the post-shaped report read back from the
-//! store, so `--report RUN` prints exactly the same tables later.
+//! unless given), and shows the run document read back from the store,
+//! whose suite part is the post-shaped report: by default as fixed-width
+//! text in the post's shape, or in any `--format`, so `--report RUN`
+//! prints exactly the same tables later. `--json` is the run document,
+//! equal to `secperf results export RUN --json` of the run; with
+//! `--baseline B` it is that document with the suite part's sections
+//! computed against B (`suite.baseline_run_id`, `suite.differences`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,17 +18,14 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::args::ProfileArgs;
+use super::args::{ProfileArgs, ReportFormatArgs};
 use crate::engine::measurer::Live;
 use crate::engine::session::{RunSpec, Session, open_store, seed_or_clock};
-use crate::engine::suite::{SuiteRecord, SuiteRun, avc_deltas, load_suite_run};
-use crate::model::{Skipped, StoredRun};
-use crate::stats::decision::DecisionOpts;
+use crate::engine::suite::{SuiteRun, load_suite_run, suite_doc};
+use crate::model::StoredRun;
+use crate::report::sections::Parts;
 use crate::store::Store;
-use crate::suites::avc::AvcDelta;
-use crate::suites::sections::{ReportParts, sections};
-use crate::suites::text::render;
-use crate::suites::{self, SuiteDef};
+use crate::suites;
 use crate::usage_bail;
 
 #[derive(Debug, Args)]
@@ -44,7 +46,8 @@ pub struct SuiteArgs {
     pub label: Option<String>,
 
     /// A stored run of the same suite (id, label, `latest~N`) to print
-    /// beside this one, e.g. the other boot or kernel.
+    /// beside this one, e.g. the other boot or kernel. With --json: this
+    /// run's document, its suite part's sections computed against RUN.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
 
@@ -65,28 +68,10 @@ pub struct SuiteArgs {
     pub profile: ProfileArgs,
 
     #[command(flatten)]
-    pub wait: super::args::WaitArgs,
-}
+    pub output: ReportFormatArgs,
 
-#[derive(Serialize)]
-struct SuiteOutput<'a> {
-    run_id: i64,
-    suite: &'a str,
-    version: u32,
-    /// The mailing-list post the suite reproduces.
-    reproduces: &'a suites::Citation,
-    label: &'a str,
-    baseline_run_id: Option<i64>,
-    db: &'a Path,
-    system: &'a serde_json::Value,
-    skipped: &'a [Skipped],
-    notes: &'a [String],
-    ab: Option<crate::report::model::Report>,
-    runs: crate::report::model::Report,
-    avc: Option<Vec<AvcDelta>>,
-    comparisons: &'a [crate::model::Comparison],
-    results: &'a [crate::model::WorkloadResult],
-    report: String,
+    #[command(flatten)]
+    pub wait: super::args::WaitArgs,
 }
 
 pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -110,13 +95,12 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .map(|spec| load_suite_run(&store, spec, def, "--baseline"))
         .transpose()?;
     if let Some(spec) = &args.report {
-        let run = load_suite_run(&store, spec, def, "--report")?;
-        return print_report(
+        let (run, _) = load_suite_run(&store, spec, def, "--report")?;
+        return show(
             &store,
-            def,
             &run,
             baseline.as_ref().map(|b| &b.0),
-            &db_path,
+            &args.output,
             json,
         );
     }
@@ -172,70 +156,38 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     measured.map_err(|e| session.stopped(e))?;
     session.finish()?;
     let run = session.store.load_run(session.run_id)?;
-    print_report(
+    show(
         &session.store,
-        def,
-        &(run, suite.record),
+        &run,
         baseline.as_ref().map(|b| &b.0),
-        &session.db_path,
+        &args.output,
         json,
-    )
+    )?;
+    eprintln!("secperf: {}", session.stored_line(&label));
+    Ok(())
 }
 
-fn print_report(
+/// Shows the document of the stored suite run `run`: the post-shaped
+/// report, or with `--json` the run document (as `results export`); with
+/// a baseline run, its suite part is computed against it.
+fn show(
     store: &Store,
-    def: &'static SuiteDef,
-    (run, record): &(StoredRun, SuiteRecord),
+    run: &StoredRun,
     baseline: Option<&StoredRun>,
-    db_path: &Path,
+    output: &ReportFormatArgs,
     json: bool,
 ) -> Result<()> {
-    let plan = record.replan(def);
-    let avc = avc_deltas(store, run, &plan)?;
-    let decision = DecisionOpts::default();
-    let parts = ReportParts {
-        suite: def,
-        plan: &plan,
-        run,
-        baseline,
-        skipped: &record.skipped,
-        avc: avc.as_deref(),
-        decision,
-    };
-    let (ab, runs) = sections(&parts);
-    let text = render(&parts, ab.as_ref(), &runs);
-    if json {
-        return super::print_json(&SuiteOutput {
-            run_id: run.run_id,
-            suite: def.name,
-            version: def.version,
-            reproduces: &def.post,
-            label: &run.meta.label,
-            baseline_run_id: baseline.map(|b| b.run_id),
-            db: db_path,
-            system: &run.meta.system,
-            skipped: &record.skipped,
-            notes: &plan.notes,
-            ab: ab.map(|s| s.report),
-            runs: runs.report,
-            avc,
-            comparisons: &run.comparisons,
-            results: &run.results,
-            report: text,
-        });
+    let mut doc = crate::engine::document::load(store, run.run_id)?;
+    if baseline.is_some() {
+        doc.suite = Some(suite_doc(store, run, baseline)?);
     }
-    super::emit_fmt!("{}", text.trim_end());
-    let label = if run.meta.label.is_empty() {
-        String::new()
-    } else {
-        format!(" label '{}'", run.meta.label)
-    };
-    super::emit_fmt!(
-        "Stored as run {}{label} in {}.",
-        run.run_id,
-        db_path.display()
-    );
-    Ok(())
+    super::output::show_run(
+        &doc,
+        json,
+        output.format,
+        output.output.as_deref(),
+        Parts::MEASURED,
+    )
 }
 
 fn list(json: bool) -> Result<()> {

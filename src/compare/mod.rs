@@ -189,7 +189,6 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         warnings,
         machine: machine_summary(base),
         command: command.to_string(),
-        attributions: vec![],
     }
 }
 

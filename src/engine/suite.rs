@@ -2,11 +2,12 @@
 //! machine, split into what can run here and what is skipped (with the
 //! reason), measured as one run (the current configuration as results, the
 //! live-switchable mechanisms as A/B pairs, SELinux AVC counters as notes),
-//! and the record that lets `--report` print the same tables later.
+//! and the record that lets the run document of a stored suite run carry
+//! the same report later ([`suite_doc`]).
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::ab::measure_comparisons;
@@ -17,10 +18,12 @@ use super::session::{Session, cache_dir};
 use crate::mechanisms::{Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped, StoredRun};
 use crate::profile::ProfileOpts;
+use crate::report::suite::SuiteDoc;
 use crate::runner::MeasureOpts;
 use crate::stats::decision::{DecisionOpts, min_pairs_for};
 use crate::store::Store;
 use crate::suites::avc::{AvcDelta, AvcStats};
+use crate::suites::sections::ReportParts;
 use crate::suites::{PlanCtx, SuiteDef, SuitePlan};
 use crate::usage_bail;
 
@@ -299,4 +302,39 @@ pub fn avc_deltas(
         .and_then(|s| s.as_str())
         .is_some_and(|s| s == "enforcing" || s == "permissive");
     Ok((selinux_on || !deltas.is_empty()).then_some(deltas))
+}
+
+/// The suite part of the document of `run`, a stored run of kind `suite`:
+/// its report recomputed from the record in its parameters, the runs
+/// section against `baseline` when one is given. Fails, saying why, when
+/// the record cannot be read or this secperf has another version of the
+/// suite (or none by that name).
+pub fn suite_doc(store: &Store, run: &StoredRun, baseline: Option<&StoredRun>) -> Result<SuiteDoc> {
+    let record: SuiteRecord = serde_json::from_value(run.meta.params.clone())
+        .context("reading the suite's record in the run's parameters")?;
+    let Some(def) = crate::suites::find(&record.suite) else {
+        bail!(
+            "this secperf has no suite '{}' (valid: {})",
+            record.suite,
+            crate::suites::names()
+        );
+    };
+    if record.version != def.version {
+        bail!(
+            "the run was made by {} v{}, this secperf has v{}",
+            record.suite,
+            record.version,
+            def.version
+        );
+    }
+    let plan = record.replan(def);
+    let avc = avc_deltas(store, run, &plan)?;
+    Ok(crate::suites::doc::part(&ReportParts {
+        suite: def,
+        plan: &plan,
+        run,
+        baseline,
+        avc: avc.as_deref(),
+        decision: DecisionOpts::default(),
+    }))
 }

@@ -92,21 +92,5 @@ pub fn of_doc(doc: &RunDoc) -> Report {
         warnings: vec![],
         machine: machine(doc),
         command: doc.meta.command.clone(),
-        attributions: vec![],
     }
-}
-
-/// The attribution of every profiled comparison, named as its row is.
-pub fn attributions(
-    comparisons: &[crate::model::Comparison],
-) -> Vec<super::model::AttributionSection> {
-    comparisons
-        .iter()
-        .filter_map(|c| {
-            Some(super::model::AttributionSection {
-                comparison: super::label::comparison(c),
-                attribution: c.attribution.clone()?,
-            })
-        })
-        .collect()
 }

@@ -8,14 +8,17 @@
 //!
 //! Its JSON is the stored run (`run_id`, the run's metadata, `results`,
 //! `comparisons`) with what the reports add: the database it is in, the
-//! negative control's judgement, the sweeps, the policy files measured and
-//! the problems met reading it back.
+//! negative control's judgement, the sweeps, the policy files measured,
+//! the problems met reading it back and, for a suite run, the suite's
+//! report as data ([`SuiteDoc`]: its post, notes, AVC counters and the
+//! sections' tables).
 
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::suite::SuiteDoc;
 use crate::model::{
     Comparison, NegativeControl, PolicyFile, RunMeta, RunSettings, StoredRun, Sweep, WorkloadResult,
 };
@@ -43,6 +46,9 @@ pub struct RunDoc {
     pub policy_files: Vec<PolicyFile>,
     /// Parts of the run that could not be read back (said, not fatal).
     pub problems: Vec<String>,
+    /// A suite run's report as data; absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteDoc>,
 }
 
 impl RunDoc {
@@ -59,6 +65,7 @@ impl RunDoc {
             sweeps: Vec::new(),
             policy_files: Vec::new(),
             problems: Vec::new(),
+            suite: None,
         }
     }
 

@@ -1,16 +1,18 @@
 //! The shape every output format renders: a report is a grid of rows
 //! (workload x tasks, maybe x mechanism) and columns (configurations: the
 //! baseline first, then each candidate), with a header saying how it was
-//! compared and a footer saying where and how to reproduce it. `compare`,
-//! `overhead` and `run` all build one; `report::formats` turns it into
-//! table, email, markdown, json, csv or benchstat text.
+//! compared and a footer saying where and how to reproduce it. `compare`
+//! builds one and `report::formats` turns it into table, email, markdown,
+//! json, csv or benchstat text; a run's grid (`report::build`) feeds
+//! benchstat; a suite's sections are grids with the post-shaped tables
+//! they are drawn as ([`PostSection`], drawn by `report::sections::post`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::decision::Verdict;
 
 /// How the numbers in a report were compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DesignKind {
     /// A/B pairs in one run (`overhead`): drift cancels out.
@@ -23,9 +25,10 @@ pub enum DesignKind {
 
 /// One configuration's figure in one row, and how it differs from the
 /// row's first (baseline) cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Central value (median) in `Report::unit`.
+    #[serde(deserialize_with = "crate::stats::estimate::nan_if_null")]
     pub value: f64,
     /// Every sample behind it, in the same unit (for benchstat and csv).
     pub samples: Vec<f64>,
@@ -84,7 +87,7 @@ impl Cell {
 }
 
 /// One row: a workload at a task count (and, for overhead, a mechanism).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     pub workload: String,
     pub tasks: u32,
@@ -92,13 +95,13 @@ pub struct Row {
     pub label: String,
     /// The unit of this row's values where rows differ (suite tables mix
     /// ops/s, MB/s and ms per op); None: `Report::unit`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
     /// One per `Report::columns`; None where that configuration lacks the row.
     pub cells: Vec<Option<Cell>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// "secperf compare", "secperf overhead", "secperf run".
     pub title: String,
@@ -118,22 +121,11 @@ pub struct Report {
     pub machine: Vec<(String, String)>,
     /// The exact secperf command that reproduces it.
     pub command: String,
-    /// Where each profiled comparison's difference goes (`--profile`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub attributions: Vec<AttributionSection>,
-}
-
-/// One profiled comparison's attribution, named as its row is.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AttributionSection {
-    /// "seccomp:args,filters=4 on getppid tasks=1".
-    pub comparison: String,
-    pub attribution: crate::model::Attribution,
 }
 
 /// How a post-shaped table (the suites' reports, after the posts they
 /// reproduce) lays out rows of a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Layout {
     /// One table per workload, a row per configuration and a column per
     /// task count (the 2004 AVC tables, the 2008 degradation list).
@@ -149,11 +141,20 @@ pub enum Layout {
 
 /// One post-shaped table over some rows of a report: the rows of one
 /// workload at its task ladder or, for [`Layout::ItemRows`], of several.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PostTable {
     pub layout: Layout,
     /// Indices into `Report::rows`, in the table's order.
     pub rows: Vec<usize>,
     /// What a task is in this table: "CPUs", "clients", "threads".
     pub per: String,
+}
+
+/// A section of a suite's report: a report (rows: each item at each task
+/// count; columns: the configurations) and the post-shaped tables it is
+/// drawn as.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PostSection {
+    pub report: Report,
+    pub tables: Vec<PostTable>,
 }

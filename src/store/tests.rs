@@ -683,7 +683,7 @@ fn comparisons_round_trip_and_cascade() {
     // A profiled one: the attribution (NaN bounds included) and the folded
     // stacks of both arms come back as they went in.
     let mut profiled = c.clone();
-    let mut a = crate::report::formats::attribution::testing::section().attribution;
+    let mut a = crate::report::sections::testing::attribution();
     a.total.delta_ns_per_op.ci_low = f64::NAN;
     a.folded[0].insert("entry_SYSCALL_64;do_syscall_64".into(), 7);
     a.folded[1].insert("[user];getppid".into(), 3);

@@ -5,34 +5,20 @@
 //! counters per CPU; a snapshot sums them, and the difference of two
 //! snapshots is what one workload did to the cache (a hit rate well below
 //! 100% means permission checks fell back to the policy database).
+//! The counters ([`AvcStats`], [`AvcDelta`]) are `model` types, since the
+//! run document carries them; this module reads and parses the file.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
-pub const CACHE_STATS: &str = "/sys/fs/selinux/avc/cache_stats";
+pub use crate::model::{AvcDelta, AvcStats};
 
-/// The six counters, summed over CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AvcStats {
-    pub lookups: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub allocations: u64,
-    pub reclaims: u64,
-    pub frees: u64,
-}
+/// The file SELinux exports the counters in.
+pub const CACHE_STATS: &str = AvcStats::FILE;
 
 /// The header of `cache_stats`, the counters in file order.
-pub const FIELDS: [&str; 6] = [
-    "lookups",
-    "hits",
-    "misses",
-    "allocations",
-    "reclaims",
-    "frees",
-];
+pub const FIELDS: [&str; 6] = AvcStats::FIELDS;
 
 impl AvcStats {
     /// Parses the file's text.
@@ -81,33 +67,6 @@ impl AvcStats {
             Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
         }
     }
-
-    /// What happened between `self` (before) and `after`; counters that
-    /// went backwards (a reset) count from zero.
-    pub fn delta(&self, after: &AvcStats) -> AvcStats {
-        let d = |a: u64, b: u64| b.checked_sub(a).unwrap_or(b);
-        AvcStats {
-            lookups: d(self.lookups, after.lookups),
-            hits: d(self.hits, after.hits),
-            misses: d(self.misses, after.misses),
-            allocations: d(self.allocations, after.allocations),
-            reclaims: d(self.reclaims, after.reclaims),
-            frees: d(self.frees, after.frees),
-        }
-    }
-
-    /// Hits per lookup, percent (None without lookups).
-    pub fn hit_pct(&self) -> Option<f64> {
-        (self.lookups > 0).then(|| self.hits as f64 * 100.0 / self.lookups as f64)
-    }
-}
-
-/// One workload's effect on the cache, as stored with a suite run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct AvcDelta {
-    pub workload: String,
-    pub tasks: u32,
-    pub stats: AvcStats,
 }
 
 #[cfg(test)]

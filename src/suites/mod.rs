@@ -25,9 +25,9 @@ pub mod audit_2017;
 pub mod avc;
 pub mod avc_2004;
 pub mod creds_2008;
+pub mod doc;
 pub mod lsm_hooks_2020;
 pub mod sections;
-pub mod text;
 
 use anyhow::Result;
 use serde::Serialize;

@@ -1,9 +1,10 @@
 //! A suite's report sections: the post's tables filled from a stored run.
 //! This module computes (which cells, which statistics, which verdicts)
-//! into the one report model ([`Report`], rows = each item at each task
-//! count, columns = the configurations); `report::formats::post` draws it
-//! in the suite's layouts, and [`super::text`] writes the sections, notes
-//! and skips in the post's order.
+//! into the one report model ([`PostSection`]: a [`Report`] whose rows
+//! are each item at each task count and whose columns are the
+//! configurations, with the post-shaped tables it is drawn as);
+//! [`super::doc`] puts the sections into the run document, and
+//! `report::sections::suite` draws them in the suite's layouts.
 //!
 //! Two sections. "This boot, A/B": the mechanisms switched on the live
 //! kernel; the baseline column is the median of the baseline halves, each
@@ -18,8 +19,8 @@
 use super::avc::AvcDelta;
 use super::{Item, Layout, Metric, PctStyle, SuiteDef, SuitePlan};
 use crate::mechanisms::Treatment;
-use crate::model::{Comparison, Skipped, StoredRun, WorkloadResult};
-use crate::report::model::{Cell, DesignKind, PostTable, Report, Row};
+use crate::model::{Comparison, StoredRun, WorkloadResult};
+use crate::report::model::{Cell, DesignKind, PostSection, PostTable, Report, Row};
 use crate::stats::decision::{DecisionOpts, Samples, Verdict, can_be_significant, smallest_p};
 use crate::stats::unpaired::UnpairedOpts;
 use crate::stats::unpaired_table::{UnpairedCell, decide_unpaired_table};
@@ -51,15 +52,6 @@ impl Config {
     }
 }
 
-/// A section of a suite's report: a report (rows: each item at each task
-/// count; columns: the configurations) and the post-shaped tables it is
-/// drawn as.
-#[derive(Debug, Clone)]
-pub struct Section {
-    pub report: Report,
-    pub tables: Vec<PostTable>,
-}
-
 /// The section of `configs` over `items`: one row per item and task count,
 /// one column per configuration, tables in each item's layout (consecutive
 /// [`Layout::ItemRows`] items share one table).
@@ -70,7 +62,7 @@ fn assemble(
     layout: Layout,
     configs: &[Config],
     warnings: Vec<String>,
-) -> Section {
+) -> PostSection {
     let mut rows = Vec::new();
     let mut item_rows: Vec<Vec<usize>> = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -116,7 +108,7 @@ fn assemble(
             }),
         }
     }
-    Section {
+    PostSection {
         report: Report {
             title: title.to_string(),
             design,
@@ -128,7 +120,6 @@ fn assemble(
             warnings,
             machine: Vec::new(),
             command: String::new(),
-            attributions: vec![],
         },
         tables,
     }
@@ -200,7 +191,7 @@ fn units_per_op(run: &StoredRun, item: &Item) -> Option<u64> {
 /// cell, pooled over every treatment measured there; a treatment's cell is
 /// that baseline times its paired ratio (exp of the median per-pair log
 /// ratio), so each cell's % follows from the two values shown.
-fn ab_section(plan: &SuitePlan, run: &StoredRun, layout: Layout) -> Option<Section> {
+fn ab_section(plan: &SuitePlan, run: &StoredRun, layout: Layout) -> Option<PostSection> {
     let treatments: Vec<Treatment> = plan
         .treatments
         .iter()
@@ -313,7 +304,7 @@ fn runs_section(
     baseline: Option<&StoredRun>,
     decision: &DecisionOpts,
     layout: Layout,
-) -> Section {
+) -> PostSection {
     let mut this = Config {
         name: run.name(),
         cells: Vec::new(),
@@ -406,27 +397,22 @@ fn runs_section(
     assemble(title, design, &plan.current, layout, &configs, warnings)
 }
 
-/// Everything a suite run prints, in order.
+/// What a suite run's report is computed from.
 pub struct ReportParts<'a> {
     pub suite: &'static SuiteDef,
     pub plan: &'a SuitePlan,
     pub run: &'a StoredRun,
     pub baseline: Option<&'a StoredRun>,
-    pub skipped: &'a [Skipped],
     pub avc: Option<&'a [AvcDelta]>,
     pub decision: DecisionOpts,
 }
 
 /// The report's two sections: the A/B one (None when nothing was paired)
 /// and the runs one.
-pub fn sections(p: &ReportParts) -> (Option<Section>, Section) {
+pub fn sections(p: &ReportParts) -> (Option<PostSection>, PostSection) {
     let layout = p.suite.layout;
-    let mut ab = ab_section(p.plan, p.run, layout);
-    if let Some(ab) = &mut ab {
-        ab.report.attributions = crate::report::build::attributions(&p.run.comparisons);
-    }
     (
-        ab,
+        ab_section(p.plan, p.run, layout),
         runs_section(p.plan, p.run, p.baseline, &p.decision, layout),
     )
 }
@@ -436,11 +422,10 @@ mod tests {
     use super::*;
     use crate::model::testing::{result, run};
     use crate::model::{Mode, PairData, Params};
-    use crate::report::formats::post;
     use crate::stats::paired::OverheadPct;
 
     /// Config `config`'s cell in row `row` of a section.
-    fn cell(s: &Section, config: usize, row: usize) -> Option<&Cell> {
+    fn cell(s: &PostSection, config: usize, row: usize) -> Option<&Cell> {
         s.report.rows[row].cells[config].as_ref()
     }
 
@@ -456,6 +441,15 @@ mod tests {
                 self.ci_high_pct.unwrap(),
             )
         }
+    }
+
+    /// The section's tables as the suites print them by default.
+    fn plain(s: &PostSection) -> String {
+        let mut m = crate::report::markup::writer(crate::report::markup::Kind::Plain);
+        for t in crate::report::sections::post::tables(s, "test") {
+            m.table(&t);
+        }
+        m.finish()
     }
 
     fn plan() -> SuitePlan {
@@ -523,7 +517,7 @@ mod tests {
         let (e, lo, hi) = treated.pct();
         assert!((e + 50.0).abs() < 1e-9, "{e}");
         assert!(lo < e && e < hi, "{lo} {e} {hi}");
-        let text = post::render(&s.report, &s.tables);
+        let text = plain(&s);
         assert!(text.contains("access1 [ops/s]"), "{text}");
         assert!(text.contains("500000 (-50.00% ["), "{text}");
         assert!(text.contains(")*"), "{text}");
@@ -549,7 +543,7 @@ mod tests {
         let treated = cell(&s, 1, 0).unwrap();
         let (e, ..) = treated.pct();
         assert!(((treated.value / base - 1.0) * 100.0 - e).abs() < 1e-9);
-        let text = post::render(&s.report, &s.tables);
+        let text = plain(&s);
         assert!(text.contains("956938 "), "{text}");
         assert!(text.contains("695955 (-27.27% ["), "{text}");
     }

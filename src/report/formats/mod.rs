@@ -1,5 +1,7 @@
-//! Output formats of a [`Report`]: one entry point, [`render`], that the
-//! `compare`, `overhead` and `run` commands call with the user's `--format`.
+//! Output formats of a [`Report`]: one entry point, [`render`], that
+//! `compare` calls with the user's `--format` (and `benchstat` of any run,
+//! from its grid). A run's own outputs are its document's sections
+//! (`report::sections`) written through `report::markup`.
 //!
 //! Who reads what:
 //! * `table` (default): a person at a terminal; comfy-table grid, colour.
@@ -14,13 +16,11 @@
 //! The helpers here are the wording and number formatting the formats share,
 //! so that a change is described the same way everywhere.
 
-pub mod attribution;
 pub mod benchstat;
 pub mod csv;
 pub mod email;
 pub mod json;
 pub mod markdown;
-pub mod post;
 pub mod table;
 
 use serde::Serialize;
@@ -64,13 +64,12 @@ pub struct RenderOpts {
 /// block after a `# file: <name>` line (benchstat ignores `#` lines); use
 /// [`render_benchstat_files`] to write one file per configuration.
 pub fn render(report: &Report, format: Format, opts: &RenderOpts) -> anyhow::Result<String> {
-    let a = &report.attributions;
     Ok(match format {
-        Format::Table => table::render(report, opts) + &attribution::table(a),
-        Format::Email => email::render(report) + &attribution::email(a),
-        Format::Markdown => markdown::render(report) + &attribution::markdown(a),
+        Format::Table => table::render(report, opts),
+        Format::Email => email::render(report),
+        Format::Markdown => markdown::render(report),
         Format::Json => json::render(report)?,
-        Format::Csv => csv::render(report) + &attribution::csv(a),
+        Format::Csv => csv::render(report),
         Format::Benchstat => benchstat::render(report),
     })
 }
@@ -275,7 +274,6 @@ pub(crate) mod testing {
                 ("cpu".into(), "AMD EPYC 7763 64-Core Processor".into()),
             ],
             command: "secperf compare 3 5 7 --format email".into(),
-            attributions: vec![],
         }
     }
 
@@ -337,7 +335,6 @@ pub(crate) mod testing {
                 ("mitigations".into(), "spectre_v2=retpoline,ibpb spec_store_bypass=seccomp l1tf=flush".into()),
             ],
             command: "secperf overhead --mechanisms 'landlock:fs-ro seccomp:allow' --workloads a_really_quite_extraordinarily_long_workload_name_for_testing,open --tasks 1,4000000000 --pairs 30 --format email --output /tmp/some/very/long/path/that/keeps/going/and/going/and/going/report.txt".into(),
-            attributions: vec![],
         }
     }
 

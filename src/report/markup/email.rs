@@ -10,6 +10,14 @@
 //! as records: one line per row with its columns as "title: value" lines
 //! under it. The command that reproduces a report is wrapped at shell word
 //! boundaries with " \" continuations.
+//!
+//! The same writer in its plain style ([`Email::plain`], the suites'
+//! default) is fixed-width text as the posts the suites reproduce drew
+//! their tables: every table at its natural width (never narrowed, so a
+//! column per CPU count stays a column), between ASCII rules above the
+//! titles, under them and below the last row; headings on one line; text
+//! as it is (no transliteration); paragraphs and lists wrapped at
+//! [`PLAIN_WIDTH`] columns.
 
 use super::{Align, Line, Markup, Table};
 use crate::report::formats::{ascii, wrap};
@@ -17,20 +25,87 @@ use crate::report::formats::{ascii, wrap};
 /// The widest line the format writes.
 pub const WIDTH: usize = 72;
 
+/// Where the plain style wraps paragraphs (its tables are never narrowed).
+pub const PLAIN_WIDTH: usize = 100;
+
 /// Space between columns.
 const GAP: usize = 2;
 
 /// The narrowest a wrapping text column is made.
 const MIN_TEXT: usize = 8;
 
-#[derive(Debug, Default)]
+/// How the writer writes.
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    /// Paragraphs and lists wrap at this many columns.
+    width: usize,
+    /// Tables are narrowed to `width` (false: drawn at their natural
+    /// width, titles on one line).
+    narrow: bool,
+    /// Text is made printable ASCII.
+    ascii: bool,
+    /// ASCII rules above a table's titles, under them and below its rows.
+    rules: bool,
+}
+
+const EMAIL: Style = Style {
+    width: WIDTH,
+    narrow: true,
+    ascii: true,
+    rules: false,
+};
+
+const PLAIN: Style = Style {
+    width: PLAIN_WIDTH,
+    narrow: false,
+    ascii: false,
+    rules: true,
+};
+
+#[derive(Debug)]
 pub struct Email {
     lines: Vec<String>,
     /// The last block was a heading: its content follows it directly.
     after_heading: bool,
+    style: Style,
+}
+
+impl Default for Email {
+    fn default() -> Email {
+        Email {
+            lines: Vec::new(),
+            after_heading: false,
+            style: EMAIL,
+        }
+    }
+}
+
+/// Columns a text takes (chars: the plain style keeps non-ASCII text).
+fn cols(s: &str) -> usize {
+    s.chars().count()
 }
 
 impl Email {
+    /// The plain style: fixed-width text at its natural width, with the
+    /// posts' ASCII rules around tables.
+    pub fn plain() -> Email {
+        Email {
+            style: PLAIN,
+            ..Email::default()
+        }
+    }
+
+    /// `s` as this style writes it: ASCII for email; on one line always.
+    fn clean(&self, s: &str) -> String {
+        if self.style.ascii {
+            ascii(s)
+        } else {
+            s.chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect()
+        }
+    }
+
     fn block(&mut self) {
         if !self.lines.is_empty() && !self.after_heading {
             self.lines.push(String::new());
@@ -39,7 +114,8 @@ impl Email {
     }
 
     fn para(&mut self, text: &str, rest: &str) {
-        self.lines.extend(wrap(&ascii(text), WIDTH, "", rest));
+        let text = self.clean(text);
+        self.lines.extend(wrap(&text, self.style.width, "", rest));
     }
 }
 
@@ -64,17 +140,17 @@ fn total(widths: &[usize], indent: usize, gap: usize) -> usize {
 
 /// The longest word of a title: titles may wrap.
 fn title_width(title: &str) -> usize {
-    title.split_whitespace().map(str::len).max().unwrap_or(0)
+    title.split_whitespace().map(cols).max().unwrap_or(0)
 }
 
 /// The narrowest a wrapping column can be: its longest word, at least
 /// [`MIN_TEXT`].
-fn min_width(t: &Table, text: &[Vec<String>], i: usize) -> usize {
+fn min_width(titles: &[String], text: &[Vec<String>], i: usize) -> usize {
     text.iter()
-        .flat_map(|r| r[i].split_whitespace().map(str::len))
+        .flat_map(|r| r[i].split_whitespace().map(cols))
         .max()
         .unwrap_or(0)
-        .max(title_width(&ascii(&t.columns[i].title)))
+        .max(title_width(&titles[i]))
         .max(MIN_TEXT)
 }
 
@@ -82,8 +158,14 @@ fn min_width(t: &Table, text: &[Vec<String>], i: usize) -> usize {
 /// Text columns give up width first, down to their longest word; then
 /// the widest wrapping column loses a column at a time (numbers wrap only
 /// when wrapping text was not enough).
-fn squeeze(t: &Table, text: &[Vec<String>], l: &mut Layout, passes: &[bool]) -> bool {
-    let mins: Vec<usize> = l.cols.iter().map(|&i| min_width(t, text, i)).collect();
+fn squeeze(
+    t: &Table,
+    titles: &[String],
+    text: &[Vec<String>],
+    l: &mut Layout,
+    passes: &[bool],
+) -> bool {
+    let mins: Vec<usize> = l.cols.iter().map(|&i| min_width(titles, text, i)).collect();
     for &text_only in passes {
         loop {
             let excess = total(&l.widths, l.indent, l.gap).saturating_sub(WIDTH);
@@ -103,12 +185,33 @@ fn squeeze(t: &Table, text: &[Vec<String>], l: &mut Layout, passes: &[bool]) -> 
     total(&l.widths, l.indent, l.gap) <= WIDTH
 }
 
+/// The plain style's layout: every shown column at the width of its
+/// widest cell or its whole title.
+fn natural_layout(t: &Table, titles: &[String], text: &[Vec<String>]) -> Layout {
+    let cols_shown = t.shown();
+    let widths = cols_shown
+        .iter()
+        .map(|&i| {
+            let cells = text.iter().map(|r| cols(&r[i])).max().unwrap_or(0);
+            cells.max(cols(&titles[i]))
+        })
+        .collect();
+    Layout {
+        cols: cols_shown,
+        widths,
+        gap: GAP,
+        group: None,
+        indent: 0,
+        left_out: Vec::new(),
+    }
+}
+
 /// The narrowing steps in order: lift the group, close the gaps to one
 /// space, wrap text, leave out optional columns, wrap numbers.
-fn layout(t: &Table, text: &[Vec<String>]) -> Option<Layout> {
+fn layout(t: &Table, titles: &[String], text: &[Vec<String>]) -> Option<Layout> {
     let natural = |i: usize| {
-        let cells = text.iter().map(|r| r[i].len()).max().unwrap_or(0);
-        cells.max(title_width(&ascii(&t.columns[i].title)))
+        let cells = text.iter().map(|r| cols(&r[i])).max().unwrap_or(0);
+        cells.max(title_width(&titles[i]))
     };
     let mut l = Layout {
         cols: t.shown(),
@@ -136,7 +239,7 @@ fn layout(t: &Table, text: &[Vec<String>]) -> Option<Layout> {
     let natural_widths = |l: &Layout| l.cols.iter().map(|&i| natural(i)).collect::<Vec<_>>();
     loop {
         l.widths = natural_widths(&l);
-        if squeeze(t, text, &mut l, &[true]) {
+        if squeeze(t, titles, text, &mut l, &[true]) {
             return Some(l);
         }
         let Some(pos) = l.cols.iter().rposition(|&i| t.columns[i].optional) else {
@@ -146,7 +249,7 @@ fn layout(t: &Table, text: &[Vec<String>]) -> Option<Layout> {
             .insert(0, t.columns[l.cols.remove(pos)].title.clone());
     }
     l.widths = natural_widths(&l);
-    if !squeeze(t, text, &mut l, &[true, false]) {
+    if !squeeze(t, titles, text, &mut l, &[true, false]) {
         return None;
     }
     Some(l)
@@ -155,7 +258,7 @@ fn layout(t: &Table, text: &[Vec<String>]) -> Option<Layout> {
 /// One cell's text in lines of at most `width`; a column that may not
 /// wrap keeps its one line.
 fn cell_lines(text: &str, width: usize, wraps: bool) -> Vec<String> {
-    if !wraps || text.len() <= width {
+    if !wraps || cols(text) <= width {
         return vec![text.to_string()];
     }
     wrap(text, width, "", "")
@@ -183,7 +286,7 @@ fn side_by_side(cells: &[Vec<String>], l: &Layout, aligns: &[Align], out: &mut V
 
 /// A table that cannot fit as a grid: each row's first column, then its
 /// other columns as "title: value" lines.
-fn records(t: &Table, text: &[Vec<String>], out: &mut Vec<String>) {
+fn records(t: &Table, titles: &[String], text: &[Vec<String>], out: &mut Vec<String>) {
     let shown = t.shown();
     for (r, row) in text.iter().enumerate() {
         if r > 0 {
@@ -195,8 +298,8 @@ fn records(t: &Table, text: &[Vec<String>], out: &mut Vec<String>) {
                 out.extend(wrap(&row[i], WIDTH, "", "  "));
                 first = false;
             } else {
-                let title = format!("  {}: ", ascii(&t.columns[i].title));
-                if title.len() > WIDTH / 2 {
+                let title = format!("  {}: ", titles[i]);
+                if cols(&title) > WIDTH / 2 {
                     out.extend(wrap(&title, WIDTH, "", "    "));
                     out.extend(wrap(&row[i], WIDTH, "      ", "      "));
                 } else {
@@ -210,32 +313,44 @@ fn records(t: &Table, text: &[Vec<String>], out: &mut Vec<String>) {
 impl Markup for Email {
     fn heading(&mut self, text: &str) {
         self.block();
-        self.para(&format!("{text}:"), "  ");
+        if self.style.narrow {
+            self.para(&format!("{text}:"), "  ");
+        } else {
+            // A title stays on its line, as tables keep their width.
+            let line = self.clean(&format!("{text}:"));
+            self.lines.push(line);
+        }
         self.after_heading = true;
     }
 
     fn table(&mut self, t: &Table) {
         self.block();
-        let rows: Vec<&Vec<super::Cell>> = t.rows().collect();
-        let text: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| r.iter().map(|c| ascii(&c.text)).collect())
+        let titles: Vec<String> = t.columns.iter().map(|c| self.clean(&c.title)).collect();
+        let text: Vec<Vec<String>> = t
+            .rows()
+            .map(|r| r.iter().map(|c| self.clean(&c.text)).collect())
             .collect();
-        let Some(l) = layout(t, &text) else {
-            records(t, &text, &mut self.lines);
+        let laid_out = if self.style.narrow {
+            layout(t, &titles, &text)
+        } else {
+            Some(natural_layout(t, &titles, &text))
+        };
+        let Some(l) = laid_out else {
+            records(t, &titles, &text, &mut self.lines);
             for f in &t.footer {
                 self.para(f, "");
             }
             return;
         };
         let aligns: Vec<Align> = l.cols.iter().map(|&i| t.columns[i].align).collect();
+        let rule = "-".repeat(total(&l.widths, l.indent, l.gap));
         // Titles, bottom-aligned, up to two lines each.
-        let titles: Vec<Vec<String>> = l
+        let title_lines: Vec<Vec<String>> = l
             .cols
             .iter()
             .zip(&l.widths)
             .map(|(&i, &w)| {
-                let mut lines = wrap(&ascii(&t.columns[i].title), w, "", "");
+                let mut lines = wrap(&titles[i], w, "", "");
                 if lines.len() > 2 {
                     let rest = lines[1..].join(" ");
                     lines.truncate(1);
@@ -244,8 +359,8 @@ impl Markup for Email {
                 lines
             })
             .collect();
-        let height = titles.iter().map(Vec::len).max().unwrap_or(1);
-        let titles: Vec<Vec<String>> = titles
+        let height = title_lines.iter().map(Vec::len).max().unwrap_or(1);
+        let title_lines: Vec<Vec<String>> = title_lines
             .into_iter()
             .map(|mut v| {
                 let mut padded = vec![String::new(); height - v.len()];
@@ -253,7 +368,13 @@ impl Markup for Email {
                 padded
             })
             .collect();
-        side_by_side(&titles, &l, &aligns, &mut self.lines);
+        if self.style.rules {
+            self.lines.push(rule.clone());
+        }
+        side_by_side(&title_lines, &l, &aligns, &mut self.lines);
+        if self.style.rules {
+            self.lines.push(rule.clone());
+        }
         let mut last_group: Option<&str> = None;
         let mut r = 0;
         for line in &t.lines {
@@ -279,13 +400,15 @@ impl Markup for Email {
                         .cols
                         .iter()
                         .zip(&l.widths)
-                        .zip(&aligns)
-                        .map(|((&i, &w), _)| cell_lines(&text[r][i], w, t.columns[i].wraps))
+                        .map(|(&i, &w)| cell_lines(&text[r][i], w, t.columns[i].wraps))
                         .collect();
                     side_by_side(&cells, &l, &aligns, &mut self.lines);
                     r += 1;
                 }
             }
+        }
+        if self.style.rules {
+            self.lines.push(rule);
         }
         if !l.left_out.is_empty() {
             let cols = l.left_out.join(", ");
@@ -307,7 +430,9 @@ impl Markup for Email {
     fn list(&mut self, items: &[String]) {
         self.block();
         for item in items {
-            self.lines.extend(wrap(&ascii(item), WIDTH, "  ", "    "));
+            let item = self.clean(item);
+            self.lines
+                .extend(wrap(&item, self.style.width, "  ", "    "));
         }
     }
 
@@ -315,7 +440,16 @@ impl Markup for Email {
         self.block();
         self.para(&format!("{title}:"), "  ");
         for l in content.lines() {
-            let l = ascii(l);
+            let l = if self.style.ascii {
+                ascii(l)
+            } else {
+                l.to_string()
+            };
+            if !self.style.narrow {
+                self.lines.push(format!("  {l}").trim_end().to_string());
+                continue;
+            }
+            // ASCII here: byte offsets are columns.
             let mut rest = l.as_str();
             loop {
                 let cut = rest.len().min(WIDTH - 2);
@@ -329,10 +463,14 @@ impl Markup for Email {
         }
     }
 
-    fn command(&mut self, _label: &str, command: &str) {
+    fn command(&mut self, label: &str, command: &str) {
         self.block();
-        self.lines
-            .extend(crate::report::formats::email::reproduce(&ascii(command)));
+        if self.style.narrow {
+            self.lines
+                .extend(crate::report::formats::email::reproduce(&ascii(command)));
+        } else {
+            self.lines.push(format!("{label}: {command}"));
+        }
     }
 
     fn finish(&mut self) -> String {
@@ -389,6 +527,36 @@ mod tests {
         let s = m.finish();
         check(&s);
         assert!(s.contains("  number 1: 111111111111"), "{s}");
+    }
+
+    #[test]
+    fn the_plain_style_keeps_a_wide_table_whole_between_rules() {
+        let mut m = Email::plain();
+        m.heading("Overhead \u{2014} seccomp");
+        m.table(&awkward());
+        let s = m.finish();
+        let lines: Vec<&str> = s.lines().collect();
+        // The heading, then rules above the titles, under them and below.
+        assert_eq!(lines[0], "Overhead \u{2014} seccomp:", "{s}");
+        let rule = lines[1];
+        assert!(rule.len() > WIDTH && rule.chars().all(|c| c == '-'), "{s}");
+        assert_eq!(lines[3], rule, "{s}");
+        assert!(lines[2].starts_with("workload") && lines[2].contains("overhead [95% CI]"));
+        assert_eq!(lines.iter().filter(|l| **l == rule).count(), 3, "{s}");
+        // Nothing narrowed: the mechanism stays a column, p is kept, the
+        // text keeps its arrows.
+        assert!(!s.contains("left out for width"), "{s}");
+        assert!(
+            s.contains("landlock:sandbox,ro=/usr:/etc,rw=/tmp \u{2192} \u{b1}1"),
+            "{s}"
+        );
+        let row = lines.iter().find(|l| l.starts_with("getppid")).unwrap();
+        assert!(
+            row.contains("seccomp:args,filters=4") && row.ends_with("0.001"),
+            "{row}"
+        );
+        // Columns line up: every row is as wide as its rule or narrower.
+        assert!(lines.iter().all(|l| l.chars().count() <= rule.len()), "{s}");
     }
 
     #[test]

@@ -11,8 +11,9 @@
 //! a tone for colour.
 //!
 //! Formats: [`terminal`] (comfy-table, the default), [`markdown`],
-//! [`email`] (72 ASCII columns for mailing lists), [`csv`] (the tables as
-//! data), and [`html`] for the parts of the HTML page (`report::html`)
+//! [`email`] (72 ASCII columns for mailing lists, or in its plain style
+//! fixed-width text at its natural width, the suites' default), [`csv`]
+//! (the tables as data), and [`html`] for the parts of the HTML page (`report::html`)
 //! that every format shares.
 
 pub mod csv;
@@ -322,6 +323,9 @@ pub enum Kind {
         color: bool,
     },
     Email,
+    /// Fixed-width text at its natural width, tables between ASCII rules
+    /// (the suites' default: the posts' own shape).
+    Plain,
     Markdown,
     Csv,
 }
@@ -331,6 +335,7 @@ pub fn writer(kind: Kind) -> Box<dyn Markup> {
     match kind {
         Kind::Terminal { color } => Box::new(terminal::Terminal::new(color)),
         Kind::Email => Box::new(email::Email::default()),
+        Kind::Plain => Box::new(email::Email::plain()),
         Kind::Markdown => Box::new(markdown::Markdown::default()),
         Kind::Csv => Box::new(csv::Csv::default()),
     }

@@ -6,7 +6,9 @@
 //! and treatment columns are means over the same pairs, so treatment minus
 //! baseline is the delta shown. A delta whose interval contains 0 is
 //! marked `~` (no difference detected, as everywhere). People see the ten
-//! largest symbols; CSV carries every stored one.
+//! largest symbols; CSV carries every stored one. The suites also show
+//! each profile in the shape their posts used, `perf diff`'s share of
+//! samples before and after ([`shares`]).
 
 use super::super::doc::RunDoc;
 use super::super::label;
@@ -85,6 +87,16 @@ pub fn profile_preamble(p: &Profile) -> Vec<String> {
     lines
 }
 
+/// Worse for a delta that adds time, better for one that saves it, plain
+/// within noise.
+fn tone(r: &AttributionRow) -> Tone {
+    match (r.within_noise, r.delta_ns_per_op.estimate > 0.0) {
+        (true, _) => Tone::Plain,
+        (false, true) => Tone::Worse,
+        (false, false) => Tone::Better,
+    }
+}
+
 fn row(comparison: &str, kind: &str, r: &AttributionRow) -> Vec<Cell> {
     let name = match kind {
         "symbol" if !r.group.is_empty() => format!("{} ({})", r.name, r.group),
@@ -97,11 +109,7 @@ fn row(comparison: &str, kind: &str, r: &AttributionRow) -> Vec<Cell> {
         "-".to_string()
     };
     let mark = if r.within_noise { " ~" } else { "" };
-    let tone = match (r.within_noise, d.estimate > 0.0) {
-        (true, _) => Tone::Plain,
-        (false, true) => Tone::Worse,
-        (false, false) => Tone::Better,
-    };
+    let tone = tone(r);
     vec![
         Cell::text(comparison),
         Cell::values(
@@ -154,6 +162,48 @@ pub fn table(what: &str, a: &Attribution) -> Table {
             t.row(row(what, "symbol", s));
         } else {
             t.data_row(row(what, "symbol", s));
+        }
+    }
+    t
+}
+
+/// The shape profiles are posted in (`perf diff`): each symbol's share of
+/// the samples before and after, with the delta in ns/op beside it.
+/// People see the largest ten; CSV carries every stored symbol.
+pub fn shares(what: &str, a: &Attribution) -> Table {
+    let mut t = Table::new(
+        "shares",
+        vec![
+            Column::data("comparison"),
+            Column::new("symbol", Align::Left, "symbol"),
+            Column::data("group"),
+            Column::new("before", Align::Right, "baseline_share_pct"),
+            Column::new("after", Align::Right, "treatment_share_pct"),
+            Column::new("delta ns/op", Align::Right, "delta_ns_per_op"),
+        ],
+    );
+    let pct = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.2}%")
+        } else {
+            "-".to_string()
+        }
+    };
+    for (i, r) in a.symbols.iter().enumerate() {
+        let d = r.delta_ns_per_op.estimate;
+        let mark = if r.within_noise { " ~" } else { "" };
+        let cells = vec![
+            Cell::text(what),
+            Cell::text(r.name.as_str()),
+            Cell::text(r.group.as_str()),
+            Cell::value(pct(r.baseline_share_pct), r.baseline_share_pct),
+            Cell::value(pct(r.treatment_share_pct), r.treatment_share_pct),
+            Cell::value(format!("{}{mark}", signed(d)), d).tone(tone(r)),
+        ];
+        if i < SYMBOLS_SHOWN {
+            t.row(cells);
+        } else {
+            t.data_row(cells);
         }
     }
     t

@@ -3,8 +3,10 @@
 //! format: the run's facts, its results and profiles, the comparisons,
 //! child CPU time, the negative control, sweeps, attributions, outlier
 //! pairs, skipped mechanisms, treatment notes, the policy files measured,
-//! problems, and the command that reproduces it. A section with nothing to
-//! say writes nothing.
+//! problems, and the command that reproduces it. A suite run's report
+//! ([`suite`], its post-shaped tables drawn by [`post`]) takes the place
+//! of the results, comparisons, profiles and skipped mechanisms. A section
+//! with nothing to say writes nothing.
 //!
 //! What a view includes is chosen by [`Parts`]: right after measuring, the
 //! terminal shows the figures only (the user just typed the command); a
@@ -19,7 +21,9 @@ mod facts;
 mod notes;
 mod outliers;
 pub mod policies;
+pub mod post;
 mod results;
+pub mod suite;
 pub mod sweeps;
 
 use super::doc::RunDoc;
@@ -76,15 +80,23 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
     if parts.facts {
         facts::facts(doc, parts.security, m);
     }
-    results::results(doc, m);
-    results::profiles(doc, m);
-    comparisons::comparisons(doc, m);
-    comparisons::child_cpu(doc, m);
-    control::negative_control(doc, m);
-    sweeps::sweeps(doc, m);
-    attribution::attributions(doc, m);
+    if doc.suite.is_some() {
+        // A suite's report says it all in the post's shape, skipped
+        // mechanisms and profiles included.
+        suite::suite(doc, m);
+    } else {
+        results::results(doc, m);
+        results::profiles(doc, m);
+        comparisons::comparisons(doc, m);
+        comparisons::child_cpu(doc, m);
+        control::negative_control(doc, m);
+        sweeps::sweeps(doc, m);
+        attribution::attributions(doc, m);
+    }
     outliers::outlier_pairs(doc, parts.outlier_pairs, m);
-    notes::skipped(doc, m);
+    if doc.suite.is_none() {
+        notes::skipped(doc, m);
+    }
     notes::treatment_notes(doc, m);
     policies::policy_files(doc, parts.policy_content, m);
     notes::problems(doc, m);

@@ -267,6 +267,7 @@ pub fn overhead_doc() -> RunDoc {
             content: "-b 8192\n-a always,exit -F arch=b64 -S getppid\n".into(),
         }],
         problems: vec![],
+        suite: None,
     }
 }
 
@@ -283,5 +284,125 @@ pub fn run_doc() -> RunDoc {
     doc.negative_control = None;
     doc.sweeps.clear();
     doc.policy_files.clear();
+    doc
+}
+
+/// A suite run (access-2023's shape): an A/B section of `cred:fsuid`
+/// against no override, profiled, and a runs section on access1 and
+/// access2; AVC counters, a note, a skipped mechanism.
+pub fn suite_doc() -> RunDoc {
+    use crate::model::{AvcDelta, AvcStats};
+    use crate::report::model::{Cell, DesignKind, Layout, PostSection, PostTable, Report, Row};
+    use crate::report::suite::{PostCitation, SuiteDoc};
+
+    let cell = |v: f64, change: Option<(f64, Verdict)>| {
+        let mut c = Cell::of_value(v);
+        if let Some((e, verdict)) = change {
+            (c.change_pct, c.ci_low_pct, c.ci_high_pct) = (Some(e), Some(e - 2.0), Some(e + 2.0));
+            c.verdict = Some(verdict);
+        }
+        Some(c)
+    };
+    let row = |workload: &str, cells| Row {
+        workload: workload.into(),
+        tasks: 1,
+        label: String::new(),
+        unit: Some("ops/s".into()),
+        cells,
+    };
+    let report = |title: &str, design, columns: Vec<&str>, rows| Report {
+        title: title.into(),
+        design,
+        unit: String::new(),
+        sign_convention: "% change against the first column, in each table's style".into(),
+        columns: columns.into_iter().map(String::from).collect(),
+        rows,
+        summary: vec![],
+        warnings: vec![],
+        machine: vec![],
+        command: String::new(),
+    };
+    let items = |rows: Vec<usize>| {
+        vec![PostTable {
+            layout: Layout::ItemRows,
+            rows,
+            per: "tasks".into(),
+        }]
+    };
+    let ab = PostSection {
+        report: report(
+            "This boot, A/B pairs on the live kernel",
+            DesignKind::Paired,
+            vec!["no override", "cred:fsuid"],
+            vec![row(
+                "access1",
+                vec![cell(1e6, None), cell(5e5, Some((-50.0, Verdict::Slower)))],
+            )],
+        ),
+        tables: items(vec![0]),
+    };
+    let runs = PostSection {
+        report: report(
+            "This run, current configuration",
+            DesignKind::Single,
+            vec!["fixture (run 12)"],
+            vec![
+                row("access1", vec![cell(990_000.0, None)]),
+                row("access2", vec![cell(1_010_000.0, None)]),
+            ],
+        ),
+        tables: items(vec![0, 1]),
+    };
+    let mut profiled = decided(
+        "access1",
+        "cred:fsuid",
+        Verdict::Slower,
+        (100.0, 96.0, 104.0),
+    );
+    profiled.attribution = Some(attribution());
+    let mut doc = overhead_doc();
+    doc.meta = meta(
+        "suite",
+        json!({
+            "suite": "access-2023",
+            "version": 1,
+            "skipped": [{"mechanism": "selinux", "reason": "SELinux is not active on this kernel"}],
+        }),
+    );
+    doc.meta.command = "secperf suite access-2023 --quick".into();
+    doc.comparisons = vec![profiled];
+    doc.negative_control = None;
+    doc.sweeps.clear();
+    doc.policy_files.clear();
+    doc.suite = Some(SuiteDoc {
+        name: "access-2023".into(),
+        version: 1,
+        title: "access(2) building new credentials on every call".into(),
+        reproduces: PostCitation {
+            author: "Paul Moore".into(),
+            date: "2023-01-23".into(),
+            list: "linux-fsdevel".into(),
+            subject: "Re: [PATCH v2 2/2] vfs: avoid duplicating creds in faccessat if possible"
+                .into(),
+            link: Some("https://lore.kernel.org/x/".into()),
+        },
+        notes: vec!["ladders capped at the 2 CPUs of this machine".into()],
+        other_side: "boot the other kernel, run the suite there with --label".into(),
+        collects_avc: true,
+        avc: Some(vec![AvcDelta {
+            workload: "access1".into(),
+            tasks: 1,
+            stats: AvcStats {
+                lookups: 200,
+                hits: 150,
+                misses: 50,
+                ..Default::default()
+            },
+        }]),
+        baseline_run_id: None,
+        differences: vec![],
+        ab: Some(ab),
+        runs,
+    });
     doc
 }

@@ -1,19 +1,20 @@
-use super::testing::{decided, overhead_doc, run_doc};
+use super::testing::{decided, overhead_doc, run_doc, suite_doc};
 use super::*;
 use crate::report::markup::{Kind, Raw};
 use crate::stats::decision::Verdict;
 
-const KINDS: [Kind; 5] = [
+const KINDS: [Kind; 6] = [
     Kind::Terminal { color: false },
     Kind::Terminal { color: true },
     Kind::Email,
+    Kind::Plain,
     Kind::Markdown,
     Kind::Csv,
 ];
 
 #[test]
 fn every_format_renders_every_view_of_every_doc() {
-    for doc in [overhead_doc(), run_doc()] {
+    for doc in [overhead_doc(), run_doc(), suite_doc()] {
         for parts in [Parts::MEASURED, Parts::REPORT, Parts::STORED] {
             for kind in KINDS {
                 let s = render(&doc, parts, kind);
@@ -144,6 +145,25 @@ fn the_stored_view_has_facts_content_and_the_command() {
     assert!(s.trim_end().ends_with(
         "Reproduce: secperf overhead -m 'seccomp:args,filters=4' -w getppid,stream --seed 7"
     ));
+}
+
+#[test]
+fn a_suite_run_shows_its_report_in_place_of_the_generic_tables() {
+    let s = render(&suite_doc(), Parts::STORED, Kind::Plain);
+    assert!(s.starts_with("secperf suite: fixture (run 12):\n"), "{s}");
+    assert!(s.contains("\naccess-2023 v1: access(2)"), "{s}");
+    assert!(
+        s.contains("  skipped: selinux: SELinux is not active"),
+        "{s}"
+    );
+    // Not the generic comparisons table, nor its list of skips.
+    assert!(!s.contains("overhead [95% CI]"), "{s}");
+    assert!(!s.contains("Skipped:"), "{s}");
+    assert!(
+        s.trim_end()
+            .ends_with("Reproduce: secperf suite access-2023 --quick"),
+        "{s}"
+    );
 }
 
 #[test]
