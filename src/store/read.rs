@@ -310,12 +310,10 @@ fn load_samples(stmt: &mut rusqlite::Statement<'_>, result_id: i64) -> Result<Ve
     Ok(samples)
 }
 
-/// Kernel release from a probe snapshot, leniently: a string at
-/// `/kernel/release` or `/kernel/release/value`. The list is for display,
-/// so an unparsable snapshot shows no kernel rather than failing the list.
+/// Kernel release from a probe snapshot, leniently (see
+/// `probe::MachineFacts`). The list is for display, so an unparsable
+/// snapshot shows no kernel rather than failing the list.
 fn kernel_release(system_json: &str) -> Option<String> {
     let system: serde_json::Value = serde_json::from_str(system_json).ok()?;
-    ["/kernel/release", "/kernel/release/value"]
-        .iter()
-        .find_map(|p| system.pointer(p)?.as_str().map(str::to_owned))
+    crate::probe::MachineFacts::of(&system).kernel
 }

@@ -52,9 +52,7 @@ pub fn run_facts(run: &RunDoc) -> String {
 
 /// The kernel release in a snapshot, leniently (older snapshots too).
 pub fn kernel_release(system: &serde_json::Value) -> Option<String> {
-    ["/kernel/release", "/kernel/release/value"]
-        .iter()
-        .find_map(|p| system.pointer(p)?.as_str().map(str::to_owned))
+    crate::probe::MachineFacts::of(system).kernel
 }
 
 /// The security configuration table, or a note when the snapshot is not

@@ -49,22 +49,7 @@ fn header(doc: &RunDoc, s: &SuiteDoc, m: &mut dyn Markup) {
 
 /// "linux 6.18.0, LSMs lockdown,capability,landlock,bpf, 2 CPUs".
 pub fn machine_line(system: &serde_json::Value) -> String {
-    let text = |ptr: &str| system.pointer(ptr).and_then(|v| v.as_str());
-    let kernel = text("/kernel/release").unwrap_or("kernel ?");
-    let lsms = system
-        .pointer("/lsm/modules")
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_else(|| "?".into());
-    let cpus = system
-        .pointer("/cpu/online_count")
-        .map_or_else(|| "?".into(), |v| v.to_string());
-    format!("linux {kernel}, LSMs {lsms}, {cpus} CPUs")
+    crate::probe::MachineFacts::of(system).line()
 }
 
 /// A section: its title, its tables, its warnings.
