@@ -12,7 +12,8 @@ use crate::report::formats::{Format, RenderOpts, color_default, render, render_b
 use crate::report::markup::Kind;
 use crate::report::sections::{self, Parts};
 
-fn write_file(file: &Path, text: &str) -> Result<()> {
+/// Writes `text` to `file`; a failure is a usage error naming the file.
+pub(super) fn write_file(file: &Path, text: &str) -> Result<()> {
     std::fs::write(file, text).map_err(|e| {
         crate::error::UsageError::new(format!(
             "cannot write {}: {e} (choose another path with -o)",

@@ -52,12 +52,7 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         super::emit(page.html.trim_end());
         return Ok(());
     }
-    std::fs::write(&args.output, &page.html).map_err(|e| {
-        crate::error::UsageError::new(format!(
-            "cannot write {}: {e} (choose another path with -o)",
-            args.output.display()
-        ))
-    })?;
+    super::output::write_file(&args.output, &page.html)?;
     let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
     if json {
         return super::print_json(&serde_json::json!({

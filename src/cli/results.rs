@@ -102,12 +102,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 ExportFormat::Csv => crate::report::export::samples_csv(&docs),
             };
             match output {
-                Some(file) => std::fs::write(&file, text + "\n").map_err(|e| {
-                    crate::error::UsageError::new(format!(
-                        "cannot write {}: {e} (choose another file with -o)",
-                        file.display()
-                    ))
-                })?,
+                Some(file) => super::output::write_file(&file, &(text + "\n"))?,
                 None => super::emit_fmt!("{}", text.trim_end()),
             }
         }

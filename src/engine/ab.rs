@@ -61,8 +61,6 @@ pub fn measure(
     rng: &mut Rng,
     on_tick: &mut dyn FnMut(Tick),
 ) -> std::result::Result<Comparison, Stopped> {
-    let mut baseline = Vec::with_capacity(design.pairs as usize);
-    let mut treatment = Vec::with_capacity(design.pairs as usize);
     let mut pair_data = Vec::with_capacity(design.pairs as usize);
     let mut cpu: [Vec<ChildCpu>; 2] = Default::default();
     let mut ratios = Vec::with_capacity(design.pairs as usize);
@@ -103,8 +101,6 @@ pub fn measure(
             ns[side] = v.ns_per_op;
             cpu[side].extend(v.child_cpu);
         }
-        baseline.push(ns[0]);
-        treatment.push(ns[1]);
         pair_data.push(PairData {
             index: i,
             order: if order[0] == Arm::Baseline {
@@ -131,8 +127,8 @@ pub fn measure(
             &p,
             measurer,
             on_tick,
-            crate::stats::median(&baseline).unwrap_or(f64::NAN),
-            crate::stats::median(&treatment).unwrap_or(f64::NAN),
+            arm_median(&pair_data, |p| p.baseline_ns_per_op),
+            arm_median(&pair_data, |p| p.treatment_ns_per_op),
         )
     });
     summarise(case, design, &pair_data, &cpu, stopped, attribution).map_err(|error| Stopped {
@@ -155,14 +151,8 @@ fn summarise(
     let baseline: Vec<f64> = pair_data.iter().map(|p| p.baseline_ns_per_op).collect();
     let treatment: Vec<f64> = pair_data.iter().map(|p| p.treatment_ns_per_op).collect();
     let overhead_pct = match &design.stop {
-        Some(rule) => {
-            let ratios: Vec<f64> = pair_data
-                .iter()
-                .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
-                .collect();
-            sequential::overhead_pct(&ratios, rule.decision.alpha)
-                .context("computing the overhead: no pairs")?
-        }
+        Some(rule) => sequential::overhead_pct(&pair_log_ratios(pair_data), rule.decision.alpha)
+            .context("computing the overhead: no pairs")?,
         None => compare_paired(
             &baseline,
             &treatment,
@@ -185,8 +175,8 @@ fn summarise(
         pairs: pair_data.len() as u32,
         sample_ms: design.sample_ms,
         samples_per_half: design.samples_per_half,
-        baseline_ns_per_op: crate::stats::median(&baseline).unwrap_or(f64::NAN),
-        treatment_ns_per_op: crate::stats::median(&treatment).unwrap_or(f64::NAN),
+        baseline_ns_per_op: arm_median(pair_data, |p| p.baseline_ns_per_op),
+        treatment_ns_per_op: arm_median(pair_data, |p| p.treatment_ns_per_op),
         overhead_pct,
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
         pair_data: pair_data.to_vec(),
@@ -384,10 +374,20 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
 
 /// The per-pair ln(treatment / baseline) of a comparison.
 pub fn log_ratios(c: &Comparison) -> Vec<f64> {
-    c.pair_data
+    pair_log_ratios(&c.pair_data)
+}
+
+/// The per-pair ln(treatment / baseline) of measured pairs.
+fn pair_log_ratios(pairs: &[PairData]) -> Vec<f64> {
+    pairs
         .iter()
         .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
         .collect()
+}
+
+/// The median over pairs of one arm's ns/op (NaN without pairs).
+fn arm_median(pairs: &[PairData], arm: fn(&PairData) -> f64) -> f64 {
+    crate::stats::median(&pairs.iter().map(arm).collect::<Vec<_>>()).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

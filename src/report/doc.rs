@@ -88,20 +88,4 @@ impl RunDoc {
     pub fn machine(&self) -> MachineFacts {
         MachineFacts::of(&self.meta.system)
     }
-
-    /// Whether the run was interrupted or failed before it finished.
-    pub fn unfinished(&self) -> bool {
-        self.finished_at.is_none()
-    }
-
-    /// The stored run inside (for what still reads runs: `compare`).
-    pub fn stored_run(&self) -> StoredRun {
-        StoredRun {
-            run_id: self.run_id,
-            meta: self.meta.clone(),
-            finished_at: self.finished_at,
-            results: self.results.clone(),
-            comparisons: self.comparisons.clone(),
-        }
-    }
 }

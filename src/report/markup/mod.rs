@@ -285,10 +285,6 @@ impl Table {
         })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.rows().next().is_none()
-    }
-
     /// The indices of the columns shown to people.
     pub fn shown(&self) -> Vec<usize> {
         (0..self.columns.len())

@@ -142,6 +142,13 @@ fn config_rows(report: &Report, t: &PostTable, id: &str) -> Option<Table> {
     Some(table)
 }
 
+/// A value column per configuration, named as it is.
+fn config_columns(report: &Report, cols: &[usize]) -> Vec<Column> {
+    cols.iter()
+        .map(|&c| value_column(&report.columns[c], &report.columns[c]))
+        .collect()
+}
+
 /// A row per task count, a column per configuration (mmtests).
 fn task_rows(report: &Report, t: &PostTable, id: &str) -> Option<Table> {
     let cols = present(report, t);
@@ -155,10 +162,7 @@ fn task_rows(report: &Report, t: &PostTable, id: &str) -> Option<Table> {
         Column::data("unit"),
         Column::new(&row_title(report, first), Align::Left, "tasks"),
     ];
-    columns.extend(cols.iter().map(|&c| {
-        let name = &report.columns[c];
-        value_column(name, name)
-    }));
+    columns.extend(config_columns(report, &cols));
     let mut table = Table::new(id, columns);
     for &r in &t.rows {
         let row = &report.rows[r];
@@ -184,10 +188,7 @@ fn item_rows(report: &Report, t: &PostTable, id: &str) -> Option<Table> {
         Column::with_fields("test", Align::Left, &["item", "unit"]),
         Column::new(&t.per, Align::Right, "tasks"),
     ];
-    columns.extend(cols.iter().map(|&c| {
-        let name = &report.columns[c];
-        value_column(name, name)
-    }));
+    columns.extend(config_columns(report, &cols));
     let mut table = Table::new(id, columns);
     for &r in &t.rows {
         let row = &report.rows[r];

@@ -5,7 +5,7 @@ use chrono::DateTime;
 use serde_json::json;
 
 use crate::model::{
-    Attribution, AttributionRow, ChildCpu, Comparison, Estimate, Mode, NegativeControl, PairData,
+    Attribution, AttributionRow, ChildCpu, Comparison, Estimate, NegativeControl, PairData,
     PolicyFile, ProfileSamples, RunMeta, SequentialStop, Sweep, SweepPoint,
 };
 use crate::report::doc::RunDoc;
@@ -34,37 +34,24 @@ pub fn decided(
                 * (1.0 + 0.002 * f64::from(i % 4)),
         })
         .collect();
-    Comparison {
-        workload: workload.into(),
-        workload_params: Default::default(),
-        mechanism: mechanism.into(),
-        variant: variant.into(),
-        params: Default::default(),
-        mode: Mode::Process,
-        tasks: 1,
-        pairs: 12,
-        sample_ms: 60,
-        samples_per_half: 2,
-        baseline_ns_per_op: 101.0,
-        treatment_ns_per_op: 101.0 * ratio + 3.0,
-        overhead_pct: OverheadPct {
-            estimate,
-            ci_low,
-            ci_high,
-            p_value: if verdict == Verdict::NoChange {
-                1.0
-            } else {
-                0.014
-            },
-            verdict,
+    let mut c = crate::model::testing::comparison(workload, mechanism, variant);
+    c.pairs = 12;
+    c.baseline_ns_per_op = 101.0;
+    c.treatment_ns_per_op = 101.0 * ratio + 3.0;
+    c.overhead_pct = OverheadPct {
+        estimate,
+        ci_low,
+        ci_high,
+        p_value: if verdict == Verdict::NoChange {
+            1.0
+        } else {
+            0.014
         },
-        hodges_lehmann_pct: estimate,
-        pair_data,
-        attribution: None,
-        child_cpu: None,
-        sequential: None,
-        unfinished: false,
-    }
+        verdict,
+    };
+    c.hodges_lehmann_pct = estimate;
+    c.pair_data = pair_data;
+    c
 }
 
 fn est(estimate: f64, half: f64) -> Estimate {
