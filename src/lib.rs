@@ -48,6 +48,7 @@ pub mod stats;
 pub mod store;
 pub mod suites;
 pub mod sys;
+pub mod vm;
 pub mod workloads;
 
 /// Skips for the unit tests, the same file as the integration tests'.

@@ -24,9 +24,7 @@
 //! commands are built as [`CommandSpec`]s that tests inspect without
 //! running them.
 
-use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -163,20 +161,9 @@ pub fn remove_command(parser: &Path, profile: &str) -> CommandSpec {
     }
 }
 
-/// The first executable file `name` in the directories of `path` (a PATH
-/// value).
-pub fn find_in_path(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
-    std::env::split_paths(path?)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
 /// apparmor_parser in this process's PATH.
 fn parser_in_path() -> Option<PathBuf> {
-    find_in_path(PARSER, std::env::var_os("PATH").as_deref())
+    crate::sys::which(PARSER)
 }
 
 /// Loaded profiles as (name, mode) from the text of the profiles file.
@@ -462,7 +449,7 @@ mod tests {
         );
         let cmd = load.command();
         assert_eq!(cmd.get_program(), "/usr/sbin/apparmor_parser");
-        let args: Vec<&OsStr> = cmd.get_args().collect();
+        let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
         assert_eq!(args, ["--replace", "--skip-cache"]);
         let remove = remove_command(parser, &text);
         assert_eq!(remove.args, ["--remove", "--skip-cache"]);
@@ -507,12 +494,12 @@ mod tests {
         // Not executable in a, executable in b.
         std::fs::write(a.join(PARSER), "").unwrap();
         std::fs::write(b.join(PARSER), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(b.join(PARSER), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(b.join(PARSER), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let path = std::env::join_paths([&a, &b]).unwrap();
-        assert_eq!(find_in_path(PARSER, Some(&path)), Some(b.join(PARSER)));
+        assert_eq!(crate::sys::find_in_path(PARSER, Some(&path)), Some(b.join(PARSER)));
         let only_a = std::env::join_paths([&a]).unwrap();
-        assert_eq!(find_in_path(PARSER, Some(&only_a)), None);
-        assert_eq!(find_in_path(PARSER, None), None);
+        assert_eq!(crate::sys::find_in_path(PARSER, Some(&only_a)), None);
+        assert_eq!(crate::sys::find_in_path(PARSER, None), None);
     }
 
     #[test]

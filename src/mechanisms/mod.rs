@@ -21,6 +21,7 @@ pub mod landlock;
 pub mod none;
 pub mod seccomp;
 pub mod selinux;
+pub mod selinux_policy;
 #[cfg(test)]
 mod test_fixtures;
 pub mod worker_util;

@@ -31,6 +31,7 @@
 
 pub mod calibrations;
 mod codec;
+mod import;
 mod comparisons;
 pub mod migrations;
 mod notes;

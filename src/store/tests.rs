@@ -808,3 +808,43 @@ fn a_hot_journal_left_by_a_killed_writer_is_rolled_back_for_a_reader() {
     assert_eq!(runs[0].run_id, id);
     assert!(!dir.path().join("dst.db-journal").exists());
 }
+
+#[test]
+fn a_run_imported_from_another_database_reads_back_the_same() {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/runs.db");
+    let dir = tempfile::tempdir().unwrap();
+    // A copy: the fixture's directory may be read-only.
+    let src = dir.path().join("src.db");
+    std::fs::copy(&fixture, &src).unwrap();
+    let ids = Store::runs_in(&src).unwrap();
+    assert!(ids.len() >= 3, "{ids:?}");
+    let source = Store::open_read_only(&src).unwrap();
+    let mut dst = Store::open(&dir.path().join("dst.db")).unwrap();
+    for &id in &ids {
+        let new = dst.import_run(&src, id, None, None).unwrap();
+        let mut want = source.load_run(id).unwrap();
+        let got = dst.load_run(new).unwrap();
+        want.run_id = got.run_id;
+        assert_eq!(got, want, "run {id}");
+        assert_eq!(
+            dst.policy_files(new).unwrap(),
+            source.policy_files(id).unwrap()
+        );
+    }
+    // Every child row came along, and nothing else.
+    for table in ["results", "samples", "comparisons", "comparison_pairs", "policy_files"] {
+        assert_eq!(count(&dst, table), count(&source, table), "{table}");
+    }
+    // The command and the system facts can be replaced on the way in.
+    let system = serde_json::json!({"vm": {"accel": "emulated"}});
+    let new = dst
+        .import_run(&src, ids[0], Some("secperf run --vm x"), Some(&system))
+        .unwrap();
+    let got = dst.load_run(new).unwrap();
+    assert_eq!(got.meta.command, "secperf run --vm x");
+    assert_eq!(got.meta.system, system);
+    // A run that is not there is an error naming it.
+    let e = dst.import_run(&src, 999_999, None, None).unwrap_err();
+    assert!(format!("{e:#}").contains("no run 999999"), "{e:#}");
+}

@@ -193,3 +193,19 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// The first executable file `name` in the directories of `path` (a PATH
+/// value).
+pub fn find_in_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<std::path::PathBuf> {
+    std::env::split_paths(path?)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
+        })
+}
+
+/// The first executable file `name` on this process's PATH.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    find_in_path(name, std::env::var_os("PATH").as_deref())
+}

@@ -39,6 +39,16 @@ pub const TOOLS: &[(&str, &str)] = &[
         ".ci/run runs `cargo test`, which builds the examples (`cargo test --test NAME` \
          does not)",
     ),
+    ("secilc", ".ci/run installs Debian's secilc"),
+    (
+        "virtme-ng",
+        ".ci/run installs virtme-ng from PyPI (pip) and Debian's qemu-system-x86",
+    ),
+    (
+        "guest kernel",
+        ".ci/run installs Debian's linux-image-amd64 (/boot/vmlinuz-*), booted under emulation",
+    ),
+    ("apparmor_parser", ".ci/run installs Debian's apparmor (its parser only: no service runs)"),
     (
         "bash",
         "the CI VM is Debian, where .ci/run itself runs in bash",

@@ -1,0 +1,76 @@
+//! Booting kernels in VMs with virtme-ng: a measuring command (`run`,
+//! `overhead`, `suite`, `calibrate`) runs inside a guest booted from any
+//! kernel image with any command line, with the host's own secperf binary
+//! and filesystem (read-only, copy-on-write), so mechanisms the host does
+//! not run (SELinux, AppArmor, the BPF LSM) and other kernels can be
+//! measured. Nothing the guest does changes the host: it writes only into
+//! one shared temporary directory.
+//!
+//! - [`spec`]: `--vm IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]`.
+//! - [`accel`]: KVM or emulation.
+//! - [`lsm`]: the `lsm=` a mechanism's LSM needs.
+//! - [`vng`]: virtme-ng's command line and the guest's script.
+//! - [`process`]: the guest's processes, which never outlive secperf.
+//! - [`guest`]: what a guest records of its kernel.
+//!
+//! The engine (`engine::vm`) puts these together and copies the guest's
+//! run into the host's store.
+
+pub mod accel;
+pub mod guest;
+pub mod lsm;
+pub mod process;
+pub mod spec;
+pub mod vng;
+
+use serde::{Deserialize, Serialize};
+
+pub use accel::{Accel, EMULATED_NOTE};
+pub use spec::VmSpec;
+
+/// What a run measured in a guest records about the VM (stored under
+/// `vm` in the run's system facts, beside the guest's probe).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VmFacts {
+    /// `kvm` or `emulated`.
+    pub accel: Accel,
+    pub vcpus: u32,
+    /// Guest memory as QEMU took it ("2048M").
+    pub memory: String,
+    /// The kernel image booted, and its sha256.
+    pub image: String,
+    pub image_sha256: Option<String>,
+    /// The command line secperf and the user added (`lsm=`, `append=`).
+    pub append: String,
+    /// Seconds from starting virtme-ng to the guest starting secperf.
+    pub boot_s: Option<f64>,
+    /// Seconds the whole guest took, boot to power-off.
+    pub wall_s: f64,
+    /// What the guest said of its kernel.
+    pub guest: guest::GuestFacts,
+}
+
+impl VmFacts {
+    /// The facts stored in a run's system JSON, if it ran in a guest.
+    pub fn of(system: &serde_json::Value) -> Option<VmFacts> {
+        serde_json::from_value(system.get("vm")?.clone()).ok()
+    }
+
+    /// One line for reports: "VM: emulated, 2 vCPUs, 2048M, /boot/vmlinuz-6.1 (build id ...), boot 18.2 s".
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "VM: {}, {} vCPUs, {}, {}",
+            self.accel, self.vcpus, self.memory, self.image
+        );
+        if let Some(id) = &self.guest.build_id {
+            s.push_str(&format!(" (build id {})", &id[..id.len().min(12)]));
+        }
+        if let Some(b) = self.boot_s {
+            s.push_str(&format!(", boot {b:.1} s"));
+        }
+        if self.accel == Accel::Emulated {
+            s.push_str(&format!("; {EMULATED_NOTE}"));
+        }
+        s
+    }
+}

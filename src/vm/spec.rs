@@ -1,0 +1,192 @@
+//! `--vm IMAGE[,append=ARGS][,cpus=N][,memory=SIZE]`: which kernel a guest
+//! boots, with which command line and size, checked before anything boots.
+//!
+//! `append=` takes the rest of the value when it comes last, so a command
+//! line with commas (`lsm=landlock,yama,selinux`) needs no quoting; put
+//! `cpus=` and `memory=` before it.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::usage_bail;
+
+/// Guest vCPUs when `cpus=` is not given: the host's online CPUs, at most
+/// this many.
+pub const DEFAULT_MAX_CPUS: u32 = 2;
+/// Guest memory when `memory=` is not given (virtme-ng's size syntax).
+pub const DEFAULT_MEMORY: &str = "2G";
+
+/// A kernel to boot and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VmSpec {
+    /// The kernel image (bzImage or /boot/vmlinuz-*).
+    pub image: PathBuf,
+    /// Extra kernel command line, after what virtme-ng and secperf add.
+    pub append: String,
+    /// vCPUs; None: the host's online CPUs, at most [`DEFAULT_MAX_CPUS`].
+    pub cpus: Option<u32>,
+    /// Memory, e.g. "2G" or "1536M"; None: [`DEFAULT_MEMORY`].
+    pub memory: Option<String>,
+}
+
+const FORMAT: &str = "give --vm IMAGE[,cpus=N][,memory=SIZE][,append=ARGS], e.g. \
+                      --vm /boot/vmlinuz-6.1.0-56-amd64,cpus=2,append=audit=1";
+
+/// Parses a `--vm` value (also the part after `NAME=` of `--kernel`). The
+/// image must be a readable file.
+pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
+    let mut rest = value.trim();
+    if rest.is_empty() {
+        usage_bail!("{option}: no kernel image given; {FORMAT}");
+    }
+    let (image, mut tail) = match rest.find(',') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let mut spec = VmSpec {
+        image: PathBuf::from(image),
+        append: String::new(),
+        cpus: None,
+        memory: None,
+    };
+    while let Some(t) = tail.take() {
+        rest = t;
+        if let Some(args) = rest.strip_prefix("append=") {
+            spec.append = args.trim().to_string();
+            break;
+        }
+        let (item, next) = match rest.find(',') {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        tail = next;
+        let Some((key, v)) = item.split_once('=') else {
+            usage_bail!("{option} {value}: '{item}' is not KEY=VALUE; {FORMAT}");
+        };
+        match key.trim() {
+            "cpus" => match v.trim().parse::<u32>() {
+                Ok(n) if (1..=256).contains(&n) => spec.cpus = Some(n),
+                _ => usage_bail!("{option} {value}: cpus={v}: give a number of vCPUs from 1 to 256"),
+            },
+            "memory" => spec.memory = Some(memory(v.trim(), option, value)?),
+            other => usage_bail!(
+                "{option} {value}: unknown key '{other}' (known: cpus, memory, append); {FORMAT}"
+            ),
+        }
+    }
+    if !spec.image.is_file() {
+        usage_bail!(
+            "{option}: kernel image {} is not a file; give a bzImage or /boot/vmlinuz-* \
+             (Debian: apt-get install linux-image-amd64)",
+            spec.image.display()
+        );
+    }
+    if let Err(e) = std::fs::File::open(&spec.image) {
+        usage_bail!(
+            "{option}: cannot read kernel image {}: {e} (run as root, or copy the image)",
+            spec.image.display()
+        );
+    }
+    Ok(spec)
+}
+
+/// Checks a memory size as QEMU takes it: a number with an optional K, M,
+/// G suffix, at least 256M.
+fn memory(v: &str, option: &str, value: &str) -> Result<String> {
+    let (digits, unit) = match v.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => (&v[..i], &v[i..]),
+        None => (v, "M"),
+    };
+    let mib = match (digits.parse::<u64>(), unit.to_ascii_uppercase().as_str()) {
+        (Ok(n), "K") => n / 1024,
+        (Ok(n), "M") => n,
+        (Ok(n), "G") => n * 1024,
+        _ => usage_bail!(
+            "{option} {value}: memory={v}: give a size such as 2G or 1536M (QEMU's syntax)"
+        ),
+    };
+    if mib < 256 {
+        usage_bail!("{option} {value}: memory={v}: a guest needs at least 256M");
+    }
+    Ok(format!("{mib}M"))
+}
+
+impl VmSpec {
+    /// The vCPUs the guest gets.
+    pub fn vcpus(&self) -> u32 {
+        self.cpus.unwrap_or_else(|| {
+            let online = crate::sys::cpus::online_cpus().map_or(1, |c| c.len());
+            (online as u32).clamp(1, DEFAULT_MAX_CPUS)
+        })
+    }
+
+    /// The memory the guest gets.
+    pub fn memory(&self) -> String {
+        self.memory.clone().unwrap_or_else(|| DEFAULT_MEMORY.into())
+    }
+
+    /// The value as `--vm` takes it back (for a stored command line).
+    pub fn to_arg(&self) -> String {
+        let mut s = self.image.display().to_string();
+        if let Some(c) = self.cpus {
+            s.push_str(&format!(",cpus={c}"));
+        }
+        if let Some(m) = &self.memory {
+            s.push_str(&format!(",memory={m}"));
+        }
+        if !self.append.is_empty() {
+            s.push_str(&format!(",append={}", self.append));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image() -> tempfile::NamedTempFile {
+        tempfile::NamedTempFile::new().unwrap()
+    }
+
+    #[test]
+    fn image_alone_and_with_every_key() {
+        let f = image();
+        let p = f.path().display().to_string();
+        let s = parse(&p, "--vm").unwrap();
+        assert_eq!(s.image, f.path());
+        assert_eq!((s.append.as_str(), s.cpus, s.memory), ("", None, None));
+        let s = parse(
+            &format!("{p},cpus=2,memory=1G,append=lsm=landlock,selinux audit=1"),
+            "--vm",
+        )
+        .unwrap();
+        assert_eq!(s.cpus, Some(2));
+        assert_eq!(s.memory.as_deref(), Some("1024M"));
+        // append= keeps the commas of the rest of the value.
+        assert_eq!(s.append, "lsm=landlock,selinux audit=1");
+        assert_eq!(parse(&s.to_arg(), "--vm").unwrap(), s);
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors_that_say_how() {
+        let f = image();
+        let p = f.path().display().to_string();
+        for (bad, says) in [
+            ("".to_string(), "no kernel image"),
+            ("/nonexistent/vmlinuz".to_string(), "is not a file"),
+            (format!("{p},cpus=0"), "from 1 to 256"),
+            (format!("{p},cpus=x"), "from 1 to 256"),
+            (format!("{p},memory=12"), "at least 256M"),
+            (format!("{p},memory=2T"), "such as 2G"),
+            (format!("{p},colour=red"), "unknown key 'colour'"),
+            (format!("{p},lonely"), "is not KEY=VALUE"),
+        ] {
+            let e = parse(&bad, "--vm").unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
+    }
+}
