@@ -35,7 +35,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     &["store"],
     &["safety"],
-    &["mechanisms", "profile"],
+    &["mechanisms", "profile", "vm"],
     &["policy"],
     &["runner"],
     &["workloads", "probe"],

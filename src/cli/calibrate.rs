@@ -65,6 +65,9 @@ pub struct CalibrateArgs {
 
     #[command(flatten)]
     pub wait: super::args::WaitArgs,
+
+    #[command(flatten)]
+    pub vm: super::vm::VmArgs,
 }
 
 /// Parses `--budget`: `60s`, `2m`, `1h`, `1.5m` or plain seconds `90`;
@@ -135,6 +138,10 @@ struct CalibrateOutput<'a> {
 }
 
 pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if args.vm.vm.is_some() {
+        let show = super::vm::Show::GuestStdout;
+        return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
+    }
     let plan = plan_from_args(&args)?;
     let label = args.label.clone().unwrap_or_default();
     let (db_path, store) = open_store(db)?;

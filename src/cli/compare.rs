@@ -30,6 +30,11 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub decision: super::args::DecisionArgs,
 
+    /// Compare runs measured in an emulated VM guest with runs that were
+    /// not (refused otherwise: the difference would be the emulator's).
+    #[arg(long)]
+    pub force: bool,
+
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
@@ -44,6 +49,7 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .iter()
         .map(|spec| store.load_run(store.resolve_run(spec)?))
         .collect::<Result<Vec<_>>>()?;
+    crate::compare::check_emulation(&runs, args.force)?;
     let command = format!("secperf compare {}", args.runs.join(" "));
     let report = build(
         &runs,

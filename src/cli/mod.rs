@@ -15,6 +15,7 @@ mod results;
 mod run;
 mod shell;
 mod suite;
+mod vm;
 
 use std::path::PathBuf;
 
@@ -103,6 +104,13 @@ pub enum Command {
     Completions(shell::CompletionsArgs),
     /// Print the manual page, or write one page per command into a directory.
     Man(shell::ManArgs),
+    /// (internal) Runs a VM guest's virtme-ng in its own process group and
+    /// kills that group when its stdin closes (`--vm`).
+    #[command(hide = true)]
+    VmGuard {
+        #[arg(last = true, required = true)]
+        argv: Vec<String>,
+    },
 }
 
 /// Entry point: parses, runs, prints errors, returns the exit code.
@@ -119,6 +127,21 @@ pub fn main() -> i32 {
     // A secperf killed while it had changed system state (audit rules, an
     // SELinux mode) left a journal: put the machine back before anything else.
     // (`secperf restore` does this itself and reports it.)
+    if let Command::VmGuard { argv } = &cli.command {
+        return match crate::vm::process::guard(argv) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("secperf: error: {e:#}");
+                1
+            }
+        };
+    }
+    // In a VM guest the host booted: record the kernel, and give SELinux a
+    // policy when it has none.
+    if let Err(e) = crate::engine::vm::prepare_guest() {
+        eprintln!("secperf: error: preparing the VM guest: {e:#}");
+        return 1;
+    }
     let recovered = if matches!(cli.command, Command::Restore) {
         Ok(Vec::new())
     } else {
@@ -184,6 +207,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
+        Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),
     }
 }
 

@@ -84,6 +84,9 @@ pub struct OverheadArgs {
 
     #[command(flatten)]
     pub wait: WaitArgs,
+
+    #[command(flatten)]
+    pub vm: super::vm::VmArgs,
 }
 
 impl OverheadArgs {
@@ -127,6 +130,13 @@ impl OverheadArgs {
 }
 
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if args.vm.vm.is_some() {
+        let show = super::vm::Show::Run {
+            json,
+            report: Some(&args.report),
+        };
+        return super::vm::relay(&args.vm, &args.mechanisms, db, args.wait.no_wait, show);
+    }
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;

@@ -54,6 +54,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub wait: super::args::WaitArgs,
+
+    #[command(flatten)]
+    pub vm: super::vm::VmArgs,
 }
 
 impl RunArgs {
@@ -97,6 +100,13 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if args.vm.vm.is_some() {
+        let show = super::vm::Show::Run {
+            json,
+            report: Some(&args.report),
+        };
+        return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
+    }
     let plan = args.plan()?;
     let measuring = args.wait.lock()?;
     if let Some(run_ms) = super::command_trial(&plan.params)? {

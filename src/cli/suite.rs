@@ -72,6 +72,9 @@ pub struct SuiteArgs {
 
     #[command(flatten)]
     pub wait: super::args::WaitArgs,
+
+    #[command(flatten)]
+    pub vm: super::vm::VmArgs,
 }
 
 pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -87,6 +90,20 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     if let Some(dir) = args.scratch.as_ref().filter(|d| !d.is_dir()) {
         usage_bail!("--scratch {}: not a directory", dir.display());
+    }
+    if args.vm.vm.is_some() {
+        if args.baseline.is_some() || args.report.is_some() {
+            usage_bail!(
+                "--vm measures in a guest: --baseline and --report read this store; run the \
+                 suite with --vm first, then `secperf suite {} --report RUN --baseline RUN`",
+                args.name
+            );
+        }
+        let show = super::vm::Show::Run {
+            json,
+            report: Some(&args.output),
+        };
+        return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
     }
     let (db_path, store) = open_store(db)?;
     let baseline = args

@@ -91,6 +91,29 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
 }
 
 /// Compares every later run against the first.
+/// Whether a run was measured in a guest under emulation.
+pub fn emulated(run: &StoredRun) -> bool {
+    crate::vm::VmFacts::of(&run.meta.system).is_some_and(|f| f.accel == crate::vm::Accel::Emulated)
+}
+
+/// Refuses runs measured under emulation beside runs that were not
+/// (emulation slows some operations far more than others, so the
+/// difference would be the emulator's), unless `force`.
+pub fn check_emulation(runs: &[StoredRun], force: bool) -> anyhow::Result<()> {
+    let (emu, native): (Vec<&StoredRun>, Vec<&StoredRun>) = runs.iter().partition(|r| emulated(r));
+    if force || emu.is_empty() || native.is_empty() {
+        return Ok(());
+    }
+    let names = |v: &[&StoredRun]| v.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ");
+    crate::usage_bail!(
+        "{} ran in an emulated VM guest and {} did not: {}, so the difference would be mostly \
+         the emulator's; compare emulated runs with each other, or pass --force",
+        names(&emu),
+        names(&native),
+        crate::vm::EMULATED_NOTE
+    )
+}
+
 pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let base = &runs[0];
     let base_series = series(base);
@@ -167,6 +190,15 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     for run in &runs[1..] {
         for d in probe_differences(&base.meta.system, &run.meta.system) {
             warnings.push(format!("{} vs {}: {d}", base.name(), run.name()));
+        }
+    }
+    for run in runs {
+        if emulated(run) {
+            warnings.push(format!(
+                "{}: measured in an emulated VM guest: {}",
+                run.name(),
+                crate::vm::EMULATED_NOTE
+            ));
         }
     }
     if rows.is_empty() {

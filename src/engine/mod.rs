@@ -29,3 +29,4 @@ pub mod rerun;
 pub mod session;
 pub mod suite;
 pub mod sweep;
+pub mod vm;

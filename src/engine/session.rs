@@ -162,6 +162,9 @@ impl Session {
         } else {
             format!(" label '{label}'")
         };
+        if crate::vm::guest::shared_dir().is_some() {
+            return format!("Measured in the guest{label}; the host stores the run.");
+        }
         format!(
             "Stored as run {}{label} in {}.",
             self.run_id,
@@ -188,7 +191,7 @@ pub fn command_line() -> String {
 
 /// The arguments this run was asked with: the process's own, or those
 /// `rerun` rebuilt from a stored run (see [`set_argv`]).
-fn argv() -> Vec<String> {
+pub(crate) fn argv() -> Vec<String> {
     match ARGV.get() {
         Some(argv) => argv.clone(),
         None => std::env::args_os()

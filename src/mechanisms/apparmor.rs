@@ -353,6 +353,9 @@ impl Mechanism for AppArmor {
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["open", "stat", "tree_walk"]
     }
+    fn boot_lsm(&self) -> Option<&'static str> {
+        Some("apparmor")
+    }
     fn probe(&self) -> Availability {
         let info = crate::probe::probe();
         availability(
@@ -494,9 +497,16 @@ mod tests {
         // Not executable in a, executable in b.
         std::fs::write(a.join(PARSER), "").unwrap();
         std::fs::write(b.join(PARSER), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(b.join(PARSER), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            b.join(PARSER),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
         let path = std::env::join_paths([&a, &b]).unwrap();
-        assert_eq!(crate::sys::find_in_path(PARSER, Some(&path)), Some(b.join(PARSER)));
+        assert_eq!(
+            crate::sys::find_in_path(PARSER, Some(&path)),
+            Some(b.join(PARSER))
+        );
         let only_a = std::env::join_paths([&a]).unwrap();
         assert_eq!(crate::sys::find_in_path(PARSER, Some(&only_a)), None);
         assert_eq!(crate::sys::find_in_path(PARSER, None), None);

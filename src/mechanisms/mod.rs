@@ -118,6 +118,12 @@ pub trait Mechanism: Sync {
     fn survey_variants(&self) -> &'static [&'static str] {
         &[""]
     }
+    /// The LSM it needs in a kernel's `lsm=` list (`selinux`, `apparmor`,
+    /// `bpf`), which a VM guest booted for it gets; None for the
+    /// mechanisms every kernel runs without asking.
+    fn boot_lsm(&self) -> Option<&'static str> {
+        None
+    }
     /// Whether it can be applied here. Never changes anything.
     fn probe(&self) -> Availability;
 

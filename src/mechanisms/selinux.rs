@@ -234,6 +234,9 @@ impl Mechanism for Selinux {
     fn survey_workloads(&self) -> &'static [&'static str] {
         &["open", "stat", "eventfd", "tree_walk"]
     }
+    fn boot_lsm(&self) -> Option<&'static str> {
+        Some("selinux")
+    }
     fn probe(&self) -> Availability {
         let root = Path::new("/");
         availability(

@@ -65,7 +65,11 @@ const COMMON_CAP: &str = "chown dac_override dac_read_search fowner fsetid kill 
 /// Classes: (name, common, own permissions).
 const CLASSES: &[(&str, Option<&str>, &str)] = &[
     ("file", Some("file"), "execute_no_trans entrypoint"),
-    ("dir", Some("file"), "add_name remove_name reparent search rmdir"),
+    (
+        "dir",
+        Some("file"),
+        "add_name remove_name reparent search rmdir",
+    ),
     ("lnk_file", Some("file"), ""),
     ("chr_file", Some("file"), ""),
     ("blk_file", Some("file"), ""),
@@ -95,14 +99,22 @@ const CLASSES: &[(&str, Option<&str>, &str)] = &[
          compute_user setenforce setbool setsecparam setcheckreqprot read_policy \
          validate_trans",
     ),
-    ("system", None, "ipc_info syslog_read syslog_mod syslog_console module_request module_load"),
+    (
+        "system",
+        None,
+        "ipc_info syslog_read syslog_mod syslog_console module_request module_load",
+    ),
     ("capability", Some("cap"), ""),
     ("unix_stream_socket", Some("socket"), "connectto"),
     ("unix_dgram_socket", Some("socket"), ""),
     ("tcp_socket", Some("socket"), "node_bind name_connect"),
     ("udp_socket", Some("socket"), "node_bind"),
     ("netlink_socket", Some("socket"), ""),
-    ("bpf", None, "map_create map_read map_write prog_load prog_run"),
+    (
+        "bpf",
+        None,
+        "map_create map_read map_write prog_load prog_run",
+    ),
 ];
 
 /// The policy's names: user, role, type.
@@ -116,7 +128,11 @@ pub fn cil() -> String {
         "; secperf's allow-all SELinux policy: one user, role and type; everything allowed.\n\
          (handleunknown allow)\n(mls false)\n",
     );
-    for (name, perms) in [("file", COMMON_FILE), ("socket", COMMON_SOCKET), ("cap", COMMON_CAP)] {
+    for (name, perms) in [
+        ("file", COMMON_FILE),
+        ("socket", COMMON_SOCKET),
+        ("cap", COMMON_CAP),
+    ] {
         s.push_str(&format!("(common {name} ({perms}))\n"));
     }
     for (name, common, perms) in CLASSES {
@@ -146,7 +162,9 @@ pub fn cil() -> String {
         s.push_str(&format!("(allow {TYPE} self ({name} (all)))\n"));
     }
     // Files of every file system, labelled or not, get the one type.
-    for fs in ["ext4", "xfs", "btrfs", "tmpfs", "overlay", "9p", "virtiofs", "proc", "sysfs"] {
+    for fs in [
+        "ext4", "xfs", "btrfs", "tmpfs", "overlay", "9p", "virtiofs", "proc", "sysfs",
+    ] {
         s.push_str(&format!(
             "(genfscon {fs} / ({USER} {ROLE} {TYPE} ((s0) (s0))))\n"
         ));
@@ -214,8 +232,12 @@ pub fn mount_selinuxfs() -> Result<()> {
 /// Loads a binary policy through selinuxfs.
 pub fn load(policy: &[u8]) -> Result<()> {
     let path = Path::new(SELINUXFS).join("load");
-    super::selinux::write_once(&path, policy)
-        .map_err(|e| anyhow::anyhow!("loading secperf's allow-all policy into {}: {e}", path.display()))
+    super::selinux::write_once(&path, policy).map_err(|e| {
+        anyhow::anyhow!(
+            "loading secperf's allow-all policy into {}: {e}",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -243,7 +265,10 @@ mod tests {
     fn every_class_is_allowed_everything() {
         let text = cil();
         for (name, _, _) in CLASSES {
-            assert!(text.contains(&format!("(allow t self ({name} (all)))")), "{name}");
+            assert!(
+                text.contains(&format!("(allow t self ({name} (all)))")),
+                "{name}"
+            );
         }
         assert!(text.contains("(handleunknown allow)"));
     }

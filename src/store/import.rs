@@ -53,7 +53,9 @@ impl Store {
             .with_context(what)?;
         let copied = self.import_attached(run_id, command, system);
         let detached = self.conn.execute("DETACH DATABASE src", []);
-        let id = copied.with_context(what).map_err(|e| disk_full(e, &self.path))?;
+        let id = copied
+            .with_context(what)
+            .map_err(|e| disk_full(e, &self.path))?;
         detached.with_context(what)?;
         Ok(id)
     }
@@ -113,8 +115,9 @@ impl Store {
         for (table, children) in RUN_CHILDREN {
             let cols = columns(&tx, table, &["id", "run_id"])?;
             let ids: Vec<i64> = {
-                let mut stmt =
-                    tx.prepare(&format!("SELECT id FROM src.{table} WHERE run_id = ?1 ORDER BY id"))?;
+                let mut stmt = tx.prepare(&format!(
+                    "SELECT id FROM src.{table} WHERE run_id = ?1 ORDER BY id"
+                ))?;
                 stmt.query_map([run_id], |r| r.get(0))?
                     .collect::<rusqlite::Result<_>>()?
             };

@@ -31,8 +31,8 @@
 
 pub mod calibrations;
 mod codec;
-mod import;
 mod comparisons;
+mod import;
 pub mod migrations;
 mod notes;
 mod policy_files;

@@ -833,7 +833,13 @@ fn a_run_imported_from_another_database_reads_back_the_same() {
         );
     }
     // Every child row came along, and nothing else.
-    for table in ["results", "samples", "comparisons", "comparison_pairs", "policy_files"] {
+    for table in [
+        "results",
+        "samples",
+        "comparisons",
+        "comparison_pairs",
+        "policy_files",
+    ] {
         assert_eq!(count(&dst, table), count(&source, table), "{table}");
     }
     // The command and the system facts can be replaced on the way in.

@@ -44,9 +44,11 @@ pub const EMULATED_NOTE: &str = "emulated: timings are not those of real hardwar
 pub fn kvm_usable(root: &Path) -> Result<(), String> {
     let dev = root.join("dev/kvm");
     if !dev.exists() {
-        return Err("/dev/kvm is missing (no KVM module loaded, or a VM without nested \
+        return Err(
+            "/dev/kvm is missing (no KVM module loaded, or a VM without nested \
                     virtualisation)"
-            .into());
+                .into(),
+        );
     }
     let module = ["kvm_intel", "kvm_amd"]
         .into_iter()

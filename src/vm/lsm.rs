@@ -37,9 +37,7 @@ pub fn config_of(image: &Path) -> Option<PathBuf> {
 
 /// CONFIG_LSM of a kernel config's text.
 pub fn default_order(config: &str) -> Option<Vec<String>> {
-    let line = config
-        .lines()
-        .find_map(|l| l.strip_prefix("CONFIG_LSM="))?;
+    let line = config.lines().find_map(|l| l.strip_prefix("CONFIG_LSM="))?;
     Some(
         line.trim_matches('"')
             .split(',')
@@ -150,7 +148,10 @@ mod tests {
         .unwrap();
         let (word, from) = for_image(&image, &["selinux"]).unwrap().unwrap();
         assert!(from.contains("config-6.1.0-test"), "{from}");
-        assert!(word.contains(",selinux,") && !word.contains("apparmor"), "{word}");
+        assert!(
+            word.contains(",selinux,") && !word.contains("apparmor"),
+            "{word}"
+        );
         // A build tree's bzImage finds .config at the top.
         let tree = d.path().join("linux");
         std::fs::create_dir_all(tree.join("arch/x86/boot")).unwrap();

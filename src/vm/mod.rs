@@ -56,7 +56,8 @@ impl VmFacts {
         serde_json::from_value(system.get("vm")?.clone()).ok()
     }
 
-    /// One line for reports: "VM: emulated, 2 vCPUs, 2048M, /boot/vmlinuz-6.1 (build id ...), boot 18.2 s".
+    /// One line for reports: "VM: emulated, 2 vCPUs, 2048M,
+    /// /boot/vmlinuz-6.1 (build id ...), boot 18.2 s".
     pub fn line(&self) -> String {
         let mut s = format!(
             "VM: {}, {} vCPUs, {}, {}",
@@ -67,9 +68,6 @@ impl VmFacts {
         }
         if let Some(b) = self.boot_s {
             s.push_str(&format!(", boot {b:.1} s"));
-        }
-        if self.accel == Accel::Emulated {
-            s.push_str(&format!("; {EMULATED_NOTE}"));
         }
         s
     }

@@ -140,7 +140,10 @@ impl Running {
         if let Some(r) = self.reader.take() {
             let _ = r.join();
         }
-        self.console.lock().map(|c| c.tail.iter().cloned().collect()).unwrap_or_default()
+        self.console
+            .lock()
+            .map(|c| c.tail.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

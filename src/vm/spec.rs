@@ -68,7 +68,9 @@ pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
         match key.trim() {
             "cpus" => match v.trim().parse::<u32>() {
                 Ok(n) if (1..=256).contains(&n) => spec.cpus = Some(n),
-                _ => usage_bail!("{option} {value}: cpus={v}: give a number of vCPUs from 1 to 256"),
+                _ => {
+                    usage_bail!("{option} {value}: cpus={v}: give a number of vCPUs from 1 to 256")
+                }
             },
             "memory" => spec.memory = Some(memory(v.trim(), option, value)?),
             other => usage_bail!(

@@ -88,11 +88,7 @@ pub fn args(boot: &Boot) -> Vec<String> {
 /// stored run instead) and exit status go to the shared directory.
 pub fn script(boot: &Boot) -> String {
     let shared = boot.shared.display().to_string();
-    let env: Vec<String> = boot
-        .env
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
+    let env: Vec<String> = boot.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let command = shell_words::join(
         std::iter::once("env".to_string())
             .chain(env)
@@ -120,7 +116,12 @@ mod tests {
             accel: Accel::Emulated,
             extra_append: vec!["lsm=landlock,selinux".into()],
             shared: Path::new("/tmp/secperf-vm-x"),
-            argv: vec!["/usr/bin/secperf".into(), "run".into(), "-l".into(), "a b".into()],
+            argv: vec![
+                "/usr/bin/secperf".into(),
+                "run".into(),
+                "-l".into(),
+                "a b".into(),
+            ],
             env: vec![("SECPERF_DB".into(), "/tmp/secperf-vm-x/guest.db".into())],
         };
         let a = args(&boot);

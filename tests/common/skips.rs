@@ -48,7 +48,10 @@ pub const TOOLS: &[(&str, &str)] = &[
         "guest kernel",
         ".ci/run installs Debian's linux-image-amd64 (/boot/vmlinuz-*), booted under emulation",
     ),
-    ("apparmor_parser", ".ci/run installs Debian's apparmor (its parser only: no service runs)"),
+    (
+        "apparmor_parser",
+        ".ci/run installs Debian's apparmor (its parser only: no service runs)",
+    ),
     (
         "bash",
         "the CI VM is Debian, where .ci/run itself runs in bash",

@@ -250,6 +250,9 @@ impl Mechanism for BpfLsm {
 
     /// Checks the bpf LSM, BTF and privileges, then loads the program for
     /// the default hook and closes it at once (never attaches).
+    fn boot_lsm(&self) -> Option<&'static str> {
+        Some("bpf")
+    }
     fn probe(&self) -> Availability {
         let info = crate::probe::probe();
         if let Some(reason) = precheck(&info.bpf_lsm.active, info.bpf_lsm.btf_vmlinux, privileged())

@@ -20,7 +20,7 @@ pub fn run_facts(run: &RunDoc) -> String {
         Some(t) => t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
         None => "unfinished: the run stopped before all its measurements were done".into(),
     };
-    let rows = vec![
+    let mut rows = vec![
         ("run id".to_string(), Cell::Num(run.run_id.to_string())),
         (
             "label".to_string(),
@@ -47,7 +47,24 @@ pub fn run_facts(run: &RunDoc) -> String {
             Cell::Html(format!("<code>{}</code>", esc(&m.command))),
         ),
     ];
-    facts("facts", &rows)
+    let Some(vm) = crate::vm::VmFacts::of(&m.system) else {
+        return facts("facts", &rows);
+    };
+    rows.push(("VM".to_string(), Cell::Text(vm.line())));
+    rows.push((
+        "guest command line".to_string(),
+        Cell::Html(format!(
+            "<code>{}</code>",
+            esc(vm.guest.cmdline.as_deref().unwrap_or("?"))
+        )),
+    ));
+    for p in &vm.guest.prepared {
+        rows.push(("prepared".to_string(), Cell::Text(p.clone())));
+    }
+    let warning = crate::report::sections::guest::emulated_warning(run)
+        .map(|w| super::markup::para("note", &w))
+        .unwrap_or_default();
+    warning + &facts("facts", &rows)
 }
 
 /// The kernel release in a snapshot, leniently (older snapshots too).

@@ -18,6 +18,7 @@ pub mod attribution;
 mod comparisons;
 pub mod control;
 mod facts;
+pub mod guest;
 mod notes;
 mod outliers;
 pub mod policies;
@@ -80,6 +81,7 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
     if parts.facts {
         facts::facts(doc, parts.security, m);
     }
+    guest::guest(doc, m);
     if doc.suite.is_some() {
         // A suite's report says it all in the post's shape, skipped
         // mechanisms and profiles included.

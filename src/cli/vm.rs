@@ -1,0 +1,170 @@
+//! `--vm` on the measuring commands: the options, and the relay that runs
+//! the same command in a guest (`engine::vm`) and shows the run it stored.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::engine::vm::{VmRequest, measure_in_guest};
+use crate::report::sections::Parts;
+use crate::vm::accel::AccelChoice;
+
+/// Where a measuring command runs (`run`, `overhead`, `suite`, `calibrate`).
+#[derive(Debug, Args)]
+pub struct VmArgs {
+    /// Run the command inside a VM booted from this kernel image with
+    /// virtme-ng (the host's filesystem read-only, copy-on-write; the same
+    /// secperf binary), and store its run here. append= takes the rest of
+    /// the value (commas included); --vm adds the lsm= that -m selinux,
+    /// apparmor or bpf-lsm need. cpus: vCPUs [default: up to 2]; memory:
+    /// QEMU's size syntax [default: 2G].
+    #[arg(long, value_name = "IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]")]
+    pub vm: Option<String>,
+
+    /// The guest's accelerator: kvm, emulated (QEMU's TCG; every figure is
+    /// then marked as not real hardware's), or auto (KVM where the host
+    /// can run a full guest, else emulated with a warning).
+    #[arg(long, value_enum, value_name = "ACCEL", default_value_t = AccelChoice::Auto, requires = "vm")]
+    pub vm_accel: AccelChoice,
+
+    /// Stop the guest (and fail) after this many seconds, boot included.
+    #[arg(long, value_name = "SECONDS", default_value_t = 7200, requires = "vm")]
+    pub vm_timeout: u64,
+}
+
+/// Options of the host's command line that the guest does not get: the VM
+/// options themselves, and (`render_on_host`) the database and the output
+/// options, since the host shows the run it stored. `(name, takes a value)`.
+const HOST_ONLY: &[(&str, bool)] = &[
+    ("--vm", true),
+    ("--vm-accel", true),
+    ("--vm-timeout", true),
+    ("--db", true),
+];
+const OUTPUT: &[(&str, bool)] = &[
+    ("--json", false),
+    ("--format", true),
+    ("--output", true),
+    ("-o", true),
+];
+
+/// The guest's arguments: `argv` (argv[0] first) without the host-only
+/// options, up to a `--` after which nothing is touched.
+pub fn guest_args(argv: &[String], render_on_host: bool) -> Vec<String> {
+    let drop: Vec<(&str, bool)> = HOST_ONLY
+        .iter()
+        .chain(if render_on_host { OUTPUT } else { &[] })
+        .copied()
+        .collect();
+    let mut out = Vec::new();
+    let mut words = argv.iter().skip(1);
+    while let Some(w) = words.next() {
+        if w == "--" {
+            out.push(w.clone());
+            out.extend(words.by_ref().cloned());
+            break;
+        }
+        let hit = drop.iter().find(|(name, value)| {
+            w == name
+                || (*value && w.starts_with(&format!("{name}=")))
+                || (*value && name.len() == 2 && w.starts_with(name) && w.len() > 2)
+        });
+        match hit {
+            Some((name, true)) if w == name => {
+                words.next();
+            }
+            Some(_) => {}
+            None => out.push(w.clone()),
+        }
+    }
+    out
+}
+
+/// How the host shows what the guest measured.
+pub enum Show<'a> {
+    /// The stored run, rendered here as the command would (`--json`,
+    /// `--format`, `-o`).
+    Run {
+        json: bool,
+        report: Option<&'a super::args::ReportFormatArgs>,
+    },
+    /// The guest's own stdout (calibrate).
+    GuestStdout,
+}
+
+/// Runs the command of this process in the guest `vm.vm` names.
+pub fn relay(
+    vm: &VmArgs,
+    mechanisms: &[String],
+    db: Option<&Path>,
+    no_wait: bool,
+    show: Show,
+) -> Result<()> {
+    let spec = crate::vm::spec::parse(vm.vm.as_deref().unwrap_or_default(), "--vm")?;
+    if vm.vm_timeout == 0 {
+        crate::usage_bail!("--vm-timeout 0: give the seconds a guest may take (e.g. 3600)");
+    }
+    let argv = crate::engine::session::argv();
+    let request = VmRequest {
+        spec,
+        accel: vm.vm_accel,
+        timeout: Duration::from_secs(vm.vm_timeout),
+        guest_args: guest_args(&argv, matches!(show, Show::Run { .. })),
+        mechanisms: mechanisms.to_vec(),
+    };
+    let db_path = crate::store::resolve_db_path(db)?;
+    let guest = measure_in_guest(&request, &db_path, &argv, no_wait)?;
+    eprintln!("secperf: {}", guest.facts.line());
+    match show {
+        Show::GuestStdout => super::emit(guest.stdout.trim_end()),
+        Show::Run { json, report } => {
+            let store = crate::store::Store::open_read_only(&db_path)?;
+            let doc = crate::engine::document::load(&store, guest.run_id)?;
+            super::output::show_run(
+                &doc,
+                json,
+                report.and_then(|r| r.format),
+                report.and_then(|r| r.output.as_deref()),
+                Parts::MEASURED,
+            )?;
+        }
+    }
+    eprintln!(
+        "secperf: stored as run {} in {}",
+        guest.run_id,
+        db_path.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        shell_words::split(s).unwrap()
+    }
+
+    #[test]
+    fn the_guest_gets_the_command_without_the_host_options() {
+        let argv = words(
+            "secperf --db /x.db --json overhead --vm /boot/vmlinuz,append=lsm=a,b \
+             --vm-accel=emulated -m selinux -w open --format email -o out.txt --vm-timeout 60 \
+             -- sh -c 'x --json' -o --vm",
+        );
+        assert_eq!(
+            guest_args(&argv, true),
+            words("overhead -m selinux -w open -- sh -c 'x --json' -o --vm")
+        );
+        // calibrate prints the guest's own output: its format options stay.
+        assert_eq!(
+            guest_args(
+                &words("secperf calibrate --json --vm=/k -w getppid -oX"),
+                false
+            ),
+            words("calibrate --json -w getppid -oX")
+        );
+    }
+}

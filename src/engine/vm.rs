@@ -1,0 +1,328 @@
+//! A measuring command run inside a VM guest (`--vm`): the host boots the
+//! kernel with virtme-ng, the guest runs the same secperf binary with the
+//! same arguments into a database in a directory shared with the host, and
+//! the host copies the finished run into its own store with the VM's facts.
+//!
+//! The host holds its measurement lock while the guest runs (a guest is a
+//! measurement on this machine). The guest changes only the guest: the
+//! host's filesystem is read-only there, with copy-on-write overlays, and
+//! the shared directory is a new temporary one.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::error::{Interrupted, UsageError};
+use crate::store::Store;
+use crate::vm::accel::{self, AccelChoice};
+use crate::vm::guest::{self, GuestFacts};
+use crate::vm::process::{self, Limits, Stopped};
+use crate::vm::{Accel, VmFacts, VmSpec, lsm, vng};
+
+/// The longest a guest may take to start secperf (emulated boots take
+/// about 30 s here).
+pub const BOOT_LIMIT: Duration = Duration::from_secs(300);
+
+/// What to run in a guest.
+#[derive(Debug, Clone)]
+pub struct VmRequest {
+    pub spec: VmSpec,
+    pub accel: AccelChoice,
+    /// Limit for the whole guest, boot included.
+    pub timeout: Duration,
+    /// The guest's arguments after the binary (the host's, less the VM,
+    /// database and output options).
+    pub guest_args: Vec<String>,
+    /// The `-m` specs asked for: their LSMs go into `lsm=`.
+    pub mechanisms: Vec<String>,
+}
+
+/// A run the guest measured, now in the host's store.
+#[derive(Debug, Clone)]
+pub struct GuestRun {
+    pub run_id: i64,
+    pub facts: VmFacts,
+    /// What the guest's secperf printed on stdout.
+    pub stdout: String,
+}
+
+/// The LSMs the mechanisms of `specs` need at boot.
+pub fn boot_lsms(specs: &[String]) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    for spec in specs {
+        let name = spec.split([':', ',']).next().unwrap_or("").trim();
+        if let Some(l) = crate::mechanisms::find(name).and_then(|m| m.boot_lsm())
+            && !v.contains(&l)
+        {
+            v.push(l);
+        }
+    }
+    v
+}
+
+/// The words secperf adds to the guest's command line for `req`, and a
+/// note saying why (None when nothing is added).
+pub fn extra_append(req: &VmRequest) -> Result<(Vec<String>, Option<String>)> {
+    let wanted = boot_lsms(&req.mechanisms);
+    if wanted.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    if req
+        .spec
+        .append
+        .split_whitespace()
+        .any(|w| w.starts_with("lsm="))
+    {
+        return Ok((
+            Vec::new(),
+            Some(format!(
+                "{} need{} {} in lsm=: your append= sets lsm= itself, so secperf adds none",
+                req.mechanisms.join(", "),
+                if req.mechanisms.len() == 1 { "s" } else { "" },
+                wanted.join(", ")
+            )),
+        ));
+    }
+    match lsm::for_image(&req.spec.image, &wanted)? {
+        Some((word, from)) => Ok((
+            vec![word.clone()],
+            Some(format!(
+                "booting with {word} (from {from}) for {}",
+                wanted.join(", ")
+            )),
+        )),
+        None => Ok((Vec::new(), None)),
+    }
+}
+
+/// Boots the guest, runs the command in it, and copies its run into the
+/// store at `db_path`. `host_argv` is the host's command line (stored with
+/// the run, with the seed the guest chose).
+pub fn measure_in_guest(
+    req: &VmRequest,
+    db_path: &Path,
+    host_argv: &[String],
+    no_wait: bool,
+) -> Result<GuestRun> {
+    let (accel, warning) = accel::resolve(req.accel, Path::new("/"))?;
+    if let Some(w) = warning {
+        eprintln!("secperf: warning: {w}");
+    }
+    let vng_path = vng::find()?;
+    let (extra, note) = extra_append(req)?;
+    if let Some(n) = note {
+        eprintln!("secperf: {n}");
+    }
+    let mut store = Store::open(db_path)?;
+    let shared = tempfile::Builder::new()
+        .prefix("secperf-vm-")
+        .tempdir()
+        .context("creating the directory shared with the guest")?;
+    let me = std::env::current_exe().context("finding secperf's own binary for the guest")?;
+    let argv: Vec<String> = std::iter::once(me.display().to_string())
+        .chain(req.guest_args.iter().cloned())
+        .collect();
+    let shared_path = shared.path().display().to_string();
+    let env = vec![
+        (guest::GUEST_ENV.to_string(), shared_path.clone()),
+        (
+            crate::store::DB_ENV_VAR.to_string(),
+            format!("{shared_path}/guest.db"),
+        ),
+        // The guest's lock and journal stay in the guest (its /tmp is a
+        // copy-on-write overlay).
+        (
+            "SECPERF_STATE_DIR".to_string(),
+            "/tmp/secperf-guest-state".to_string(),
+        ),
+    ];
+    let boot = vng::Boot {
+        spec: &req.spec,
+        accel,
+        extra_append: extra.clone(),
+        shared: shared.path(),
+        argv,
+        env,
+    };
+    let args = vng::args(&boot);
+    let _measuring = super::session::measurement_lock(no_wait)?;
+    let stop = interrupt_flag()?;
+    eprintln!(
+        "secperf: booting {} ({accel}, {} vCPUs, {}){}",
+        req.spec.image.display(),
+        req.spec.vcpus(),
+        req.spec.memory(),
+        if accel == Accel::Emulated {
+            "; about 30 s to boot under emulation"
+        } else {
+            ""
+        }
+    );
+    let limits = Limits {
+        boot: BOOT_LIMIT.min(req.timeout),
+        total: req.timeout,
+    };
+    let outcome = match process::run(&vng_path, &args, limits, &stop)? {
+        Ok(o) => o,
+        Err((why, tail)) => return Err(stopped_error(why, &tail, limits)),
+    };
+    let rc = std::fs::read_to_string(shared.path().join("rc"))
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    let stdout = std::fs::read_to_string(shared.path().join("stdout")).unwrap_or_default();
+    match rc {
+        None => {
+            return Err(UsageError::new(format!(
+                "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s \
+                 (check the image, and append= such as init= or root=); its console \
+                 ended with:\n{}",
+                outcome.vng_code,
+                outcome.wall_s,
+                console(&outcome.console_tail)
+            ))
+            .into());
+        }
+        Some(0) => {}
+        Some(130) => return Err(anyhow::Error::new(Interrupted).context("the guest's secperf")),
+        Some(2) => {
+            return Err(UsageError::new(
+                "the guest's secperf refused its arguments (its message is above)".to_string(),
+            )
+            .into());
+        }
+        Some(code) => {
+            anyhow::bail!("the guest's secperf failed with exit code {code} (its message is above)")
+        }
+    }
+    let guest_db = shared.path().join("guest.db");
+    let Some(&guest_run) = Store::runs_in(&guest_db)?.last() else {
+        anyhow::bail!(
+            "the guest's secperf stored no run in {}",
+            guest_db.display()
+        );
+    };
+    let guest_store = Store::open_read_only(&guest_db)?;
+    let stored = guest_store.load_run(guest_run)?;
+    drop(guest_store);
+    let facts = VmFacts {
+        accel,
+        vcpus: req.spec.vcpus(),
+        memory: req.spec.memory(),
+        image: std::path::absolute(&req.spec.image)
+            .unwrap_or_else(|_| req.spec.image.clone())
+            .display()
+            .to_string(),
+        image_sha256: sha256_of(&req.spec.image),
+        append: extra
+            .iter()
+            .map(String::as_str)
+            .chain((!req.spec.append.is_empty()).then_some(req.spec.append.as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        boot_s: outcome.boot_s,
+        wall_s: outcome.wall_s,
+        guest: GuestFacts::load(shared.path()).unwrap_or_default(),
+    };
+    let mut system = stored.meta.system.clone();
+    if let Some(o) = system.as_object_mut() {
+        o.insert("vm".into(), serde_json::to_value(&facts)?);
+    }
+    let command = super::session::reproducible_command_line_of(
+        host_argv.to_vec(),
+        seed_of(&stored.meta.command),
+    );
+    let run_id = store.import_run(&guest_db, guest_run, Some(&command), Some(&system))?;
+    Ok(GuestRun {
+        run_id,
+        facts,
+        stdout,
+    })
+}
+
+/// The `--seed N` of a stored command line.
+fn seed_of(command: &str) -> Option<u64> {
+    let words = shell_words::split(command).ok()?;
+    let i = words.iter().position(|w| w == "--seed")?;
+    words.get(i + 1)?.parse().ok()
+}
+
+fn sha256_of(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    Some(crate::policy::source::sha256_hex(&bytes))
+}
+
+fn console(tail: &[String]) -> String {
+    if tail.is_empty() {
+        return "  (nothing)".into();
+    }
+    tail.iter()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn stopped_error(why: Stopped, tail: &[String], limits: Limits) -> anyhow::Error {
+    match why {
+        Stopped::Interrupted => anyhow::Error::new(Interrupted)
+            .context("stopped the guest (its QEMU is gone; nothing of it was stored)"),
+        Stopped::BootTimeout => UsageError::new(format!(
+            "the guest did not start secperf within {} s, and was stopped; its console ended \
+             with:\n{}",
+            limits.boot.as_secs(),
+            console(tail)
+        ))
+        .into(),
+        Stopped::Timeout => anyhow::anyhow!(
+            "the guest ran past --vm-timeout ({} s) and was stopped; nothing of it was stored; \
+             its console ended with:\n{}",
+            limits.total.as_secs(),
+            console(tail)
+        ),
+    }
+}
+
+/// A flag set by SIGINT or SIGTERM while the guest runs; a second SIGINT
+/// exits at once (the guard then stops the guest).
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let f = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        flag::register_conditional_shutdown(sig, 130, f.clone())
+            .context("installing signal handlers")?;
+        flag::register(sig, f.clone()).context("installing signal handlers")?;
+    }
+    Ok(f)
+}
+
+/// In a guest, before the command runs: records the kernel's facts in the
+/// shared directory and, where SELinux runs with no policy, loads the
+/// allow-all policy so that its access vector cache is consulted. Does
+/// nothing outside a guest.
+pub fn prepare_guest() -> Result<()> {
+    let Some(shared) = guest::shared_dir() else {
+        return Ok(());
+    };
+    let mut facts = GuestFacts::read();
+    let lsms = std::fs::read_to_string("/sys/kernel/security/lsm").unwrap_or_default();
+    if lsms.split(',').any(|l| l.trim() == "selinux") {
+        use crate::mechanisms::selinux_policy as policy;
+        policy::mount_selinuxfs()?;
+        if !policy::policy_loaded(Path::new(policy::SELINUXFS)) {
+            let dir = tempfile::tempdir().context("a directory for the SELinux policy")?;
+            let bytes = policy::compile(dir.path())?;
+            policy::load(&bytes)?;
+            facts.prepared.push(
+                "SELinux ran with no policy: secperf loaded its allow-all policy (one type, \
+                 everything allowed; the access vector cache is consulted on every hook)"
+                    .into(),
+            );
+        }
+    }
+    facts
+        .write(&shared)
+        .with_context(|| format!("writing {}", shared.join(guest::FACTS_FILE).display()))
+}
