@@ -259,7 +259,10 @@ fn console(tail: &[String]) -> String {
         return "  (nothing)".into();
     }
     tail.iter()
-        .map(|l| format!("  | {l}"))
+        .map(|l| match l.char_indices().nth(240) {
+            Some((i, _)) => format!("  | {}...", &l[..i]),
+            None => format!("  | {l}"),
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -65,11 +65,22 @@ pub fn guard(argv: &[String]) -> Result<i32> {
     }))
 }
 
-/// SIGKILL to every process of group `group` (none left is fine).
+/// SIGKILL to every process of group `group` (none left is fine), then
+/// waits (at most 10 s) until none is left, so that when the guard exits
+/// no QEMU of its guest remains.
 fn kill_group(group: i32) {
     // SAFETY: kill(2) with a negative pid signals that process group only;
     // no memory is involved.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let signal = |sig| unsafe { libc::kill(-group, sig) };
+    if signal(libc::SIGKILL) != 0 {
+        return;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // Signal 0 checks that the group still has a process (a killed one
+    // stays until its parent, or init, reaps it).
+    while signal(0) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Time limits of one guest.

@@ -69,7 +69,12 @@ pub fn args(boot: &Boot) -> Vec<String> {
         "--verbose".into(),
     ];
     if boot.accel == Accel::Emulated {
+        // 9p rather than virtiofs for the root: where virtiofsd cannot run
+        // (as on the VMs this was built on) virtme-ng waits 5 s for it
+        // before falling back, and under emulation the file system's speed
+        // is not what is measured.
         a.push("--disable-kvm".into());
+        a.push("--force-9p".into());
     }
     let append: Vec<&str> = std::iter::once(CONSOLE_LOGLEVEL)
         .chain(boot.extra_append.iter().map(String::as_str))
@@ -131,6 +136,7 @@ mod tests {
         assert_eq!(at("--memory"), "1024M");
         assert_eq!(at("--rwdir"), "/tmp/secperf-vm-x");
         assert!(a.contains(&"--disable-kvm".to_string()));
+        assert!(a.contains(&"--force-9p".to_string()));
         // secperf's words first, the user's last: the user's win.
         assert_eq!(at("--append"), "loglevel=4 lsm=landlock,selinux audit=1");
         let s = at("--exec");
