@@ -304,8 +304,16 @@ pub struct PairArgs {
 
 impl PairArgs {
     pub fn resolve(&self, quick: bool) -> Result<HalfDesign> {
-        if let Some(pairs) = self.pairs.filter(|&p| p < 10) {
-            usage_bail!("--pairs {pairs}: at least 10 pairs are needed for a meaningful interval");
+        self.resolve_with_min(quick, 10)
+    }
+
+    /// [`PairArgs::resolve`] with another least number of pairs: a kernel
+    /// A/B across boots (two boots a pair) accepts fewer.
+    pub fn resolve_with_min(&self, quick: bool, min_pairs: u32) -> Result<HalfDesign> {
+        if let Some(pairs) = self.pairs.filter(|&p| p < min_pairs) {
+            usage_bail!(
+                "--pairs {pairs}: at least {min_pairs} pairs are needed for a meaningful interval"
+            );
         }
         let sample_ms = self.sample_ms.unwrap_or(if quick { 30 } else { 60 });
         if !(5..=600_000).contains(&sample_ms) {
@@ -315,8 +323,8 @@ impl PairArgs {
         if samples_per_half == 0 {
             usage_bail!("--samples-per-half must be at least 1");
         }
-        if let Some(max) = self.max_pairs.filter(|&p| p < 10) {
-            usage_bail!("--max-pairs {max}: give at least 10 (e.g. --max-pairs 48)");
+        if let Some(max) = self.max_pairs.filter(|&p| p < min_pairs) {
+            usage_bail!("--max-pairs {max}: give at least {min_pairs} (e.g. --max-pairs 48)");
         }
         Ok(HalfDesign {
             pairs: self.pairs,

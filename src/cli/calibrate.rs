@@ -142,6 +142,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         let show = super::vm::Show::GuestStdout;
         return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
     }
+    args.vm.resolve(false)?;
     let plan = plan_from_args(&args)?;
     let label = args.label.clone().unwrap_or_default();
     let (db_path, store) = open_store(db)?;

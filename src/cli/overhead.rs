@@ -87,11 +87,46 @@ pub struct OverheadArgs {
 
     #[command(flatten)]
     pub vm: super::vm::VmArgs,
+
+    /// A kernel A/B across boots, given twice (the baseline first): each
+    /// pair boots both kernels with virtme-ng in a seeded order, each boot
+    /// measures one half of every workload, and halves are paired across
+    /// boots. NAME names the arm in reports; two arms may share an image
+    /// and differ in append= (audit=0 / audit=1, mitigations=off, lsm=).
+    /// --pairs and --max-pairs may go down to 3 here (a pair is two
+    /// boots).
+    #[arg(long = "kernel", value_name = "NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]",
+          conflicts_with_all = ["mechanisms", "vm", "sweep", "profile"])]
+    pub kernels: Vec<String>,
+
+    /// With --kernel: show the boot plan (arms, boot order, workloads,
+    /// time) and exit without booting.
+    #[arg(long, requires = "kernels")]
+    pub dry_run: bool,
+
+    /// (internal) In a guest of a kernel A/B: measure one half of each of
+    /// these plan cases (comma-separated indexes) and write them to the
+    /// shared directory.
+    #[arg(long, hide = true, value_name = "CASES")]
+    pub boot_half: Option<String>,
 }
 
 impl OverheadArgs {
     /// The request these arguments make, every value checked.
+    /// With --kernel or in a guest of one: the request of the plan both
+    /// sides build (no mechanism switched, no negative control).
+    fn boot_request(&self) -> Result<OverheadRequest> {
+        let mut r = self.request_with_min_pairs(3)?;
+        r.mechanisms = vec!["none".to_string()];
+        r.no_control = true;
+        Ok(r)
+    }
+
     fn request(&self) -> Result<OverheadRequest> {
+        self.request_with_min_pairs(10)
+    }
+
+    fn request_with_min_pairs(&self, min_pairs: u32) -> Result<OverheadRequest> {
         if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
             usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
@@ -113,7 +148,7 @@ impl OverheadArgs {
             params,
             placement: self.placement.resolve("1")?,
             mode: self.placement.mode,
-            half: self.design.resolve(self.quick)?,
+            half: self.design.resolve_with_min(self.quick, min_pairs)?,
             quick: self.quick,
             no_control: self.no_control,
             seed: self.seed,
@@ -137,6 +172,13 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         };
         return super::vm::relay(&args.vm, &args.mechanisms, db, args.wait.no_wait, show);
     }
+    if let Some(cases) = &args.boot_half {
+        return boot_half(&args, cases);
+    }
+    if !args.kernels.is_empty() {
+        return kernel_ab(&args, db, json);
+    }
+    args.vm.resolve(false)?;
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
@@ -146,6 +188,9 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let slices = 2
         * (plan.max_pairs_total() + plan.cases.len() as u64 * profiled_pairs)
         * design.slices_per_half();
+    for w in &plan.warnings {
+        eprintln!("secperf: warning: {w}");
+    }
     for note in &plan.treatment_notes {
         eprintln!("secperf: {note}");
     }
@@ -216,4 +261,152 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     }
     session.finish()?;
     super::output::show_measured(&session, &plan.label, json, &args.report)
+}
+
+/// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
+fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    use crate::vm::arms::{check_arms, parse_arm};
+    let arms = check_arms(
+        &args
+            .kernels
+            .iter()
+            .map(|k| parse_arm(k))
+            .collect::<Result<Vec<_>>>()?,
+    )?;
+    let (accel, timeout) = args.vm.resolve(true)?;
+    let plan = OverheadPlan::new(&args.boot_request()?)?;
+    for w in &plan.warnings {
+        eprintln!("secperf: warning: {w}");
+    }
+    let design = plan.design_for(false);
+    if args.dry_run {
+        return show_boot_plan(&arms, &plan, &design, json);
+    }
+    let argv = crate::engine::session::argv();
+    let db_path = crate::store::resolve_db_path(db)?;
+    let run_id = crate::engine::boots::measure(
+        &crate::engine::boots::BootRequest {
+            arms: &arms,
+            accel,
+            timeout,
+            guest_args: super::vm::guest_args(&argv, true),
+            no_wait: args.wait.no_wait,
+        },
+        &plan.cases,
+        &design,
+        &plan.decision,
+        &plan.label,
+        serde_json::to_value(&plan)?,
+        &db_path,
+    )?;
+    let store = crate::store::Store::open_read_only(&db_path)?;
+    let doc = crate::engine::document::load(&store, run_id)?;
+    super::output::show_run(
+        &doc,
+        json,
+        args.report.format,
+        args.report.output.as_deref(),
+        crate::report::sections::Parts::MEASURED,
+    )?;
+    eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
+    Ok(())
+}
+
+/// In a guest of a kernel A/B: one half of each case asked for.
+fn boot_half(args: &OverheadArgs, cases: &str) -> Result<()> {
+    let Some(shared) = crate::vm::guest::shared_dir() else {
+        usage_bail!("--boot-half is run by secperf in the guests of `overhead --kernel`");
+    };
+    let indexes = cases
+        .split(',')
+        .map(|c| c.trim().parse::<usize>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| {
+            crate::error::UsageError::new(format!(
+                "--boot-half {cases}: not a list of case numbers"
+            ))
+        })?;
+    let plan = OverheadPlan::new(&args.boot_request()?)?;
+    let _measuring = args.wait.lock()?;
+    crate::engine::boots::measure_halves(
+        &plan.cases,
+        &plan.design_for(false),
+        &indexes,
+        &mut Live { lock: None },
+        &shared,
+    )
+}
+
+/// `--dry-run` of a kernel A/B: the arms, the boot order, the workloads
+/// each boot measures, and how long it may take.
+fn show_boot_plan(
+    arms: &[crate::vm::arms::KernelArm; 2],
+    plan: &OverheadPlan,
+    design: &crate::engine::design::Design,
+    json: bool,
+) -> Result<()> {
+    let order = crate::engine::boots::boot_order(design);
+    let names = [arms[0].name.as_str(), arms[1].name.as_str()];
+    let cases: Vec<String> = plan
+        .cases
+        .iter()
+        .map(|c| {
+            format!(
+                "{} tasks={}",
+                crate::report::label::workload(c.workload.name, &c.workload_params),
+                c.tasks
+            )
+        })
+        .collect();
+    if json {
+        return super::print_json(&serde_json::json!({
+            "arms": arms,
+            "pairs": design.pairs,
+            "sequential": design.stop.is_some(),
+            "boots": order.iter().flatten().map(|&a| names[a]).collect::<Vec<_>>(),
+            "cases": cases,
+            "seed": design.seed,
+        }));
+    }
+    let mut text = String::from("Kernel A/B across boots (nothing is booted: --dry-run)\n");
+    for (i, a) in arms.iter().enumerate() {
+        text.push_str(&format!(
+            "  {} ({}): --vm {}\n",
+            a.name,
+            if i == 0 { "baseline" } else { "treatment" },
+            a.spec.to_arg()
+        ));
+    }
+    text.push_str(&format!(
+        "Each boot measures one half of: {}\n",
+        cases.join(", ")
+    ));
+    let stop = if design.stop.is_some() {
+        "at most; a pair stops being needed once every workload is settled"
+    } else {
+        "fixed"
+    };
+    text.push_str(&format!(
+        "{} pairs ({stop}), {} boots, in this order (seed {}):\n",
+        design.pairs,
+        2 * design.pairs,
+        design.seed
+    ));
+    for (i, p) in order.iter().enumerate() {
+        text.push_str(&format!(
+            "  pair {:>2}: {} then {}\n",
+            i + 1,
+            names[p[0]],
+            names[p[1]]
+        ));
+    }
+    let per_boot_s = 30.0
+        + cases.len() as f64 * design.slices_per_half() as f64 * design.sample_ms as f64 / 1000.0;
+    text.push_str(&format!(
+        "About {per_boot_s:.0} s a boot under emulation (boot about 30 s), so up to about {:.0} \
+         min; with KVM a boot takes seconds.\n",
+        per_boot_s * 2.0 * design.pairs as f64 / 60.0
+    ));
+    super::emit(text.trim_end());
+    Ok(())
 }

@@ -107,6 +107,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
         };
         return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
     }
+    args.vm.resolve(false)?;
     let plan = args.plan()?;
     let measuring = args.wait.lock()?;
     if let Some(run_ms) = super::command_trial(&plan.params)? {

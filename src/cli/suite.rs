@@ -105,6 +105,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         };
         return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
     }
+    args.vm.resolve(false)?;
     let (db_path, store) = open_store(db)?;
     let baseline = args
         .baseline

@@ -26,12 +26,39 @@ pub struct VmArgs {
     /// The guest's accelerator: kvm, emulated (QEMU's TCG; every figure is
     /// then marked as not real hardware's), or auto (KVM where the host
     /// can run a full guest, else emulated with a warning).
-    #[arg(long, value_enum, value_name = "ACCEL", default_value_t = AccelChoice::Auto, requires = "vm")]
-    pub vm_accel: AccelChoice,
+    /// [default: auto]
+    #[arg(long, value_enum, value_name = "ACCEL")]
+    pub vm_accel: Option<AccelChoice>,
 
-    /// Stop the guest (and fail) after this many seconds, boot included.
-    #[arg(long, value_name = "SECONDS", default_value_t = 7200, requires = "vm")]
-    pub vm_timeout: u64,
+    /// Stop a guest (and fail) after this many seconds, boot included
+    /// [default: 7200].
+    #[arg(long, value_name = "SECONDS")]
+    pub vm_timeout: Option<u64>,
+}
+
+/// The default of --vm-timeout, seconds.
+pub const DEFAULT_TIMEOUT_S: u64 = 7200;
+
+impl VmArgs {
+    /// The accelerator and the per-guest limit, checked; `booting` says
+    /// whether this command boots a guest (--vm, or `overhead --kernel`):
+    /// the VM options mean nothing otherwise.
+    pub fn resolve(&self, booting: bool) -> Result<(AccelChoice, Duration)> {
+        if !booting && (self.vm_accel.is_some() || self.vm_timeout.is_some()) {
+            crate::usage_bail!(
+                "--vm-accel and --vm-timeout apply to a guest: add --vm IMAGE (or, on \
+                 overhead, --kernel NAME=IMAGE twice)"
+            );
+        }
+        let timeout = self.vm_timeout.unwrap_or(DEFAULT_TIMEOUT_S);
+        if timeout == 0 {
+            crate::usage_bail!("--vm-timeout 0: give the seconds a guest may take (e.g. 3600)");
+        }
+        Ok((
+            self.vm_accel.unwrap_or(AccelChoice::Auto),
+            Duration::from_secs(timeout),
+        ))
+    }
 }
 
 /// Options of the host's command line that the guest does not get: the VM
@@ -39,6 +66,8 @@ pub struct VmArgs {
 /// options, since the host shows the run it stored. `(name, takes a value)`.
 const HOST_ONLY: &[(&str, bool)] = &[
     ("--vm", true),
+    ("--kernel", true),
+    ("--dry-run", false),
     ("--vm-accel", true),
     ("--vm-timeout", true),
     ("--db", true),
@@ -103,14 +132,12 @@ pub fn relay(
     show: Show,
 ) -> Result<()> {
     let spec = crate::vm::spec::parse(vm.vm.as_deref().unwrap_or_default(), "--vm")?;
-    if vm.vm_timeout == 0 {
-        crate::usage_bail!("--vm-timeout 0: give the seconds a guest may take (e.g. 3600)");
-    }
+    let (accel, timeout) = vm.resolve(true)?;
     let argv = crate::engine::session::argv();
     let request = VmRequest {
         spec,
-        accel: vm.vm_accel,
-        timeout: Duration::from_secs(vm.vm_timeout),
+        accel,
+        timeout,
         guest_args: guest_args(&argv, matches!(show, Show::Run { .. })),
         mechanisms: mechanisms.to_vec(),
     };

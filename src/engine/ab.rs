@@ -140,7 +140,7 @@ pub fn measure(
 /// A comparison of the pairs measured: its overhead (the anytime-valid
 /// sequence's with a stopping rule, else the fixed design's), the arms'
 /// medians, child CPU time and how a sequential one stopped.
-fn summarise(
+pub(super) fn summarise(
     case: &Case,
     design: &Design,
     pair_data: &[PairData],

@@ -40,6 +40,14 @@ pub fn load(store: &Store, run_id: i64) -> Result<RunDoc> {
             )),
         }
     }
+    for note in store.run_notes(run_id, crate::vm::arms::NOTE)? {
+        match serde_json::from_value(note) {
+            Ok(arms) => doc.boot_arms = arms,
+            Err(e) => doc.problems.push(format!(
+                "The boot arms of this run could not be read ({e}); they are left out."
+            )),
+        }
+    }
     doc.policy_files = store.policy_files(run_id)?;
     doc.negative_control = super::control::judge(&doc.comparisons);
     Ok(doc)

@@ -18,6 +18,7 @@
 //! - [`rerun`]: repeating a stored run from what was stored.
 
 pub mod ab;
+pub mod boots;
 pub mod control;
 pub mod current;
 pub mod design;

@@ -107,6 +107,10 @@ pub struct OverheadPlan {
     /// compiled profile's size, rule-file lines not applied), "label: text".
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub treatment_notes: Vec<String>,
+    /// Warnings about the design (too few pairs to decide), for the
+    /// command to print.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
     /// The policy files the treatments measure, as read while planning
     /// (stored with the run, not in its parameters).
     #[serde(skip)]
@@ -398,6 +402,7 @@ impl OverheadPlan {
                 "nothing to measure: no available mechanism (see the reasons with `secperf list`)"
             );
         }
+        let mut warnings = Vec::new();
         let (pairs, stop) = match half.pairs {
             Some(pairs) => {
                 // The smallest two-sided exact Wilcoxon p-value with n pairs
@@ -405,12 +410,12 @@ impl OverheadPlan {
                 // alpha.
                 let needed = min_pairs_for(cases.len(), decision.alpha);
                 if pairs < needed {
-                    eprintln!(
-                        "secperf: warning: with {pairs} pairs and {} comparisons nothing can be \
-                         significant after Holm correction at alpha {}; use --pairs {needed} or more",
+                    warnings.push(format!(
+                        "with {pairs} pairs and {} comparisons nothing can be significant after \
+                         Holm correction at alpha {}; use --pairs {needed} or more",
                         cases.len(),
                         decision.alpha
-                    );
+                    ));
                 }
                 (pairs, None)
             }
@@ -443,6 +448,7 @@ impl OverheadPlan {
             scratch: placement.scratch.clone(),
             quick: a.quick,
             treatment_notes,
+            warnings,
             policy_files,
             sweep: a.sweep.clone(),
             profile: a.profile,

@@ -98,32 +98,67 @@ pub fn extra_append(req: &VmRequest) -> Result<(Vec<String>, Option<String>)> {
     }
 }
 
-/// Boots the guest, runs the command in it, and copies its run into the
-/// store at `db_path`. `host_argv` is the host's command line (stored with
-/// the run, with the seed the guest chose).
-pub fn measure_in_guest(
-    req: &VmRequest,
-    db_path: &Path,
-    host_argv: &[String],
-    no_wait: bool,
-) -> Result<GuestRun> {
-    let (accel, warning) = accel::resolve(req.accel, Path::new("/"))?;
-    if let Some(w) = warning {
-        eprintln!("secperf: warning: {w}");
+/// One guest that ran secperf to the end with exit code 0.
+pub struct Guest {
+    /// The directory it shared with the host (removed when dropped).
+    pub shared: tempfile::TempDir,
+    pub outcome: process::Outcome,
+    /// What the guest's secperf printed on stdout.
+    pub stdout: String,
+}
+
+/// How to boot: what [`boot`] needs besides the guest's arguments.
+pub struct BootSetup<'a> {
+    pub spec: &'a VmSpec,
+    pub accel: Accel,
+    /// Words secperf adds to the command line (`lsm=`).
+    pub extra_append: Vec<String>,
+    pub vng: &'a Path,
+    pub timeout: Duration,
+    /// Set by Ctrl-C.
+    pub stop: &'a AtomicBool,
+}
+
+impl BootSetup<'_> {
+    /// The VM's facts for a run measured in `guest`.
+    pub fn facts(&self, guest: &Guest) -> VmFacts {
+        let spec = self.spec;
+        VmFacts {
+            accel: self.accel,
+            vcpus: spec.vcpus(),
+            memory: spec.memory(),
+            image: std::path::absolute(&spec.image)
+                .unwrap_or_else(|_| spec.image.clone())
+                .display()
+                .to_string(),
+            image_sha256: sha256_of(&spec.image),
+            append: self
+                .extra_append
+                .iter()
+                .map(String::as_str)
+                .chain((!spec.append.is_empty()).then_some(spec.append.as_str()))
+                .collect::<Vec<_>>()
+                .join(" "),
+            boot_s: guest.outcome.boot_s,
+            wall_s: guest.outcome.wall_s,
+            guest: GuestFacts::load(guest.shared.path()).unwrap_or_default(),
+        }
     }
-    let vng_path = vng::find()?;
-    let (extra, note) = extra_append(req)?;
-    if let Some(n) = note {
-        eprintln!("secperf: {n}");
-    }
-    let mut store = Store::open(db_path)?;
+}
+
+/// Boots a guest that runs this secperf binary with `guest_args`, its
+/// database and state in the guest (`guest.db` in the shared directory),
+/// and waits for it. A guest that does not boot, or whose secperf fails,
+/// is an error (exit code 2 for a boot that fails or a command the guest
+/// refused, with the console's tail).
+pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
     let shared = tempfile::Builder::new()
         .prefix("secperf-vm-")
         .tempdir()
         .context("creating the directory shared with the guest")?;
     let me = std::env::current_exe().context("finding secperf's own binary for the guest")?;
     let argv: Vec<String> = std::iter::once(me.display().to_string())
-        .chain(req.guest_args.iter().cloned())
+        .chain(guest_args.iter().cloned())
         .collect();
     let shared_path = shared.path().display().to_string();
     let env = vec![
@@ -139,33 +174,19 @@ pub fn measure_in_guest(
             "/tmp/secperf-guest-state".to_string(),
         ),
     ];
-    let boot = vng::Boot {
-        spec: &req.spec,
-        accel,
-        extra_append: extra.clone(),
+    let args = vng::args(&vng::Boot {
+        spec: setup.spec,
+        accel: setup.accel,
+        extra_append: setup.extra_append.clone(),
         shared: shared.path(),
         argv,
         env,
-    };
-    let args = vng::args(&boot);
-    let _measuring = super::session::measurement_lock(no_wait)?;
-    let stop = interrupt_flag()?;
-    eprintln!(
-        "secperf: booting {} ({accel}, {} vCPUs, {}){}",
-        req.spec.image.display(),
-        req.spec.vcpus(),
-        req.spec.memory(),
-        if accel == Accel::Emulated {
-            "; about 30 s to boot under emulation"
-        } else {
-            ""
-        }
-    );
+    });
     let limits = Limits {
-        boot: BOOT_LIMIT.min(req.timeout),
-        total: req.timeout,
+        boot: BOOT_LIMIT.min(setup.timeout),
+        total: setup.timeout,
     };
-    let outcome = match process::run(&vng_path, &args, limits, &stop)? {
+    let outcome = match process::run(setup.vng, &args, limits, setup.stop)? {
         Ok(o) => o,
         Err((why, tail)) => return Err(stopped_error(why, &tail, limits)),
     };
@@ -174,30 +195,67 @@ pub fn measure_in_guest(
         .and_then(|s| s.trim().parse::<i32>().ok());
     let stdout = std::fs::read_to_string(shared.path().join("stdout")).unwrap_or_default();
     match rc {
-        None => {
-            return Err(UsageError::new(format!(
-                "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s \
-                 (check the image, and append= such as init= or root=); its console \
-                 ended with:\n{}",
-                outcome.vng_code,
-                outcome.wall_s,
-                console(&outcome.console_tail)
-            ))
-            .into());
-        }
-        Some(0) => {}
-        Some(130) => return Err(anyhow::Error::new(Interrupted).context("the guest's secperf")),
-        Some(2) => {
-            return Err(UsageError::new(
-                "the guest's secperf refused its arguments (its message is above)".to_string(),
-            )
-            .into());
-        }
-        Some(code) => {
-            anyhow::bail!("the guest's secperf failed with exit code {code} (its message is above)")
-        }
+        None => Err(UsageError::new(format!(
+            "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s \
+             (check the image, and append= such as init= or root=); its console ended with:\n{}",
+            outcome.vng_code,
+            outcome.wall_s,
+            console(&outcome.console_tail)
+        ))
+        .into()),
+        Some(0) => Ok(Guest {
+            shared,
+            outcome,
+            stdout,
+        }),
+        Some(130) => Err(anyhow::Error::new(Interrupted).context("the guest's secperf")),
+        Some(2) => Err(UsageError::new(
+            "the guest's secperf refused its arguments (its message is above)".to_string(),
+        )
+        .into()),
+        Some(code) => Err(anyhow::anyhow!(
+            "the guest's secperf failed with exit code {code} (its message is above)"
+        )),
     }
-    let guest_db = shared.path().join("guest.db");
+}
+
+/// The accelerator for `choice` (with its warning printed) and vng.
+pub fn resolve_engine(choice: AccelChoice) -> Result<(Accel, std::path::PathBuf)> {
+    let (accel, warning) = accel::resolve(choice, Path::new("/"))?;
+    if let Some(w) = warning {
+        eprintln!("secperf: warning: {w}");
+    }
+    Ok((accel, vng::find()?))
+}
+
+/// Boots the guest, runs the command in it, and copies its run into the
+/// store at `db_path`. `host_argv` is the host's command line (stored with
+/// the run, with the seed the guest chose).
+pub fn measure_in_guest(
+    req: &VmRequest,
+    db_path: &Path,
+    host_argv: &[String],
+    no_wait: bool,
+) -> Result<GuestRun> {
+    let (accel, vng_path) = resolve_engine(req.accel)?;
+    let (extra, note) = extra_append(req)?;
+    if let Some(n) = note {
+        eprintln!("secperf: {n}");
+    }
+    let mut store = Store::open(db_path)?;
+    let _measuring = super::session::measurement_lock(no_wait)?;
+    let stop = interrupt_flag()?;
+    let setup = BootSetup {
+        spec: &req.spec,
+        accel,
+        extra_append: extra,
+        vng: &vng_path,
+        timeout: req.timeout,
+        stop: &stop,
+    };
+    eprintln!("secperf: {}", booting_line(&setup));
+    let guest = boot(&setup, &req.guest_args)?;
+    let guest_db = guest.shared.path().join("guest.db");
     let Some(&guest_run) = Store::runs_in(&guest_db)?.last() else {
         anyhow::bail!(
             "the guest's secperf stored no run in {}",
@@ -207,25 +265,7 @@ pub fn measure_in_guest(
     let guest_store = Store::open_read_only(&guest_db)?;
     let stored = guest_store.load_run(guest_run)?;
     drop(guest_store);
-    let facts = VmFacts {
-        accel,
-        vcpus: req.spec.vcpus(),
-        memory: req.spec.memory(),
-        image: std::path::absolute(&req.spec.image)
-            .unwrap_or_else(|_| req.spec.image.clone())
-            .display()
-            .to_string(),
-        image_sha256: sha256_of(&req.spec.image),
-        append: extra
-            .iter()
-            .map(String::as_str)
-            .chain((!req.spec.append.is_empty()).then_some(req.spec.append.as_str()))
-            .collect::<Vec<_>>()
-            .join(" "),
-        boot_s: outcome.boot_s,
-        wall_s: outcome.wall_s,
-        guest: GuestFacts::load(shared.path()).unwrap_or_default(),
-    };
+    let facts = setup.facts(&guest);
     let mut system = stored.meta.system.clone();
     if let Some(o) = system.as_object_mut() {
         o.insert("vm".into(), serde_json::to_value(&facts)?);
@@ -238,8 +278,24 @@ pub fn measure_in_guest(
     Ok(GuestRun {
         run_id,
         facts,
-        stdout,
+        stdout: guest.stdout,
     })
+}
+
+/// "booting IMAGE (emulated, 2 vCPUs, 2G)...".
+pub fn booting_line(setup: &BootSetup) -> String {
+    format!(
+        "booting {} ({}, {} vCPUs, {}){}",
+        setup.spec.image.display(),
+        setup.accel,
+        setup.spec.vcpus(),
+        setup.spec.memory(),
+        if setup.accel == Accel::Emulated {
+            "; about 30 s to boot under emulation"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The `--seed N` of a stored command line.
@@ -289,7 +345,7 @@ fn stopped_error(why: Stopped, tail: &[String], limits: Limits) -> anyhow::Error
 
 /// A flag set by SIGINT or SIGTERM while the guest runs; a second SIGINT
 /// exits at once (the guard then stops the guest).
-fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+pub fn interrupt_flag() -> Result<Arc<AtomicBool>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     use signal_hook::flag;
     let f = Arc::new(AtomicBool::new(false));

@@ -49,6 +49,10 @@ pub struct RunDoc {
     /// A suite run's report as data; absent for other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteDoc>,
+    /// A kernel A/B across boots (`--kernel`): each arm's kernel, command
+    /// line and boots; absent for other runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boot_arms: Vec<crate::vm::arms::ArmRecord>,
 }
 
 impl RunDoc {
@@ -66,6 +70,7 @@ impl RunDoc {
             policy_files: Vec::new(),
             problems: Vec::new(),
             suite: None,
+            boot_arms: Vec::new(),
         }
     }
 

@@ -88,6 +88,26 @@ pub fn shown_cmdline(cmdline: &str) -> String {
         .join(" ")
 }
 
+/// The words of a guest's command line that virtme-ng did not put there
+/// (its own: `virtme*`, `init=` of its init, its console, `nr_open=`,
+/// `panic=-1`, the `loglevel=7` of --verbose), for reports: what secperf
+/// and the user chose.
+pub fn chosen_words(cmdline: &str) -> String {
+    cmdline
+        .split_whitespace()
+        .filter(|w| {
+            !(w.starts_with("virtme")
+                || w.starts_with("nr_open=")
+                || w.starts_with("console=")
+                || w.starts_with("earlyprintk=")
+                || *w == "panic=-1"
+                || *w == "loglevel=7"
+                || (w.starts_with("init=") && w.contains("virtme")))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The GNU build id in a sequence of ELF notes (/sys/kernel/notes): each
 /// note is namesz, descsz, type (u32 each, native order), then the name
 /// and the descriptor, each padded to 4 bytes. The build id is type 3
@@ -133,6 +153,15 @@ mod tests {
             shown_cmdline("console=ttyS0 virtme.exec=`ZWNobyA=` lsm=selinux"),
             "console=ttyS0 virtme.exec=(secperf) lsm=selinux"
         );
+    }
+
+    #[test]
+    fn virtme_ngs_own_words_are_left_out() {
+        let c = "virtme_hostname=virtme-ng nr_open=1048576 virtme_rw_overlay0=/etc \
+                 console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 virtme.exec=(secperf) \
+                 loglevel=7 loglevel=4 audit=1 lsm=selinux,bpf \
+                 init=/usr/lib/python3/dist-packages/virtme/guest/bin/virtme-ng-init";
+        assert_eq!(chosen_words(c), "loglevel=4 audit=1 lsm=selinux,bpf");
     }
 
     #[test]

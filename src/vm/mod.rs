@@ -8,6 +8,7 @@
 //!
 //! - [`spec`]: `--vm IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]`.
 //! - [`accel`]: KVM or emulation.
+//! - [`arms`]: the two kernels of an A/B across boots.
 //! - [`lsm`]: the `lsm=` a mechanism's LSM needs.
 //! - [`vng`]: virtme-ng's command line and the guest's script.
 //! - [`process`]: the guest's processes, which never outlive secperf.
@@ -17,6 +18,7 @@
 //! run into the host's store.
 
 pub mod accel;
+pub mod arms;
 pub mod guest;
 pub mod lsm;
 pub mod process;

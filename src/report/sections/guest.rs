@@ -16,6 +16,9 @@ pub fn emulated_warning(doc: &RunDoc) -> Option<String> {
 }
 
 pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
+    if !doc.boot_arms.is_empty() {
+        return boot_arms(doc, m);
+    }
     let Some(facts) = VmFacts::of(&doc.meta.system) else {
         return;
     };
@@ -26,9 +29,11 @@ pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
     let mut items = vec![facts.line()];
     let g = &facts.guest;
     items.push(format!(
-        "guest kernel {}, command line: {}",
+        "guest kernel {}, command line (virtme-ng's own words left out): {}",
         g.release.as_deref().unwrap_or("?"),
-        g.cmdline.as_deref().unwrap_or("?")
+        g.cmdline
+            .as_deref()
+            .map_or("?".into(), crate::vm::guest::chosen_words)
     ));
     if !facts.append.is_empty() {
         items.push(format!("added by secperf and append=: {}", facts.append));
@@ -38,5 +43,47 @@ pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
         facts.wall_s
     ));
     items.extend(g.prepared.iter().cloned());
+    m.list(&items);
+}
+
+/// A kernel A/B across boots: each arm's image, release and command line,
+/// and its boots.
+fn boot_arms(doc: &RunDoc, m: &mut dyn Markup) {
+    m.heading("Kernel A/B across boots");
+    if let Some(w) = emulated_warning(doc) {
+        m.text(&w);
+    }
+    let mut items = Vec::new();
+    for arm in &doc.boot_arms {
+        let first = arm.boots.first();
+        let g = first.map(|f| &f.guest);
+        let boot_s: Vec<f64> = arm.boots.iter().filter_map(|b| b.boot_s).collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        items.push(format!(
+            "{} ({}): {}{}, kernel {}, {} boots of {:.1} s to boot and {:.1} s in all on average",
+            arm.name,
+            arm.role,
+            arm.spec.image.display(),
+            g.and_then(|g| g.build_id.as_deref())
+                .map(|id| format!(" (build id {})", &id[..id.len().min(12)]))
+                .unwrap_or_default(),
+            g.and_then(|g| g.release.as_deref()).unwrap_or("?"),
+            arm.boots.len(),
+            mean(&boot_s),
+            mean(&arm.boots.iter().map(|b| b.wall_s).collect::<Vec<_>>()),
+        ));
+        items.push(format!(
+            "{} command line (virtme-ng's own words left out): {}",
+            arm.name,
+            g.and_then(|g| g.cmdline.as_deref())
+                .map_or("?".into(), crate::vm::guest::chosen_words)
+        ));
+        if let Some(f) = first {
+            items.push(format!(
+                "{} VM: {}, {} vCPUs, {}",
+                arm.name, f.accel, f.vcpus, f.memory
+            ));
+        }
+    }
     m.list(&items);
 }

@@ -255,6 +255,7 @@ pub fn overhead_doc() -> RunDoc {
         }],
         problems: vec![],
         suite: None,
+        boot_arms: Vec::new(),
     }
 }
 

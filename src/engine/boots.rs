@@ -1,0 +1,489 @@
+//! Boot arms: a kernel A/B across boots (`overhead --kernel A=IMAGE
+//! --kernel B=IMAGE[,append=ARGS]`).
+//!
+//! Each pair is one boot of each arm, in the seeded AB/BA order of the
+//! live design. Each boot measures one half of every case still open, in
+//! fresh tasks per case, with nothing switched (the kernel and its command
+//! line are the treatment). Halves are paired across the two boots of a
+//! pair and decided by the same machinery as a live A/B: the sequential
+//! stopping rule after every pair (a settled case is not measured again),
+//! then Holm, the noise band and equivalence over the table.
+//!
+//! The guest side is `overhead --boot-half`: the same plan, one baseline
+//! half per case asked for, written to the shared directory.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::design::{Case, Design, pair_order};
+use super::measurer::{HalfResult, Measurer};
+use super::vm::{BootSetup, boot, booting_line, interrupt_flag, resolve_engine};
+use crate::mechanisms::Arm;
+use crate::model::{ChildCpu, Comparison, PairData, Params, RunMeta};
+use crate::stats::bootstrap::Rng;
+use crate::stats::decision::DecisionOpts;
+use crate::stats::sequential::{StopReason, settled};
+use crate::store::Store;
+use crate::vm::accel::AccelChoice;
+use crate::vm::arms::{ArmRecord, KernelArm};
+
+/// The mechanism name boot-arm comparisons are stored under.
+pub const MECHANISM: &str = "kernel";
+/// The file in the shared directory the guest writes its halves to.
+pub const HALVES_FILE: &str = "halves.json";
+
+/// One half the guest measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BootHalf {
+    /// The case's index in the plan.
+    pub case: usize,
+    pub ns_per_op: f64,
+    pub child_cpu: Option<ChildCpu>,
+}
+
+/// In the guest: one baseline half of each case in `indexes`, written to
+/// [`HALVES_FILE`] in `shared`.
+pub fn measure_halves(
+    cases: &[Case],
+    design: &Design,
+    indexes: &[usize],
+    measurer: &mut dyn Measurer,
+    shared: &Path,
+) -> Result<()> {
+    let mut out = Vec::new();
+    for &i in indexes {
+        let Some(case) = cases.get(i) else {
+            anyhow::bail!("--boot-cases: no case {i} in a plan of {}", cases.len());
+        };
+        let what = crate::report::label::workload(case.workload.name, &case.workload_params);
+        eprintln!("secperf: measuring {what} tasks={}", case.tasks);
+        let h = measurer
+            .half(
+                case,
+                design,
+                Arm::Baseline,
+                &mut crate::runner::Unobserved,
+                &mut |_| {},
+            )
+            .with_context(|| format!("{what} tasks={} in the guest", case.tasks))?;
+        out.push(BootHalf {
+            case: i,
+            ns_per_op: h.ns_per_op,
+            child_cpu: h.child_cpu,
+        });
+    }
+    let file = shared.join(HALVES_FILE);
+    std::fs::write(&file, serde_json::to_string(&out)?)
+        .with_context(|| format!("writing {}", file.display()))
+}
+
+/// The arms' boot order of each pair (0: baseline, 1: treatment), as the
+/// seeded coin of `design` will draw it.
+pub fn boot_order(design: &Design) -> Vec<[usize; 2]> {
+    let mut rng = Rng::new(design.seed);
+    (0..design.pairs)
+        .map(|_| pair_order(&mut rng).map(|a| (a == Arm::Treatment) as usize))
+        .collect()
+}
+
+/// Boots an arm and returns the halves of the cases asked for.
+pub trait Booter {
+    fn boot(&mut self, arm: usize, cases: &[usize]) -> Result<Vec<HalfResult>>;
+}
+
+/// How one boot went, for progress.
+pub struct BootDone {
+    pub index: usize,
+    pub total: usize,
+    pub arm: usize,
+    pub pair: u32,
+}
+
+/// Pairs halves across boots: for each pair a seeded coin orders the two
+/// arms' boots, each boot measures the cases still open, and a case
+/// whose stopping rule settles is left out of later boots. Returns one
+/// comparison per case (unfinished ones marked when a boot fails, with
+/// the error). `arm_names` name the comparisons.
+pub fn pairs_over_boots(
+    cases: &[Case],
+    design: &Design,
+    arm_names: [&str; 2],
+    booter: &mut dyn Booter,
+    on_boot: &mut dyn FnMut(&BootDone),
+) -> (Vec<Comparison>, Option<anyhow::Error>) {
+    let mut rng = Rng::new(design.seed);
+    let n = cases.len();
+    let mut pairs: Vec<Vec<PairData>> = vec![Vec::new(); n];
+    let mut cpu: Vec<[Vec<ChildCpu>; 2]> = vec![Default::default(); n];
+    let mut stopped: Vec<Option<StopReason>> = vec![None; n];
+    let total = 2 * design.pairs as usize;
+    let mut index = 0;
+    let mut error = None;
+    'pairs: for i in 0..design.pairs {
+        let open: Vec<usize> = (0..n).filter(|&c| stopped[c].is_none()).collect();
+        if open.is_empty() {
+            break;
+        }
+        let order = pair_order(&mut rng);
+        let mut got: [Vec<HalfResult>; 2] = Default::default();
+        for arm in order {
+            let side = (arm == Arm::Treatment) as usize;
+            match booter.boot(side, &open) {
+                Ok(h) if h.len() == open.len() => got[side] = h,
+                Ok(h) => {
+                    error = Some(anyhow::anyhow!(
+                        "the guest of arm '{}' measured {} of {} cases",
+                        arm_names[side],
+                        h.len(),
+                        open.len()
+                    ));
+                    break 'pairs;
+                }
+                Err(e) => {
+                    error = Some(e.context(format!(
+                        "boot of arm '{}', pair {} of {}",
+                        arm_names[side],
+                        i + 1,
+                        design.pairs
+                    )));
+                    break 'pairs;
+                }
+            }
+            index += 1;
+            on_boot(&BootDone {
+                index,
+                total,
+                arm: side,
+                pair: i,
+            });
+        }
+        for (k, &c) in open.iter().enumerate() {
+            let (b, t) = (got[0][k], got[1][k]);
+            pairs[c].push(PairData {
+                index: i,
+                order: if order[0] == Arm::Baseline {
+                    "AB"
+                } else {
+                    "BA"
+                }
+                .to_string(),
+                baseline_ns_per_op: b.ns_per_op,
+                treatment_ns_per_op: t.ns_per_op,
+            });
+            cpu[c][0].extend(b.child_cpu);
+            cpu[c][1].extend(t.child_cpu);
+            if let Some(rule) = &design.stop {
+                let r: Vec<f64> = pairs[c]
+                    .iter()
+                    .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+                    .collect();
+                stopped[c] = settled(&r, rule);
+            }
+        }
+    }
+    let mut comparisons = Vec::new();
+    for (c, case) in cases.iter().enumerate() {
+        let unfinished = error.is_some();
+        let stop = match (&design.stop, unfinished) {
+            (Some(_), true) => Some(StopReason::Interrupted),
+            _ => stopped[c],
+        };
+        if let Ok(mut comparison) =
+            super::ab::summarise(case, design, &pairs[c], &cpu[c], stop, None)
+        {
+            comparison.mechanism = MECHANISM.to_string();
+            comparison.variant = arm_names[1].to_string();
+            comparison.params = Params::from([("vs".to_string(), arm_names[0].to_string())]);
+            comparison.unfinished = unfinished;
+            comparisons.push(comparison);
+        }
+    }
+    (comparisons, error)
+}
+
+/// Boots of the real thing: a guest per boot running `overhead
+/// --boot-half` with the host's arguments.
+struct GuestBooter<'a> {
+    setups: [BootSetup<'a>; 2],
+    guest_args: &'a [String],
+    records: &'a mut [ArmRecord; 2],
+}
+
+impl Booter for GuestBooter<'_> {
+    fn boot(&mut self, arm: usize, cases: &[usize]) -> Result<Vec<HalfResult>> {
+        let mut args = self.guest_args.to_vec();
+        let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+        let list = cases
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        args.splice(at..at, ["--boot-half".to_string(), list]);
+        let setup = &self.setups[arm];
+        let guest = boot(setup, &args)?;
+        self.records[arm].boots.push(setup.facts(&guest));
+        let file = guest.shared.path().join(HALVES_FILE);
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading the guest's halves from {}", file.display()))?;
+        let halves: Vec<BootHalf> = serde_json::from_str(&text)
+            .with_context(|| format!("reading the guest's halves from {}", file.display()))?;
+        cases
+            .iter()
+            .map(|c| {
+                let h = halves
+                    .iter()
+                    .find(|h| h.case == *c)
+                    .with_context(|| format!("the guest measured no half of case {c}"))?;
+                Ok(HalfResult {
+                    ns_per_op: h.ns_per_op,
+                    child_cpu: h.child_cpu,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the host needs for a boot-arm run.
+pub struct BootRequest<'a> {
+    pub arms: &'a [KernelArm; 2],
+    pub accel: AccelChoice,
+    pub timeout: std::time::Duration,
+    /// The guest's arguments (the host's less the VM, database and output
+    /// options).
+    pub guest_args: Vec<String>,
+    pub no_wait: bool,
+}
+
+/// Measures the plan's cases across boots of the two arms and stores the
+/// run. Returns its id.
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    req: &BootRequest,
+    cases: &[Case],
+    design: &Design,
+    decision: &DecisionOpts,
+    label: &str,
+    params: serde_json::Value,
+    db_path: &Path,
+) -> Result<i64> {
+    let (accel, vng_path) = resolve_engine(req.accel)?;
+    let mut store = Store::open(db_path)?;
+    let _measuring = super::session::measurement_lock(req.no_wait)?;
+    let stop = interrupt_flag()?;
+    let setups = [&req.arms[0], &req.arms[1]].map(|arm| BootSetup {
+        spec: &arm.spec,
+        accel,
+        extra_append: Vec::new(),
+        vng: &vng_path,
+        timeout: req.timeout,
+        stop: &stop,
+    });
+    let mut records = [0, 1].map(|i| ArmRecord {
+        name: req.arms[i].name.clone(),
+        role: if i == 0 { "baseline" } else { "treatment" }.to_string(),
+        spec: req.arms[i].spec.clone(),
+        boots: Vec::new(),
+    });
+    for (i, s) in setups.iter().enumerate() {
+        eprintln!("secperf: arm {}: {}", req.arms[i].name, booting_line(s));
+    }
+    let names = [req.arms[0].name.as_str(), req.arms[1].name.as_str()];
+    let started = std::time::Instant::now();
+    let (comparisons, error) = {
+        let mut booter = GuestBooter {
+            setups,
+            guest_args: &req.guest_args,
+            records: &mut records,
+        };
+        pairs_over_boots(cases, design, names, &mut booter, &mut |b| {
+            let per_boot = started.elapsed().as_secs_f64() / b.index as f64;
+            let left = per_boot * (b.total - b.index) as f64;
+            eprintln!(
+                "secperf: boot {} of at most {} done (arm {}, pair {}): {:.0} s a boot; at most \
+                 about {:.0} min left",
+                b.index,
+                b.total,
+                names[b.arm],
+                b.pair + 1,
+                per_boot,
+                left / 60.0
+            );
+        })
+    };
+    if comparisons.is_empty() {
+        return Err(error.unwrap_or_else(|| anyhow::anyhow!("no pair was measured")))
+            .context("the kernel A/B stopped before its first pair; nothing was stored");
+    }
+    let mut system = serde_json::to_value(crate::probe::probe())?;
+    if let (Some(o), Some(first)) = (system.as_object_mut(), records[0].boots.first()) {
+        // The VM's facts (the accelerator above all) mark every figure.
+        o.insert("vm".into(), serde_json::to_value(first)?);
+    }
+    let meta = RunMeta {
+        label: label.to_string(),
+        kind: "overhead".into(),
+        started_at: chrono::Utc::now(),
+        host: crate::sys::hostname(),
+        secperf_version: env!("CARGO_PKG_VERSION").into(),
+        command: super::session::reproducible_command_line(Some(design.seed)),
+        params,
+        system,
+    };
+    let run_id = store.begin_run(&meta)?;
+    store.add_run_note(
+        run_id,
+        crate::vm::arms::NOTE,
+        &serde_json::to_value(&records)?,
+    )?;
+    let mut comparisons = comparisons;
+    let mut ids = Vec::new();
+    for c in &comparisons {
+        ids.push(store.add_comparison(run_id, c)?);
+    }
+    super::ab::decide_all(&mut comparisons, decision);
+    for (c, id) in comparisons.iter().zip(&ids) {
+        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
+    }
+    if let Some(e) = error {
+        return Err(e.context(format!(
+            "the kernel A/B stopped; the pairs it finished are stored as run {run_id}"
+        )));
+    }
+    store.finish_run(run_id)?;
+    Ok(run_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(workload: &str) -> Case {
+        Case {
+            workload: crate::workloads::find(workload).unwrap(),
+            workload_params: Params::new(),
+            treatment: crate::mechanisms::Treatment::parse("none").unwrap(),
+            tasks: 1,
+        }
+    }
+
+    /// Boots that return a fixed figure per arm and case, and record what
+    /// they were asked.
+    struct Scripted {
+        ns: [[f64; 2]; 2],
+        calls: Vec<(usize, Vec<usize>)>,
+        fail_at: Option<usize>,
+    }
+
+    impl Booter for Scripted {
+        fn boot(&mut self, arm: usize, cases: &[usize]) -> Result<Vec<HalfResult>> {
+            self.calls.push((arm, cases.to_vec()));
+            if Some(self.calls.len()) == self.fail_at {
+                anyhow::bail!("the guest did not boot");
+            }
+            let jitter = 1.0 + self.calls.len() as f64 * 1e-4;
+            Ok(cases
+                .iter()
+                .map(|&c| HalfResult::of_ns(self.ns[arm][c] * jitter))
+                .collect())
+        }
+    }
+
+    #[test]
+    fn the_dry_run_order_is_the_order_booted() {
+        let design = Design::for_tests(5, 11);
+        let mut b = Scripted {
+            ns: [[100.0, 1000.0], [100.0, 1000.0]],
+            calls: Vec::new(),
+            fail_at: None,
+        };
+        pairs_over_boots(&[case("getppid")], &design, ["a", "b"], &mut b, &mut |_| {});
+        let booted: Vec<usize> = b.calls.iter().map(|c| c.0).collect();
+        let planned: Vec<usize> = boot_order(&design).into_iter().flatten().collect();
+        assert_eq!(booted, planned);
+    }
+
+    #[test]
+    fn each_pair_is_one_boot_of_each_arm_in_the_seeded_order() {
+        let cases = [case("getppid"), case("open")];
+        let design = Design::for_tests(4, 7);
+        let mut b = Scripted {
+            ns: [[100.0, 1000.0], [110.0, 1000.0]],
+            calls: Vec::new(),
+            fail_at: None,
+        };
+        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
+        assert!(err.is_none());
+        assert_eq!(b.calls.len(), 8);
+        let mut rng = Rng::new(7);
+        for (i, pair) in b.calls.chunks(2).enumerate() {
+            let order = pair_order(&mut rng);
+            let want: Vec<usize> = order
+                .iter()
+                .map(|a| (*a == Arm::Treatment) as usize)
+                .collect();
+            assert_eq!(vec![pair[0].0, pair[1].0], want, "pair {i}");
+            assert_eq!(pair[0].1, vec![0, 1]);
+            let c = &cs[0].pair_data[i];
+            let ab = if want[0] == 0 { "AB" } else { "BA" };
+            assert_eq!(c.order, ab);
+        }
+        assert_eq!(cs.len(), 2);
+        let c = &cs[0];
+        assert_eq!((c.mechanism.as_str(), c.variant.as_str()), ("kernel", "b"));
+        assert_eq!(c.params.get("vs").map(String::as_str), Some("a"));
+        assert_eq!(c.pairs, 4);
+        assert!(
+            (c.overhead_pct.estimate - 10.0).abs() < 0.1,
+            "{:?}",
+            c.overhead_pct
+        );
+        assert!(cs[1].overhead_pct.estimate.abs() < 0.1);
+    }
+
+    #[test]
+    fn a_settled_case_is_not_measured_again_and_a_failed_boot_keeps_the_pairs() {
+        let cases = [case("getppid"), case("open")];
+        let mut design = Design::for_tests(32, 3);
+        design.stop = Some(crate::stats::sequential::StopRule {
+            min_pairs: 2,
+            max_pairs: 32,
+            family: 2,
+            decision: DecisionOpts::validated(0.05, 1.0, 1.0).unwrap(),
+            precision_pct: None,
+        });
+        // Case 0: +50% every pair, settles early; case 1: noise around 0.
+        let mut b = Scripted {
+            ns: [[100.0, 1000.0], [150.0, 1000.0]],
+            calls: Vec::new(),
+            fail_at: None,
+        };
+        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
+        assert!(err.is_none());
+        let settled_at = cs[0].pairs as usize;
+        assert!(settled_at < 32, "{settled_at}");
+        // Boots after that pair measure case 1 alone.
+        for (k, (_, asked)) in b.calls.iter().enumerate() {
+            let pair = k / 2;
+            let want = if pair < settled_at {
+                vec![0, 1]
+            } else {
+                vec![1]
+            };
+            assert_eq!(asked, &want, "boot {k}");
+        }
+        let mut failing = Scripted {
+            ns: [[100.0, 1000.0], [150.0, 1000.0]],
+            calls: Vec::new(),
+            fail_at: Some(5),
+        };
+        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut failing, &mut |_| {});
+        let e = format!("{:#}", err.expect("an error"));
+        assert!(
+            e.contains("pair 3 of 32") && e.contains("did not boot"),
+            "{e}"
+        );
+        assert!(cs.iter().all(|c| c.unfinished && c.pairs == 2), "{cs:?}");
+    }
+}

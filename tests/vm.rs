@@ -1,0 +1,354 @@
+//! `--vm` and `overhead --kernel` end to end: real guests booted with
+//! virtme-ng (under emulation on the CI VM, about 30 s a boot), the LSMs
+//! the host does not run measured in them, a kernel A/B over boots, and
+//! guests that fail, hang or lose their secperf leaving no QEMU behind.
+//!
+//! The tests take one lock, so that one guest boots at a time (a boot
+//! loads both CPUs) and each can tell its own QEMU processes.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use common::{json_of, secperf, skip_missing_tool, wait_for};
+
+static ONE_GUEST: Mutex<()> = Mutex::new(());
+
+/// The small design every guest measures with.
+const SMALL: &[&str] = &[
+    "--pairs",
+    "10",
+    "--sample-ms",
+    "10",
+    "--samples-per-half",
+    "1",
+    "--warmup",
+    "0",
+];
+
+/// The newest /boot/vmlinuz-*, when virtme-ng and QEMU are there too;
+/// None (after a skip line, or a failure under CI) otherwise.
+fn guest_kernel(test: &str) -> Option<PathBuf> {
+    if secperf::sys::which("vng").is_none() || secperf::sys::which("qemu-system-x86_64").is_none() {
+        skip_missing_tool(
+            test,
+            "virtme-ng",
+            "vng or qemu-system-x86_64 is not on PATH",
+        );
+        return None;
+    }
+    let mut images: Vec<PathBuf> = std::fs::read_dir("/boot")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("vmlinuz-"))
+                && std::fs::File::open(p).is_ok()
+        })
+        .collect();
+    images.sort();
+    let image = images.pop();
+    if image.is_none() {
+        skip_missing_tool(test, "guest kernel", "no readable /boot/vmlinuz-*");
+    }
+    image
+}
+
+/// Pids of the QEMU processes running now.
+fn qemu_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim().starts_with("qemu-system"))
+        })
+        .collect()
+}
+
+fn no_qemu_left(test: &str, before: &[u32]) {
+    wait_for(
+        &format!("{test}: the guest's QEMU to be gone"),
+        Duration::from_secs(20),
+        || qemu_pids().iter().all(|p| before.contains(p)),
+    );
+}
+
+#[test]
+fn a_guest_that_cannot_boot_exits_2_with_the_console_tail() {
+    let test = "a_guest_that_cannot_boot_exits_2_with_the_console_tail";
+    if guest_kernel(test).is_none() {
+        return;
+    }
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = qemu_pids();
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz-not-a-kernel");
+    std::fs::write(&image, "this is not a kernel\n").unwrap();
+    let out = secperf(&dir.path().join("t.db"))
+        .args([
+            "run",
+            "-w",
+            "getppid",
+            "-t",
+            "1",
+            "--quick",
+            "--vm-accel",
+            "emulated",
+        ])
+        .arg("--vm")
+        .arg(&image)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the guest did not run secperf"), "{err}");
+    assert!(err.contains("its console ended with:\n  | "), "{err}");
+    // QEMU's own word on the image is in the tail.
+    assert!(err.contains("qemu"), "{err}");
+    no_qemu_left(test, &before);
+}
+
+#[test]
+fn a_hang_past_the_timeout_and_a_killed_secperf_leave_no_qemu() {
+    let test = "a_hang_past_the_timeout_and_a_killed_secperf_leave_no_qemu";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = qemu_pids();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    // A guest that cannot start secperf within 6 s (an emulated boot takes
+    // about 20 s) is stopped: exit 2 with the console's tail.
+    let out = secperf(&db)
+        .args([
+            "run",
+            "-w",
+            "getppid",
+            "-t",
+            "1",
+            "--quick",
+            "--vm-timeout",
+            "6",
+        ])
+        .arg("--vm")
+        .arg(&kernel)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did not start secperf within 6 s"), "{err}");
+    assert!(err.contains("  | "), "no console tail: {err}");
+    no_qemu_left(test, &before);
+
+    // SIGKILL of secperf while its guest boots: the guard sees its pipe
+    // close and kills the guest's process group.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("secperf"))
+        .arg("--db")
+        .arg(&db)
+        .args(["run", "-w", "getppid", "-t", "1", "--quick"])
+        .arg("--vm")
+        .arg(&kernel)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        &format!("{test}: a QEMU to start"),
+        Duration::from_secs(60),
+        || qemu_pids().iter().any(|p| !before.contains(p)),
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    no_qemu_left(test, &before);
+    // Nothing was stored of either.
+    let list = secperf(&db)
+        .args(["--json", "results", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&list.stdout).as_array().map(Vec::len), Some(0));
+}
+
+/// `overhead --vm KERNEL -m ...` with the small design, as JSON.
+fn overhead_in_guest(test: &str, kernel: &PathBuf, args: &[&str]) -> serde_json::Value {
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = qemu_pids();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let out = secperf(&db)
+        .arg("--json")
+        .arg("overhead")
+        .arg("--vm")
+        .arg(kernel)
+        .args(args)
+        .args(SMALL)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{test}: {err}");
+    no_qemu_left(test, &before);
+    let doc = json_of(&out.stdout);
+    // The stored run is the one shown, and every text view marks it.
+    let shown = secperf(&db)
+        .args(["results", "show", "latest"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    if doc.pointer("/system/vm/accel") == Some(&serde_json::json!("emulated")) {
+        assert!(
+            text.contains("emulated: timings are not those of real hardware"),
+            "{text}"
+        );
+    }
+    assert!(text.contains("VM: "), "{text}");
+    doc
+}
+
+fn verdicts(doc: &serde_json::Value) -> Vec<(String, String)> {
+    doc["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["mechanism"].as_str().unwrap().to_string(),
+                c["overhead_pct"]["verdict"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn selinux_is_measured_in_a_guest_with_the_allow_all_policy() {
+    let test = "selinux_is_measured_in_a_guest_with_the_allow_all_policy";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    if secperf::sys::which("secilc").is_none() {
+        skip_missing_tool(test, "secilc", "secilc is not on PATH");
+        return;
+    }
+    let doc = overhead_in_guest(test, &kernel, &["-m", "selinux", "-w", "open"]);
+    let v = verdicts(&doc);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].0, "selinux");
+    assert!(!v[0].1.is_empty(), "no verdict: {v:?}");
+    let lsms = doc.pointer("/system/lsm/modules").unwrap().to_string();
+    assert!(lsms.contains("selinux"), "{lsms}");
+    let cmdline = doc["system"]["vm"]["guest"]["cmdline"].as_str().unwrap();
+    assert!(
+        cmdline.contains("lsm=") && cmdline.contains("selinux"),
+        "{cmdline}"
+    );
+    let prepared = doc["system"]["vm"]["guest"]["prepared"].to_string();
+    assert!(prepared.contains("allow-all policy"), "{prepared}");
+    assert!(doc["system"]["vm"]["guest"]["build_id"].is_string());
+    assert!(
+        doc["command"].as_str().unwrap().contains("--vm"),
+        "{}",
+        doc["command"]
+    );
+}
+
+#[test]
+fn apparmor_and_the_bpf_lsm_are_measured_in_one_guest() {
+    let test = "apparmor_and_the_bpf_lsm_are_measured_in_one_guest";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    if secperf::sys::which("apparmor_parser").is_none() {
+        skip_missing_tool(test, "apparmor_parser", "apparmor_parser is not on PATH");
+        return;
+    }
+    let doc = overhead_in_guest(
+        test,
+        &kernel,
+        &["-m", "apparmor", "-m", "bpf-lsm", "-w", "eventfd"],
+    );
+    let v = verdicts(&doc);
+    let names: Vec<&str> = v.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(names, ["apparmor", "bpf-lsm"], "{v:?}");
+    assert!(v.iter().all(|(_, verdict)| !verdict.is_empty()), "{v:?}");
+    let lsms = doc.pointer("/system/lsm/modules").unwrap().to_string();
+    assert!(lsms.contains("apparmor") && lsms.contains("bpf"), "{lsms}");
+    assert!(doc.pointer("/system/apparmor").is_some());
+}
+
+#[test]
+fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
+    let test = "a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = qemu_pids();
+    let dir = tempfile::tempdir().unwrap();
+    let k = kernel.display();
+    let out = secperf(&dir.path().join("t.db"))
+        .args([
+            "--json", "overhead", "-w", "getppid", "--pairs", "3", "--seed", "5",
+        ])
+        .args([
+            "--sample-ms",
+            "10",
+            "--samples-per-half",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .arg(format!("--kernel=audit0={k},append=audit=0"))
+        .arg(format!("--kernel=audit1={k},append=audit=1"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("boot 6 of at most 6 done"), "{err}");
+    no_qemu_left(test, &before);
+    let doc = json_of(&out.stdout);
+    let c = &doc["comparisons"][0];
+    assert_eq!(c["mechanism"], "kernel");
+    assert_eq!(c["variant"], "audit1");
+    assert_eq!(c["pairs"], 3);
+    assert!(c["overhead_pct"]["ci_low"].is_number(), "{c}");
+    let arms = doc["boot_arms"].as_array().unwrap();
+    assert_eq!(arms.len(), 2);
+    for (arm, word) in arms.iter().zip(["audit=0", "audit=1"]) {
+        let boots = arm["boots"].as_array().unwrap();
+        assert_eq!(boots.len(), 3, "{arm}");
+        for b in boots {
+            assert!(
+                b["guest"]["cmdline"].as_str().unwrap().contains(word),
+                "{b}"
+            );
+            assert!(b["guest"]["release"].is_string(), "{b}");
+        }
+    }
+    // The report names each arm's kernel and command line.
+    let shown = secperf(&dir.path().join("t.db"))
+        .args(["--json", "results", "show", "latest"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&shown.stdout)["boot_arms"], doc["boot_arms"]);
+    let text = secperf(&dir.path().join("t.db"))
+        .args(["results", "show", "latest"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("Kernel A/B across boots"), "{text}");
+    assert!(
+        text.contains("audit0 command line (virtme-ng's own words left out): loglevel=4 audit=0")
+            && text.contains("audit=1"),
+        "{text}"
+    );
+}
