@@ -461,18 +461,17 @@ mod tests {
         };
         let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
         assert!(err.is_none());
-        let settled_at = cs[0].pairs as usize;
-        assert!(settled_at < 32, "{settled_at}");
-        // Boots after that pair measure case 1 alone.
+        // Case 0 settles as slower, case 1 (a ratio of about 1) as
+        // negligible; neither takes the whole budget.
+        let pairs: Vec<usize> = cs.iter().map(|c| c.pairs as usize).collect();
+        assert!(pairs.iter().all(|&p| p < 32), "{pairs:?}");
+        assert_ne!(pairs[0], pairs[1], "{pairs:?}");
+        // Each boot measures exactly the cases not settled yet.
         for (k, (_, asked)) in b.calls.iter().enumerate() {
-            let pair = k / 2;
-            let want = if pair < settled_at {
-                vec![0, 1]
-            } else {
-                vec![1]
-            };
+            let want: Vec<usize> = (0..2).filter(|&c| k / 2 < pairs[c]).collect();
             assert_eq!(asked, &want, "boot {k}");
         }
+        assert_eq!(b.calls.len(), 2 * pairs[0].max(pairs[1]));
         let mut failing = Scripted {
             ns: [[100.0, 1000.0], [150.0, 1000.0]],
             calls: Vec::new(),
