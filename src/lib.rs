@@ -13,7 +13,9 @@
 //! - `store`: SQLite and its migrations.
 //! - `safety`: the state lock and the journal of system-wide changes.
 //! - `mechanisms`: one file per security mechanism; `profile`: where the
-//!   time goes (perf sampling of profiled halves, symbols, attribution).
+//!   time goes (perf sampling of profiled halves, symbols, attribution);
+//!   `vm`: VM guests booted with virtme-ng (the guest's command line,
+//!   its processes, what it records).
 //! - `policy`: the policies users bring (OCI seccomp profiles, audit
 //!   rules, Landlock sandboxes), parsed and compiled for the mechanisms.
 //! - `runner`: how a workload is timed (tasks, shared counters, slices).

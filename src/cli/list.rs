@@ -37,7 +37,37 @@ struct Listing {
     mechanisms: Vec<MechanismInfo>,
 }
 
-pub fn list(json: bool) -> Result<()> {
+/// `list`'s options.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Mechanisms whose LSM the guest of --vm should boot with (selinux,
+    /// apparmor, bpf-lsm: the lsm= that `overhead --vm ... -m NAME` adds).
+    #[arg(short, long = "mechanism", value_name = "NAME")]
+    pub mechanisms: Vec<String>,
+
+    #[command(flatten)]
+    pub vm: super::vm::VmArgs,
+}
+
+pub fn list(args: ListArgs, db: Option<&std::path::Path>, json: bool) -> Result<()> {
+    if args.vm.vm.is_some() {
+        return super::vm::relay(
+            &args.vm,
+            &args.mechanisms,
+            db,
+            false,
+            super::vm::Show::GuestStdout { stores_run: false },
+        );
+    }
+    args.vm.resolve(false)?;
+    // In the guest -m has done its work (the boot's lsm=).
+    if !args.mechanisms.is_empty() && crate::vm::guest::shared_dir().is_none() {
+        crate::usage_bail!("list -m NAME chooses the LSMs of a guest: add --vm IMAGE");
+    }
+    listing(json)
+}
+
+fn listing(json: bool) -> Result<()> {
     let listing = Listing {
         workloads: WORKLOADS
             .iter()

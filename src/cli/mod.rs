@@ -59,8 +59,10 @@ pub enum Command {
     Overhead(overhead::OverheadArgs),
     /// Measure workloads under the current security configuration and store the results.
     Run(run::RunArgs),
-    /// List the workloads, what they do and which security hooks they reach.
-    List,
+    /// List the workloads, what they do and which security hooks they reach,
+    /// and the mechanisms with whether each can be measured here (or, with
+    /// --vm, in a guest of that kernel).
+    List(list::ListArgs),
     /// Show the machine's security configuration (recorded with every run).
     Probe,
     /// Compare stored runs (different boots, kernels, machines): each later run
@@ -200,7 +202,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Compare(args) => compare::compare(args, cli.db.as_deref(), cli.json),
         Command::Restore => crate::safety::restore_command(cli.json),
         Command::Suite(args) => suite::suite(args, cli.db.as_deref(), cli.json),
-        Command::List => list::list(cli.json),
+        Command::List(args) => list::list(args, cli.db.as_deref(), cli.json),
         Command::Probe => probe::probe(cli.json),
         Command::Report(args) => report::report(args, cli.db.as_deref(), cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),

@@ -119,8 +119,9 @@ pub enum Show<'a> {
         json: bool,
         report: Option<&'a super::args::ReportFormatArgs>,
     },
-    /// The guest's own stdout (calibrate).
-    GuestStdout,
+    /// The guest's own stdout: `calibrate` (which stores a run) and
+    /// `list` (which does not).
+    GuestStdout { stores_run: bool },
 }
 
 /// Runs the command of this process in the guest `vm.vm` names.
@@ -140,15 +141,20 @@ pub fn relay(
         timeout,
         guest_args: guest_args(&argv, matches!(show, Show::Run { .. })),
         mechanisms: mechanisms.to_vec(),
+        stores_run: !matches!(show, Show::GuestStdout { stores_run: false }),
     };
     let db_path = crate::store::resolve_db_path(db)?;
     let guest = measure_in_guest(&request, &db_path, &argv, no_wait)?;
     eprintln!("secperf: {}", guest.facts.line());
+    let Some(run_id) = guest.run_id else {
+        super::emit(guest.stdout.trim_end());
+        return Ok(());
+    };
     match show {
-        Show::GuestStdout => super::emit(guest.stdout.trim_end()),
+        Show::GuestStdout { .. } => super::emit(guest.stdout.trim_end()),
         Show::Run { json, report } => {
             let store = crate::store::Store::open_read_only(&db_path)?;
-            let doc = crate::engine::document::load(&store, guest.run_id)?;
+            let doc = crate::engine::document::load(&store, run_id)?;
             super::output::show_run(
                 &doc,
                 json,
@@ -158,11 +164,7 @@ pub fn relay(
             )?;
         }
     }
-    eprintln!(
-        "secperf: stored as run {} in {}",
-        guest.run_id,
-        db_path.display()
-    );
+    eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
     Ok(())
 }
 

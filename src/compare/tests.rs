@@ -196,8 +196,18 @@ fn overhead_runs_give_one_row_per_arm() {
 
 #[test]
 fn an_emulated_run_beside_a_native_one_is_refused_without_force() {
-    let native = run(1, "host", "6.18.0", vec![result("getppid", &noisy(300.0, 20))]);
-    let mut guest = run(2, "guest", "6.1.0", vec![result("getppid", &noisy(900.0, 20))]);
+    let native = run(
+        1,
+        "host",
+        "6.18.0",
+        vec![result("getppid", &noisy(300.0, 20))],
+    );
+    let mut guest = run(
+        2,
+        "guest",
+        "6.1.0",
+        vec![result("getppid", &noisy(900.0, 20))],
+    );
     guest.meta.system["vm"] = json!({
         "accel": "emulated", "vcpus": 2, "memory": "2048M", "image": "/boot/vmlinuz-6.1",
         "image_sha256": null, "append": "", "boot_s": 20.0, "wall_s": 25.0,
@@ -208,7 +218,10 @@ fn an_emulated_run_beside_a_native_one_is_refused_without_force() {
     let e = check_emulation(&runs, false).unwrap_err();
     assert_eq!(crate::error::exit_code(&e), 2);
     let msg = e.to_string();
-    assert!(msg.contains("guest (run 2) ran in an emulated VM guest"), "{msg}");
+    assert!(
+        msg.contains("guest (run 2) ran in an emulated VM guest"),
+        "{msg}"
+    );
     assert!(msg.contains("--force"), "{msg}");
     check_emulation(&runs, true).unwrap();
     check_emulation(&[guest.clone(), guest.clone()], false).unwrap();

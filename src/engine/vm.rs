@@ -38,12 +38,15 @@ pub struct VmRequest {
     pub guest_args: Vec<String>,
     /// The `-m` specs asked for: their LSMs go into `lsm=`.
     pub mechanisms: Vec<String>,
+    /// Whether the command stores a run (all but `list`).
+    pub stores_run: bool,
 }
 
 /// A run the guest measured, now in the host's store.
 #[derive(Debug, Clone)]
 pub struct GuestRun {
-    pub run_id: i64,
+    /// None for a command that stores none (`list`).
+    pub run_id: Option<i64>,
     pub facts: VmFacts,
     /// What the guest's secperf printed on stdout.
     pub stdout: String,
@@ -255,6 +258,14 @@ pub fn measure_in_guest(
     };
     eprintln!("secperf: {}", booting_line(&setup));
     let guest = boot(&setup, &req.guest_args)?;
+    let facts = setup.facts(&guest);
+    if !req.stores_run {
+        return Ok(GuestRun {
+            run_id: None,
+            facts,
+            stdout: guest.stdout,
+        });
+    }
     let guest_db = guest.shared.path().join("guest.db");
     let Some(&guest_run) = Store::runs_in(&guest_db)?.last() else {
         anyhow::bail!(
@@ -265,7 +276,6 @@ pub fn measure_in_guest(
     let guest_store = Store::open_read_only(&guest_db)?;
     let stored = guest_store.load_run(guest_run)?;
     drop(guest_store);
-    let facts = setup.facts(&guest);
     let mut system = stored.meta.system.clone();
     if let Some(o) = system.as_object_mut() {
         o.insert("vm".into(), serde_json::to_value(&facts)?);
@@ -276,7 +286,7 @@ pub fn measure_in_guest(
     );
     let run_id = store.import_run(&guest_db, guest_run, Some(&command), Some(&system))?;
     Ok(GuestRun {
-        run_id,
+        run_id: Some(run_id),
         facts,
         stdout: guest.stdout,
     })
