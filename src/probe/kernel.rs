@@ -26,9 +26,28 @@ pub struct KernelInfo {
     pub cmdline: Probed<String>,
 }
 
+/// A command line with virtme-ng's encoded guest script (`virtme.exec=`,
+/// in a guest secperf booted: secperf's own command and temporary paths)
+/// shortened to `virtme.exec=(secperf)`.
+pub fn without_virtme_script(cmdline: &str) -> String {
+    cmdline
+        .split(' ')
+        .map(|w| {
+            if w.starts_with("virtme.exec=") {
+                "virtme.exec=(secperf)"
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Reads uname and `root`/proc/cmdline.
 pub fn probe(root: &Path) -> Probed<KernelInfo> {
-    let cmdline = files::read_trimmed(root, "/proc/cmdline").into();
+    let cmdline = files::read_trimmed(root, "/proc/cmdline")
+        .map(|c| without_virtme_script(&c))
+        .into();
     match uname() {
         Ok((release, version, machine)) => Probed::Ok(KernelInfo {
             release,

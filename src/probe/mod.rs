@@ -30,6 +30,7 @@ pub mod facts;
 pub(crate) mod files;
 mod jit;
 mod kernel;
+pub use kernel::without_virtme_script;
 mod landlock;
 mod lockdown;
 mod lsm;

@@ -48,7 +48,7 @@ impl GuestFacts {
         };
         GuestFacts {
             release: text("/proc/sys/kernel/osrelease"),
-            cmdline: text("/proc/cmdline").map(|c| shown_cmdline(&c)),
+            cmdline: text("/proc/cmdline").map(|c| crate::probe::without_virtme_script(&c)),
             build_id: std::fs::read("/sys/kernel/notes")
                 .ok()
                 .and_then(|b| build_id(&b)),
@@ -70,22 +70,6 @@ impl GuestFacts {
     pub fn load(shared: &Path) -> Option<GuestFacts> {
         serde_json::from_str(&std::fs::read_to_string(shared.join(FACTS_FILE)).ok()?).ok()
     }
-}
-
-/// A guest's command line as reports show it: virtme-ng's encoded script
-/// (`virtme.exec=`, secperf's own command) shortened.
-pub fn shown_cmdline(cmdline: &str) -> String {
-    cmdline
-        .split(' ')
-        .map(|w| {
-            if w.starts_with("virtme.exec=") {
-                "virtme.exec=(secperf)"
-            } else {
-                w
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The words of a guest's command line that virtme-ng did not put there
@@ -150,7 +134,7 @@ mod tests {
     #[test]
     fn the_encoded_script_is_shortened() {
         assert_eq!(
-            shown_cmdline("console=ttyS0 virtme.exec=`ZWNobyA=` lsm=selinux"),
+            crate::probe::without_virtme_script("console=ttyS0 virtme.exec=`ZWNobyA=` lsm=selinux"),
             "console=ttyS0 virtme.exec=(secperf) lsm=selinux"
         );
     }
