@@ -94,9 +94,10 @@ pub struct OverheadArgs {
     /// boots. NAME names the arm in reports; two arms may share an image
     /// and differ in append= (audit=0 / audit=1, mitigations=off, lsm=).
     /// --pairs and --max-pairs may go down to 3 here (a pair is two
-    /// boots).
+    /// boots). --profile profiles a half of each workload in the first
+    /// --profile-pairs pairs' boots, symbolised in the guest.
     #[arg(long = "kernel", value_name = "NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]",
-          conflicts_with_all = ["mechanisms", "vm", "sweep", "profile"])]
+          conflicts_with_all = ["mechanisms", "vm", "sweep"])]
     pub kernels: Vec<String>,
 
     /// With --kernel: show the boot plan (arms, boot order, workloads,
@@ -109,6 +110,10 @@ pub struct OverheadArgs {
     /// shared directory.
     #[arg(long, hide = true, value_name = "CASES")]
     pub boot_half: Option<String>,
+
+    /// (internal) With --boot-half: a profiled half of each case too.
+    #[arg(long, hide = true, requires = "boot_half")]
+    pub boot_profile: bool,
 }
 
 impl OverheadArgs {
@@ -334,6 +339,7 @@ fn boot_half(args: &OverheadArgs, cases: &str) -> Result<()> {
         &indexes,
         &mut Live { lock: None },
         &shared,
+        plan.profile.as_ref().filter(|_| args.boot_profile),
     )
 }
 

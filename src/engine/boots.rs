@@ -22,6 +22,7 @@ use super::measurer::{HalfResult, Measurer};
 use super::vm::{BootSetup, boot, booting_line, interrupt_flag, resolve_engine};
 use crate::mechanisms::Arm;
 use crate::model::{ChildCpu, Comparison, PairData, Params, RunMeta};
+use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::DecisionOpts;
 use crate::stats::sequential::{StopReason, settled};
@@ -41,17 +42,47 @@ pub struct BootHalf {
     pub case: usize,
     pub ns_per_op: f64,
     pub child_cpu: Option<ChildCpu>,
+    /// With `--profile`: a profiled half after the timed one, its stacks
+    /// symbolised in the guest (with the guest kernel's kallsyms).
+    #[serde(default)]
+    pub profile: Option<HalfProfile>,
+    /// Why there is no profile where one was asked for.
+    #[serde(default)]
+    pub profile_note: Option<String>,
+}
+
+/// What a boot gives the host for one case.
+#[derive(Debug, Clone, Default)]
+pub struct BootResult {
+    pub half: Option<HalfResult>,
+    pub profile: Option<HalfProfile>,
+    pub profile_note: Option<String>,
+}
+
+impl BootResult {
+    pub fn of(half: HalfResult) -> BootResult {
+        BootResult {
+            half: Some(half),
+            ..Default::default()
+        }
+    }
 }
 
 /// In the guest: one baseline half of each case in `indexes`, written to
-/// [`HALVES_FILE`] in `shared`.
+/// [`HALVES_FILE`] in `shared`; with `profile` (`--profile` and
+/// `--boot-profile`) a profiled half of each too.
 pub fn measure_halves(
     cases: &[Case],
     design: &Design,
     indexes: &[usize],
     measurer: &mut dyn Measurer,
     shared: &Path,
+    profile: Option<&crate::profile::ProfileOpts>,
 ) -> Result<()> {
+    let (symbols, notes) = match profile {
+        Some(p) => crate::profile::readiness(p.hz),
+        None => (None, Vec::new()),
+    };
     let mut out = Vec::new();
     for &i in indexes {
         let Some(case) = cases.get(i) else {
@@ -68,10 +99,26 @@ pub fn measure_halves(
                 &mut |_| {},
             )
             .with_context(|| format!("{what} tasks={} in the guest", case.tasks))?;
+        let (profile, profile_note) = match (profile, &symbols) {
+            (None, _) => (None, None),
+            (Some(_), None) => (None, Some(notes.join("; "))),
+            (Some(p), Some(symbols)) => {
+                match crate::profile::profile_half(symbols, p.hz, design.sample_ms, |observer| {
+                    measurer
+                        .half(case, design, Arm::Baseline, observer, &mut |_| {})
+                        .map(|h| h.ns_per_op)
+                }) {
+                    Ok(half) => (Some(half), None),
+                    Err(e) => (None, Some(format!("the profiled half failed: {e:#}"))),
+                }
+            }
+        };
         out.push(BootHalf {
             case: i,
             ns_per_op: h.ns_per_op,
             child_cpu: h.child_cpu,
+            profile,
+            profile_note,
         });
     }
     let file = shared.join(HALVES_FILE);
@@ -88,9 +135,10 @@ pub fn boot_order(design: &Design) -> Vec<[usize; 2]> {
         .collect()
 }
 
-/// Boots an arm and returns the halves of the cases asked for.
+/// Boots an arm and returns the halves of the cases asked for (profiled
+/// too when `profile`).
 pub trait Booter {
-    fn boot(&mut self, arm: usize, cases: &[usize]) -> Result<Vec<HalfResult>>;
+    fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>>;
 }
 
 /// How one boot went, for progress.
@@ -118,6 +166,8 @@ pub fn pairs_over_boots(
     let mut pairs: Vec<Vec<PairData>> = vec![Vec::new(); n];
     let mut cpu: Vec<[Vec<ChildCpu>; 2]> = vec![Default::default(); n];
     let mut stopped: Vec<Option<StopReason>> = vec![None; n];
+    let mut profiled: Vec<Vec<ProfiledPair>> = vec![Vec::new(); n];
+    let mut profile_notes: Vec<Vec<String>> = vec![Vec::new(); n];
     let total = 2 * design.pairs as usize;
     let mut index = 0;
     let mut error = None;
@@ -127,10 +177,11 @@ pub fn pairs_over_boots(
             break;
         }
         let order = pair_order(&mut rng);
-        let mut got: [Vec<HalfResult>; 2] = Default::default();
+        let mut got: [Vec<BootResult>; 2] = Default::default();
+        let profile = design.profile.is_some_and(|p| i < p.pairs);
         for arm in order {
             let side = (arm == Arm::Treatment) as usize;
-            match booter.boot(side, &open) {
+            match booter.boot(side, &open, profile) {
                 Ok(h) if h.len() == open.len() => got[side] = h,
                 Ok(h) => {
                     error = Some(anyhow::anyhow!(
@@ -160,7 +211,25 @@ pub fn pairs_over_boots(
             });
         }
         for (k, &c) in open.iter().enumerate() {
-            let (b, t) = (got[0][k], got[1][k]);
+            let (Some(b), Some(t)) = (got[0][k].half, got[1][k].half) else {
+                continue;
+            };
+            match (got[0][k].profile.take(), got[1][k].profile.take()) {
+                (Some(baseline), Some(treatment)) => profiled[c].push(ProfiledPair {
+                    baseline,
+                    treatment,
+                }),
+                _ => {
+                    for note in [&got[0][k].profile_note, &got[1][k].profile_note]
+                        .into_iter()
+                        .flatten()
+                    {
+                        if !profile_notes[c].contains(note) {
+                            profile_notes[c].push(note.clone());
+                        }
+                    }
+                }
+            }
             pairs[c].push(PairData {
                 index: i,
                 order: if order[0] == Arm::Baseline {
@@ -190,8 +259,25 @@ pub fn pairs_over_boots(
             (Some(_), true) => Some(StopReason::Interrupted),
             _ => stopped[c],
         };
+        let attribution = design.profile.map(|p| {
+            let median = |f: fn(&PairData) -> f64| {
+                crate::stats::median(&pairs[c].iter().map(f).collect::<Vec<_>>())
+                    .unwrap_or(f64::NAN)
+            };
+            let mut a = attribute(
+                &profiled[c],
+                &AttributeOpts {
+                    hz: p.hz,
+                    timed_baseline_ns_per_op: median(|p| p.baseline_ns_per_op),
+                    timed_treatment_ns_per_op: median(|p| p.treatment_ns_per_op),
+                    top_symbols: crate::profile::TOP_SYMBOLS,
+                },
+            );
+            a.notes.append(&mut profile_notes[c]);
+            a
+        });
         if let Ok(mut comparison) =
-            super::ab::summarise(case, design, &pairs[c], &cpu[c], stop, None)
+            super::ab::summarise(case, design, &pairs[c], &cpu[c], stop, attribution)
         {
             comparison.mechanism = MECHANISM.to_string();
             comparison.variant = arm_names[1].to_string();
@@ -212,7 +298,7 @@ struct GuestBooter<'a> {
 }
 
 impl Booter for GuestBooter<'_> {
-    fn boot(&mut self, arm: usize, cases: &[usize]) -> Result<Vec<HalfResult>> {
+    fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>> {
         let mut args = self.guest_args.to_vec();
         let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
         let list = cases
@@ -220,7 +306,11 @@ impl Booter for GuestBooter<'_> {
             .map(usize::to_string)
             .collect::<Vec<_>>()
             .join(",");
-        args.splice(at..at, ["--boot-half".to_string(), list]);
+        let mut extra = vec!["--boot-half".to_string(), list];
+        if profile {
+            extra.push("--boot-profile".to_string());
+        }
+        args.splice(at..at, extra);
         let setup = &self.setups[arm];
         let guest = boot(setup, &args)?;
         self.records[arm].boots.push(setup.facts(&guest));
@@ -236,9 +326,13 @@ impl Booter for GuestBooter<'_> {
                     .iter()
                     .find(|h| h.case == *c)
                     .with_context(|| format!("the guest measured no half of case {c}"))?;
-                Ok(HalfResult {
-                    ns_per_op: h.ns_per_op,
-                    child_cpu: h.child_cpu,
+                Ok(BootResult {
+                    half: Some(HalfResult {
+                        ns_per_op: h.ns_per_op,
+                        child_cpu: h.child_cpu,
+                    }),
+                    profile: h.profile.clone(),
+                    profile_note: h.profile_note.clone(),
                 })
             })
             .collect()
@@ -377,7 +471,7 @@ mod tests {
     }
 
     impl Booter for Scripted {
-        fn boot(&mut self, arm: usize, cases: &[usize]) -> Result<Vec<HalfResult>> {
+        fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>> {
             self.calls.push((arm, cases.to_vec()));
             if Some(self.calls.len()) == self.fail_at {
                 anyhow::bail!("the guest did not boot");
@@ -385,9 +479,63 @@ mod tests {
             let jitter = 1.0 + self.calls.len() as f64 * 1e-4;
             Ok(cases
                 .iter()
-                .map(|&c| HalfResult::of_ns(self.ns[arm][c] * jitter))
+                .map(|&c| {
+                    let ns = self.ns[arm][c] * jitter;
+                    let mut r = BootResult::of(HalfResult::of_ns(ns));
+                    if profile {
+                        // The extra time of the slower arm is all in one
+                        // kernel function.
+                        let mut stacks = crate::profile::Folded::new();
+                        stacks.insert("[user];loop".into(), 1000);
+                        stacks.insert("entry;do_syscall;hook".into(), (10.0 * ns) as u64);
+                        r.profile = Some(HalfProfile {
+                            ns_per_op: ns,
+                            stacks,
+                            lost: 0,
+                        });
+                    }
+                    r
+                })
                 .collect())
         }
+    }
+
+    #[test]
+    fn the_first_profile_pairs_boots_are_profiled_and_attributed() {
+        let cases = [case("getppid")];
+        let mut design = Design::for_tests(4, 9);
+        design.profile = Some(crate::profile::ProfileOpts { hz: 997, pairs: 2 });
+        struct Recording(Scripted, Vec<bool>);
+        impl Booter for Recording {
+            fn boot(
+                &mut self,
+                arm: usize,
+                cases: &[usize],
+                profile: bool,
+            ) -> Result<Vec<BootResult>> {
+                self.1.push(profile);
+                self.0.boot(arm, cases, profile)
+            }
+        }
+        let mut b = Recording(
+            Scripted {
+                ns: [[100.0, 0.0], [120.0, 0.0]],
+                calls: Vec::new(),
+                fail_at: None,
+            },
+            Vec::new(),
+        );
+        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
+        assert!(err.is_none());
+        assert_eq!(b.1, [true, true, true, true, false, false, false, false]);
+        let a = cs[0].attribution.as_ref().expect("an attribution");
+        assert_eq!((a.pairs, a.hz), (2, 997));
+        let hook = a
+            .symbols
+            .iter()
+            .find(|r| r.name == "hook")
+            .expect("hook row");
+        assert!(hook.delta_ns_per_op.estimate > 0.0, "{hook:?}");
     }
 
     #[test]

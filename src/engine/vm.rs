@@ -176,6 +176,12 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
             "SECPERF_STATE_DIR".to_string(),
             "/tmp/secperf-guest-state".to_string(),
         ),
+        // Fixtures kept across runs (the walk tree) go where the guest
+        // can write: $HOME may be read-only there.
+        (
+            "XDG_CACHE_HOME".to_string(),
+            "/tmp/secperf-guest-cache".to_string(),
+        ),
     ];
     let args = vng::args(&vng::Boot {
         spec: setup.spec,

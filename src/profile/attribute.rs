@@ -22,7 +22,7 @@ pub const USER_FRAME: &str = "[user]";
 pub const UNSYMBOLISED_FRAME: &str = "[kernel]";
 
 /// One profiled half: its ns/op (median of its slices) and its samples.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HalfProfile {
     pub ns_per_op: f64,
     pub stacks: Folded,

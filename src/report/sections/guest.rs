@@ -83,6 +83,9 @@ fn boot_arms(doc: &RunDoc, m: &mut dyn Markup) {
                 "{} VM: {}, {} vCPUs, {}",
                 arm.name, f.accel, f.vcpus, f.memory
             ));
+            for p in &f.guest.prepared {
+                items.push(format!("{} (every boot): {p}", arm.name));
+            }
         }
     }
     m.list(&items);
