@@ -307,6 +307,7 @@ fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
             "--warmup",
             "0",
         ])
+        .args(["--profile", "--profile-pairs", "1"])
         .arg(format!("--kernel=audit0={k},append=audit=0"))
         .arg(format!("--kernel=audit1={k},append=audit=1"))
         .output()
@@ -321,6 +322,10 @@ fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
     assert_eq!(c["variant"], "audit1");
     assert_eq!(c["pairs"], 3);
     assert!(c["overhead_pct"]["ci_low"].is_number(), "{c}");
+    // The first pair's boots were profiled, symbolised in the guests.
+    let a = &c["attribution"];
+    assert_eq!(a["pairs"], 1, "{a}");
+    assert!(a["groups"].as_array().is_some_and(|g| !g.is_empty()), "{a}");
     let arms = doc["boot_arms"].as_array().unwrap();
     assert_eq!(arms.len(), 2);
     for (arm, word) in arms.iter().zip(["audit=0", "audit=1"]) {
