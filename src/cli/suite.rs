@@ -75,6 +75,15 @@ pub struct SuiteArgs {
 
     #[command(flatten)]
     pub vm: super::vm::VmArgs,
+
+    /// The post's other side in one command, given twice (the baseline
+    /// first): the suite runs in a VM guest of each kernel (one boot each,
+    /// labelled NAME), then prints the second against the first in the
+    /// post's tables (unpaired: for an A/B paired across boots use
+    /// `overhead --kernel`).
+    #[arg(long = "kernel", value_name = "NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]",
+          conflicts_with_all = ["vm", "baseline", "report", "label"])]
+    pub kernels: Vec<String>,
 }
 
 pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -90,6 +99,9 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     if let Some(dir) = args.scratch.as_ref().filter(|d| !d.is_dir()) {
         usage_bail!("--scratch {}: not a directory", dir.display());
+    }
+    if !args.kernels.is_empty() {
+        return other_side(&args, def, db, json);
     }
     if args.vm.vm.is_some() {
         if args.baseline.is_some() || args.report.is_some() {
@@ -182,6 +194,76 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         json,
     )?;
     eprintln!("secperf: {}", session.stored_line(&label));
+    Ok(())
+}
+
+/// `suite NAME --kernel A=... --kernel B=...`: the suite in a guest of each
+/// kernel, then B against A in the post's tables.
+fn other_side(
+    args: &SuiteArgs,
+    def: &'static suites::SuiteDef,
+    db: Option<&Path>,
+    json: bool,
+) -> Result<()> {
+    use crate::vm::arms::{check_arms, parse_arm};
+    let arms = check_arms(
+        &args
+            .kernels
+            .iter()
+            .map(|k| parse_arm(k))
+            .collect::<Result<Vec<_>>>()?,
+    )?;
+    let (accel, timeout) = args.vm.resolve(true)?;
+    let argv = crate::engine::session::argv();
+    let db_path = crate::store::resolve_db_path(db)?;
+    let mut runs = Vec::new();
+    for (i, arm) in arms.iter().enumerate() {
+        eprintln!(
+            "secperf: suite {}, side {} of 2: {} ({})",
+            def.name,
+            i + 1,
+            arm.name,
+            if i == 0 { "baseline" } else { "compared" }
+        );
+        let mut guest_args = super::vm::guest_args(&argv, true);
+        guest_args.extend(["--label".to_string(), arm.name.clone()]);
+        // Each side's run is stored with the command that repeats it alone.
+        let side_argv: Vec<String> = argv
+            .iter()
+            .take(1)
+            .cloned()
+            .chain(guest_args.iter().cloned())
+            .chain(["--vm".to_string(), arm.spec.to_arg()])
+            .collect();
+        let request = crate::engine::vm::VmRequest {
+            spec: arm.spec.clone(),
+            accel,
+            timeout,
+            guest_args,
+            mechanisms: Vec::new(),
+            stores_run: true,
+        };
+        let guest =
+            crate::engine::vm::measure_in_guest(&request, &db_path, &side_argv, args.wait.no_wait)?;
+        eprintln!("secperf: {}", guest.facts.line());
+        runs.push(
+            guest
+                .run_id
+                .ok_or_else(|| anyhow::anyhow!("the guest of {} stored no run", arm.name))?,
+        );
+    }
+    let store = Store::open_read_only(&db_path)?;
+    let base = store.load_run(runs[0])?;
+    let other = store.load_run(runs[1])?;
+    show(&store, &other, Some(&base), &args.output, json)?;
+    eprintln!(
+        "secperf: stored as runs {} ({}) and {} ({}) in {}",
+        runs[0],
+        arms[0].name,
+        runs[1],
+        arms[1].name,
+        db_path.display()
+    );
     Ok(())
 }
 
