@@ -37,7 +37,7 @@ pub static SUITE: SuiteDef = SuiteDef {
     plan,
     other_side: "The post compared a kernel before and after the patch. Boot each, run `secperf \
 suite access-2023 --label before` and `--label after`, then `secperf suite access-2023 --report \
-after --baseline before` prints the post's before/after table (or `secperf compare before after`). Or pair them across boots in VM guests in one command: `secperf overhead -w access1,access2 --kernel before=IMAGE --kernel after=IMAGE2` (docs/vms.md).",
+after --baseline before` prints the post's before/after table (or `secperf compare before after`). In one command, in VM guests: `secperf suite access-2023 --kernel A=IMAGE --kernel B=IMAGE2` (one boot a side, in this table), or paired across boots: `secperf overhead -w access1,access2 --kernel before=IMAGE --kernel after=IMAGE2` (docs/vms.md).",
 };
 
 fn plan(ctx: &PlanCtx) -> SuitePlan {

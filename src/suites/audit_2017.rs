@@ -36,7 +36,7 @@ pub static SUITE: SuiteDef = SuiteDef {
     other_side: "The post compared kernels (4.9, 4.12, 4.12 with the coarse-clock patch). Boot each \
 kernel, run `secperf suite audit-2017 --label KERNEL` on each, then `secperf suite audit-2017 \
 --report KERNEL2 --baseline KERNEL1` puts both in one table (or `secperf compare KERNEL1 \
-KERNEL2`). Or pair them across boots in VM guests in one command: `secperf overhead -w mutex_yield,getppid --kernel audit0=IMAGE,append=audit=0 --kernel audit1=IMAGE,append=audit=1 (or two kernel images)` (docs/vms.md).",
+KERNEL2`). In one command, in VM guests: `secperf suite audit-2017 --kernel A=IMAGE --kernel B=IMAGE2` (one boot a side, in this table), or paired across boots: `secperf overhead -w mutex_yield,getppid --kernel audit0=IMAGE,append=audit=0 --kernel audit1=IMAGE,append=audit=1 (or two kernel images)` (docs/vms.md).",
 };
 
 /// sysbench-threads' thread counts in the post.

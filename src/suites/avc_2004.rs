@@ -38,7 +38,7 @@ pub static SUITE: SuiteDef = SuiteDef {
     other_side: "The post compared kernels and boot configurations (no LSM, capabilities only, \
 SELinux, SELinux with the RCU patches). Boot each, run `secperf suite avc-2004 --label NAME` on \
 each, then `secperf suite avc-2004 --report NAME2 --baseline NAME1` puts both in the post's \
-tables with the % change of every cell (or `secperf compare NAME1 NAME2`). Or pair them across boots in VM guests in one command: `secperf overhead -w write,dbench,http --kernel spinlock=IMAGE,append=lsm=selinux --kernel rcu=IMAGE2,append=lsm=selinux` (docs/vms.md).",
+tables with the % change of every cell (or `secperf compare NAME1 NAME2`). In one command, in VM guests: `secperf suite avc-2004 --kernel A=IMAGE --kernel B=IMAGE2` (one boot a side, in this table), or paired across boots: `secperf overhead -w write,dbench,http --kernel spinlock=IMAGE,append=lsm=selinux --kernel rcu=IMAGE2,append=lsm=selinux` (docs/vms.md).",
 };
 
 fn plan(ctx: &PlanCtx) -> SuitePlan {

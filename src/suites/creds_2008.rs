@@ -36,7 +36,7 @@ pub static SUITE: SuiteDef = SuiteDef {
     other_side: "The post compared kernels (with and without the credentials patches) and \
 SELinux on and off at boot. Boot each configuration, run `secperf suite creds-2008 --label NAME` \
 on each, then `secperf suite creds-2008 --report NAME2 --baseline NAME1` prints them in one table \
-with the % degradation and its interval (or `secperf compare NAME1 NAME2`). Or pair them across boots in VM guests in one command: `secperf overhead -w tree_walk --kernel before=IMAGE --kernel after=IMAGE2` (docs/vms.md).",
+with the % degradation and its interval (or `secperf compare NAME1 NAME2`). In one command, in VM guests: `secperf suite creds-2008 --kernel A=IMAGE --kernel B=IMAGE2` (one boot a side, in this table), or paired across boots: `secperf overhead -w tree_walk --kernel before=IMAGE --kernel after=IMAGE2` (docs/vms.md).",
 };
 
 fn plan(ctx: &PlanCtx) -> SuitePlan {

@@ -36,7 +36,7 @@ pub static SUITE: SuiteDef = SuiteDef {
     plan,
     other_side: "The post compared kernels (indirect calls vs static calls) and the BPF LSM in \
 or out of `lsm=` at boot. Boot each, run `secperf suite lsm-hooks-2020 --label NAME` on each, then \
-`secperf suite lsm-hooks-2020 --report NAME2 --baseline NAME1` (or `secperf compare NAME1 NAME2`). Or pair them across boots in VM guests in one command: `secperf overhead -w eventfd --kernel indirect=IMAGE --kernel static=IMAGE2 (or one image, append=lsm=... with and without bpf)` (docs/vms.md).",
+`secperf suite lsm-hooks-2020 --report NAME2 --baseline NAME1` (or `secperf compare NAME1 NAME2`). In one command, in VM guests: `secperf suite lsm-hooks-2020 --kernel A=IMAGE --kernel B=IMAGE2` (one boot a side, in this table), or paired across boots: `secperf overhead -w eventfd --kernel indirect=IMAGE --kernel static=IMAGE2 (or one image, append=lsm=... with and without bpf)` (docs/vms.md).",
 };
 
 /// The hook `eventfd_write` reaches.
