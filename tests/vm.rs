@@ -357,3 +357,75 @@ fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
         "{text}"
     );
 }
+
+#[test]
+fn a_suites_other_side_is_one_command_and_list_says_what_a_guest_has() {
+    let test = "a_suites_other_side_is_one_command_and_list_says_what_a_guest_has";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = qemu_pids();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let k = kernel.display();
+    // `list --vm IMAGE -m selinux`: the guest boots with SELinux (and its
+    // allow-all policy), so selinux is available there.
+    let out = secperf(&db)
+        .args(["--json", "list", "-m", "selinux"])
+        .arg("--vm")
+        .arg(&kernel)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let listing = json_of(&out.stdout);
+    let status = |name: &str| {
+        listing["mechanisms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .map(|m| m["availability"]["status"].clone())
+    };
+    assert_eq!(
+        status("selinux"),
+        Some(serde_json::json!("available")),
+        "{listing}"
+    );
+    // SELinux and AppArmor are exclusive: this boot has no AppArmor.
+    assert_eq!(status("apparmor"), Some(serde_json::json!("unavailable")));
+    no_qemu_left(test, &before);
+
+    // The suite once in a guest of each command line, printed in the
+    // post's table, B against A.
+    let out = secperf(&db)
+        .args(["suite", "audit-2017", "--quick"])
+        .arg(format!("--kernel=audit0={k},append=audit=0"))
+        .arg(format!("--kernel=audit1={k},append=audit=1"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    no_qemu_left(test, &before);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("the baseline run and this one (unpaired)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("audit0 (run ") && text.contains("audit1 (run "),
+        "{text}"
+    );
+    assert!(
+        text.contains("VM: kvm,")
+            || text.contains("emulated: timings are not those of real hardware"),
+        "{text}"
+    );
+    let list = secperf(&db)
+        .args(["--json", "results", "list"])
+        .output()
+        .unwrap();
+    let runs = json_of(&list.stdout)["runs"].clone();
+    assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
+}

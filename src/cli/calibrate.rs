@@ -139,7 +139,10 @@ struct CalibrateOutput<'a> {
 
 pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if args.vm.vm.is_some() {
-        let show = super::vm::Show::GuestStdout { stores_run: true };
+        let show = super::vm::Show::GuestStdout {
+            stores_run: true,
+            json,
+        };
         return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
     }
     args.vm.resolve(false)?;

@@ -56,7 +56,10 @@ pub fn list(args: ListArgs, db: Option<&std::path::Path>, json: bool) -> Result<
             &args.mechanisms,
             db,
             false,
-            super::vm::Show::GuestStdout { stores_run: false },
+            super::vm::Show::GuestStdout {
+                stores_run: false,
+                json,
+            },
         );
     }
     args.vm.resolve(false)?;

@@ -121,7 +121,7 @@ pub enum Show<'a> {
     },
     /// The guest's own stdout: `calibrate` (which stores a run) and
     /// `list` (which does not).
-    GuestStdout { stores_run: bool },
+    GuestStdout { stores_run: bool, json: bool },
 }
 
 /// Runs the command of this process in the guest `vm.vm` names.
@@ -141,17 +141,39 @@ pub fn relay(
         timeout,
         guest_args: guest_args(&argv, matches!(show, Show::Run { .. })),
         mechanisms: mechanisms.to_vec(),
-        stores_run: !matches!(show, Show::GuestStdout { stores_run: false }),
+        stores_run: !matches!(
+            show,
+            Show::GuestStdout {
+                stores_run: false,
+                ..
+            }
+        ),
     };
     let db_path = crate::store::resolve_db_path(db)?;
     let guest = measure_in_guest(&request, &db_path, &argv, no_wait)?;
     eprintln!("secperf: {}", guest.facts.line());
-    let Some(run_id) = guest.run_id else {
+    if let Show::GuestStdout { json, .. } = show {
+        // The guest's own output knows nothing of the VM: the warning of
+        // an emulated guest goes first (on stderr beside JSON).
+        if guest.facts.accel == crate::vm::Accel::Emulated {
+            let warning = crate::vm::emulated_warning();
+            if json {
+                eprintln!("secperf: {warning}");
+            } else {
+                super::emit(&warning);
+            }
+        }
         super::emit(guest.stdout.trim_end());
+        if let Some(run_id) = guest.run_id {
+            eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
+        }
         return Ok(());
+    }
+    let Some(run_id) = guest.run_id else {
+        anyhow::bail!("the guest's secperf stored no run");
     };
     match show {
-        Show::GuestStdout { .. } => super::emit(guest.stdout.trim_end()),
+        Show::GuestStdout { .. } => {}
         Show::Run { json, report } => {
             let store = crate::store::Store::open_read_only(&db_path)?;
             let doc = crate::engine::document::load(&store, run_id)?;

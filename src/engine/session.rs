@@ -163,7 +163,8 @@ impl Session {
             format!(" label '{label}'")
         };
         if crate::vm::guest::shared_dir().is_some() {
-            return format!("Measured in the guest{label}; the host stores the run.");
+            return format!("Measured in the guest{label}; the host stores the run.")
+                .replace("guest label", "guest, label");
         }
         format!(
             "Stored as run {}{label} in {}.",

@@ -28,6 +28,11 @@ pub mod vng;
 use serde::{Deserialize, Serialize};
 
 pub use accel::{Accel, EMULATED_NOTE};
+
+/// The sentence every view of an emulated guest's figures starts with.
+pub fn emulated_warning() -> String {
+    format!("Measured in a VM guest under QEMU's emulation, without KVM: {EMULATED_NOTE}.")
+}
 pub use spec::VmSpec;
 
 /// What a run measured in a guest records about the VM (stored under

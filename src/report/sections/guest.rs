@@ -5,14 +5,12 @@
 
 use super::super::doc::RunDoc;
 use super::super::markup::Markup;
-use crate::vm::{Accel, EMULATED_NOTE, VmFacts};
+use crate::vm::{Accel, VmFacts};
 
 /// The warning line of an emulated run, or None.
 pub fn emulated_warning(doc: &RunDoc) -> Option<String> {
     let facts = VmFacts::of(&doc.meta.system)?;
-    (facts.accel == Accel::Emulated).then(|| {
-        format!("Measured in a VM guest under QEMU's emulation, without KVM: {EMULATED_NOTE}.")
-    })
+    (facts.accel == Accel::Emulated).then(crate::vm::emulated_warning)
 }
 
 pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
