@@ -157,15 +157,19 @@ impl Session {
 
     /// "label 'x'" for the closing line, or nothing.
     pub fn stored_line(&self, label: &str) -> String {
+        if crate::vm::guest::shared_dir().is_some() {
+            let label = if label.is_empty() {
+                String::new()
+            } else {
+                format!(" (label '{label}')")
+            };
+            return format!("Measured in the guest{label}; the host stores the run.");
+        }
         let label = if label.is_empty() {
             String::new()
         } else {
             format!(" label '{label}'")
         };
-        if crate::vm::guest::shared_dir().is_some() {
-            return format!("Measured in the guest{label}; the host stores the run.")
-                .replace("guest label", "guest, label");
-        }
         format!(
             "Stored as run {}{label} in {}.",
             self.run_id,
