@@ -209,6 +209,23 @@ fn overhead_in_guest(test: &str, kernel: &PathBuf, args: &[&str]) -> serde_json:
         );
     }
     assert!(text.contains("VM: "), "{text}");
+    // The data formats carry it on every row.
+    let csv = secperf(&db)
+        .args(["results", "show", "latest", "--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let accel = doc
+        .pointer("/system/vm/accel")
+        .and_then(|a| a.as_str())
+        .unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",vm_accel"), "{csv}");
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.ends_with(&format!(",{accel}"))),
+        "{csv}"
+    );
     doc
 }
 

@@ -60,8 +60,10 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Column::data("treatment_ns_per_op"),
             Column::data("hodges_lehmann_pct"),
             Column::data("stopped"),
+            Column::data("vm_accel"),
         ],
     );
+    let accel = super::guest::accel_field(doc);
     t.group = Some(1);
     for c in &doc.comparisons {
         let o = &c.overhead_pct;
@@ -98,6 +100,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
                 c.sequential
                     .map_or(Raw::Empty, |s| Raw::Text(s.stopped.describe().to_string())),
             ),
+            Cell::value("", accel.clone()),
         ]);
     }
     let decision = doc.settings().decision.unwrap_or_default();

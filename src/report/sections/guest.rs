@@ -13,6 +13,15 @@ pub fn emulated_warning(doc: &RunDoc) -> Option<String> {
     (facts.accel == Accel::Emulated).then(crate::vm::emulated_warning)
 }
 
+/// The data formats' `vm_accel` field of every figure: `emulated` or
+/// `kvm` for a run measured in a VM guest, empty on the host.
+pub fn accel_field(doc: &RunDoc) -> crate::report::markup::Raw {
+    match VmFacts::of(&doc.meta.system) {
+        Some(f) => crate::report::markup::Raw::Text(f.accel.to_string()),
+        None => crate::report::markup::Raw::Empty,
+    }
+}
+
 pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
     if !doc.boot_arms.is_empty() {
         return boot_arms(doc, m);

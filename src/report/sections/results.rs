@@ -66,8 +66,10 @@ pub fn results(doc: &RunDoc, m: &mut dyn Markup) {
             )
             .optional(),
             Column::new("flags", Align::Left, "flags").optional(),
+            Column::data("vm_accel"),
         ],
     );
+    let accel = super::guest::accel_field(doc);
     for r in &doc.results {
         let other = match (&r.unit_rate, &r.child_cpu) {
             (Some(u), _) => format!("{} {}/s", si(u.per_sec.median), u.unit),
@@ -103,6 +105,7 @@ pub fn results(doc: &RunDoc, m: &mut dyn Markup) {
                 ],
             ),
             Cell::text(flag_summary(r)),
+            Cell::value("", accel.clone()),
         ]);
     }
     t.footer(
