@@ -114,6 +114,21 @@ fn a_guest_that_cannot_boot_exits_2_with_the_console_tail() {
     // QEMU's own word on the image is in the tail.
     assert!(err.contains("qemu"), "{err}");
     no_qemu_left(test, &before);
+
+    // A kernel that panics while booting (40 MB of memory is not enough):
+    // the same, with the panic in the tail.
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let out = secperf(&dir.path().join("t.db"))
+        .args(["run", "-w", "getppid", "-t", "1", "--quick"])
+        .arg(format!("--vm={},append=mem=40M", kernel.display()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Kernel panic"), "{err}");
+    no_qemu_left(test, &before);
 }
 
 #[test]

@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 use super::vng;
 
 /// Console lines kept for the error of a failed boot.
-pub const TAIL_LINES: usize = 30;
+pub const TAIL_LINES: usize = 40;
 
 /// The guard's main: runs `argv` in a new process group and kills that
 /// group when stdin closes. Returns the exit code to exit with (the
