@@ -34,6 +34,8 @@ use crate::vm::arms::{ArmRecord, KernelArm};
 pub const MECHANISM: &str = "kernel";
 /// The file in the shared directory the guest writes its halves to.
 pub const HALVES_FILE: &str = "halves.json";
+/// The file in the shared directory the guest writes its probe to.
+pub const PROBE_FILE: &str = "probe.json";
 
 /// One half the guest measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -121,6 +123,9 @@ pub fn measure_halves(
             profile_note,
         });
     }
+    let file = shared.join(PROBE_FILE);
+    std::fs::write(&file, serde_json::to_string(&crate::probe::probe())?)
+        .with_context(|| format!("writing {}", file.display()))?;
     let file = shared.join(HALVES_FILE);
     std::fs::write(&file, serde_json::to_string(&out)?)
         .with_context(|| format!("writing {}", file.display()))
@@ -314,6 +319,11 @@ impl Booter for GuestBooter<'_> {
         let setup = &self.setups[arm];
         let guest = boot(setup, &args)?;
         self.records[arm].boots.push(setup.facts(&guest));
+        if self.records[arm].probe.is_none() {
+            self.records[arm].probe = std::fs::read_to_string(guest.shared.path().join(PROBE_FILE))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok());
+        }
         let file = guest.shared.path().join(HALVES_FILE);
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("reading the guest's halves from {}", file.display()))?;
@@ -379,6 +389,7 @@ pub fn measure(
         role: if i == 0 { "baseline" } else { "treatment" }.to_string(),
         spec: req.arms[i].spec.clone(),
         boots: Vec::new(),
+        probe: None,
     });
     for (i, s) in setups.iter().enumerate() {
         eprintln!("secperf: arm {}: {}", req.arms[i].name, booting_line(s));
@@ -410,7 +421,12 @@ pub fn measure(
         return Err(error.unwrap_or_else(|| anyhow::anyhow!("no pair was measured")))
             .context("the kernel A/B stopped before its first pair; nothing was stored");
     }
-    let mut system = serde_json::to_value(crate::probe::probe())?;
+    // The baseline arm's guest is the run's recorded configuration (the
+    // report lists both arms' kernels and command lines).
+    let mut system = match records[0].probe.clone() {
+        Some(p) => p,
+        None => serde_json::to_value(crate::probe::probe())?,
+    };
     if let (Some(o), Some(first)) = (system.as_object_mut(), records[0].boots.first()) {
         // The VM's facts (the accelerator above all) mark every figure.
         o.insert("vm".into(), serde_json::to_value(first)?);

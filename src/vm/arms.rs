@@ -78,6 +78,9 @@ pub struct ArmRecord {
     pub spec: VmSpec,
     /// The VM's facts of each boot of this arm, in order.
     pub boots: Vec<VmFacts>,
+    /// The guest's probe (`secperf probe --json`) in the arm's first boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<serde_json::Value>,
 }
 
 #[cfg(test)]

@@ -47,17 +47,39 @@ pub fn run_facts(run: &RunDoc) -> String {
             Cell::Html(format!("<code>{}</code>", esc(&m.command))),
         ),
     ];
+    for arm in &run.boot_arms {
+        let g = arm.boots.first().map(|b| &b.guest);
+        rows.push((
+            format!("{} arm {}", arm.role, arm.name),
+            Cell::Html(format!(
+                "<code>{}</code>, kernel {}, command line <code>{}</code>, {} boots",
+                esc(&arm.spec.image.display().to_string()),
+                esc(g.and_then(|g| g.release.as_deref()).unwrap_or("?")),
+                esc(&g
+                    .and_then(|g| g.cmdline.as_deref())
+                    .map_or("?".into(), crate::vm::guest::chosen_words)),
+                arm.boots.len()
+            )),
+        ));
+    }
     let Some(vm) = crate::vm::VmFacts::of(&m.system) else {
         return facts("facts", &rows);
     };
-    rows.push(("VM".to_string(), Cell::Text(vm.line())));
-    rows.push((
-        "guest command line".to_string(),
-        Cell::Html(format!(
-            "<code>{}</code>",
-            esc(vm.guest.cmdline.as_deref().unwrap_or("?"))
-        )),
-    ));
+    if run.boot_arms.is_empty() {
+        rows.push(("VM".to_string(), Cell::Text(vm.line())));
+        rows.push((
+            "guest command line".to_string(),
+            Cell::Html(format!(
+                "<code>{}</code>",
+                esc(vm.guest.cmdline.as_deref().unwrap_or("?"))
+            )),
+        ));
+    } else {
+        rows.push((
+            "VMs".to_string(),
+            Cell::Text(format!("{}, {} vCPUs, {}", vm.accel, vm.vcpus, vm.memory)),
+        ));
+    }
     for p in &vm.guest.prepared {
         rows.push(("prepared".to_string(), Cell::Text(p.clone())));
     }
