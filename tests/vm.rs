@@ -217,9 +217,10 @@ fn overhead_in_guest(test: &str, kernel: &PathBuf, args: &[&str]) -> serde_json:
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&shown.stdout);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if doc.pointer("/system/vm/accel") == Some(&serde_json::json!("emulated")) {
         assert!(
-            text.contains("emulated: timings are not those of real hardware"),
+            flat.contains("emulated: timings are not those of real hardware"),
             "{text}"
         );
     }
@@ -382,9 +383,10 @@ fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("Kernel A/B across boots"), "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("Kernel A/B across boots"), "{text}");
     assert!(
-        text.contains("audit0 command line (virtme-ng's own words left out): loglevel=4 audit=0")
+        flat.contains("audit0 command line (virtme-ng's own words left out): loglevel=4 audit=0")
             && text.contains("audit=1"),
         "{text}"
     );
@@ -441,17 +443,19 @@ fn a_suites_other_side_is_one_command_and_list_says_what_a_guest_has() {
     assert!(out.status.success(), "{err}");
     no_qemu_left(test, &before);
     let text = String::from_utf8_lossy(&out.stdout);
+    // Words, whatever the terminal width wrapped.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.contains("the baseline run and this one (unpaired)"),
+        flat.contains("the baseline run and this one (unpaired)"),
         "{text}"
     );
     assert!(
-        text.contains("audit0 (run ") && text.contains("audit1 (run "),
+        flat.contains("audit0 (run ") && flat.contains("audit1 (run "),
         "{text}"
     );
     assert!(
-        text.contains("VM: kvm,")
-            || text.contains("emulated: timings are not those of real hardware"),
+        flat.contains("VM: kvm,")
+            || flat.contains("emulated: timings are not those of real hardware"),
         "{text}"
     );
     let list = secperf(&db)
