@@ -231,6 +231,25 @@ pub fn run(
     }
 }
 
+/// A line of the guest command's stream as the user sees it: secperf's own
+/// as they are, a kernel message that the console printed in between
+/// ("[   28.226787] audit: kauditd hold queue overflow") marked as the
+/// guest kernel's.
+pub fn shown_line(line: &str) -> String {
+    let kernel = line
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .is_some_and(|(stamp, _)| {
+            let t = stamp.trim();
+            !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+        });
+    if kernel {
+        format!("secperf: guest kernel: {line}")
+    } else {
+        line.to_string()
+    }
+}
+
 /// Reads the console: every line into the tail; the guest command's lines
 /// (between the markers) also to stderr.
 fn read_console(out: impl Read, console: &Mutex<Console>) {
@@ -257,11 +276,31 @@ fn read_console(out: impl Read, console: &Mutex<Console>) {
             continue;
         }
         if showing {
-            eprintln!("{line}");
+            eprintln!("{}", shown_line(&line));
         }
         if c.tail.len() == TAIL_LINES {
             c.tail.pop_front();
         }
         c.tail.push_back(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_messages_between_secperf_lines_are_marked() {
+        assert_eq!(
+            shown_line("[   28.226787] audit: kauditd hold queue overflow"),
+            "secperf: guest kernel: [   28.226787] audit: kauditd hold queue overflow"
+        );
+        for own in [
+            "secperf: measuring getppid tasks=1",
+            "[0, 1] is not a timestamp",
+            "",
+        ] {
+            assert_eq!(shown_line(own), own);
+        }
     }
 }
