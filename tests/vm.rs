@@ -73,6 +73,22 @@ fn qemu_pids() -> Vec<u32> {
         .collect()
 }
 
+/// What a test holds while its guests run: the lock (one guest at a
+/// time), the QEMU processes that ran before it, a scratch directory.
+struct OneGuest {
+    _lock: std::sync::MutexGuard<'static, ()>,
+    before: Vec<u32>,
+    dir: tempfile::TempDir,
+}
+
+fn one_guest() -> OneGuest {
+    OneGuest {
+        _lock: ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner()),
+        before: qemu_pids(),
+        dir: tempfile::tempdir().unwrap(),
+    }
+}
+
 fn no_qemu_left(test: &str, before: &[u32]) {
     wait_for(
         &format!("{test}: the guest's QEMU to be gone"),
@@ -87,9 +103,8 @@ fn a_guest_that_cannot_boot_exits_2_with_the_console_tail() {
     if guest_kernel(test).is_none() {
         return;
     }
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let before = qemu_pids();
-    let dir = tempfile::tempdir().unwrap();
+    let g = one_guest();
+    let (before, dir) = (&g.before, &g.dir);
     let image = dir.path().join("vmlinuz-not-a-kernel");
     std::fs::write(&image, "this is not a kernel\n").unwrap();
     let out = secperf(&dir.path().join("t.db"))
@@ -113,7 +128,7 @@ fn a_guest_that_cannot_boot_exits_2_with_the_console_tail() {
     assert!(err.contains("its console ended with:\n  | "), "{err}");
     // QEMU's own word on the image is in the tail.
     assert!(err.contains("qemu"), "{err}");
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
 
     // A kernel that panics while booting (40 MB of memory is not enough):
     // the same, with the panic in the tail.
@@ -128,7 +143,7 @@ fn a_guest_that_cannot_boot_exits_2_with_the_console_tail() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("Kernel panic"), "{err}");
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
 }
 
 #[test]
@@ -137,9 +152,8 @@ fn a_hang_past_the_timeout_and_a_killed_secperf_leave_no_qemu() {
     let Some(kernel) = guest_kernel(test) else {
         return;
     };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let before = qemu_pids();
-    let dir = tempfile::tempdir().unwrap();
+    let g = one_guest();
+    let (before, dir) = (&g.before, &g.dir);
     let db = dir.path().join("t.db");
     // A guest that cannot start secperf within 6 s (an emulated boot takes
     // about 20 s) is stopped: exit 2 with the console's tail.
@@ -162,7 +176,7 @@ fn a_hang_past_the_timeout_and_a_killed_secperf_leave_no_qemu() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("did not start secperf within 6 s"), "{err}");
     assert!(err.contains("  | "), "no console tail: {err}");
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
 
     // SIGKILL of secperf while its guest boots: the guard sees its pipe
     // close and kills the guest's process group.
@@ -183,7 +197,7 @@ fn a_hang_past_the_timeout_and_a_killed_secperf_leave_no_qemu() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
     // Nothing was stored of either.
     let list = secperf(&db)
         .args(["--json", "results", "list"])
@@ -194,9 +208,8 @@ fn a_hang_past_the_timeout_and_a_killed_secperf_leave_no_qemu() {
 
 /// `overhead --vm KERNEL -m ...` with the small design, as JSON.
 fn overhead_in_guest(test: &str, kernel: &PathBuf, args: &[&str]) -> serde_json::Value {
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let before = qemu_pids();
-    let dir = tempfile::tempdir().unwrap();
+    let g = one_guest();
+    let (before, dir) = (&g.before, &g.dir);
     let db = dir.path().join("t.db");
     let out = secperf(&db)
         .arg("--json")
@@ -209,7 +222,7 @@ fn overhead_in_guest(test: &str, kernel: &PathBuf, args: &[&str]) -> serde_json:
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{test}: {err}");
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
     let doc = json_of(&out.stdout);
     // The stored run is the one shown, and every text view marks it.
     let shown = secperf(&db)
@@ -324,9 +337,8 @@ fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
     let Some(kernel) = guest_kernel(test) else {
         return;
     };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let before = qemu_pids();
-    let dir = tempfile::tempdir().unwrap();
+    let g = one_guest();
+    let (before, dir) = (&g.before, &g.dir);
     let k = kernel.display();
     let out = secperf(&dir.path().join("t.db"))
         .args([
@@ -348,7 +360,7 @@ fn a_kernel_ab_of_one_image_with_two_command_lines_pairs_boots() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("boot 6 of at most 6 done"), "{err}");
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
     let doc = json_of(&out.stdout);
     let c = &doc["comparisons"][0];
     assert_eq!(c["mechanism"], "kernel");
@@ -398,9 +410,8 @@ fn a_suites_other_side_is_one_command_and_list_says_what_a_guest_has() {
     let Some(kernel) = guest_kernel(test) else {
         return;
     };
-    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
-    let before = qemu_pids();
-    let dir = tempfile::tempdir().unwrap();
+    let g = one_guest();
+    let (before, dir) = (&g.before, &g.dir);
     let db = dir.path().join("t.db");
     let k = kernel.display();
     // `list --vm IMAGE -m selinux`: the guest boots with SELinux (and its
@@ -429,7 +440,7 @@ fn a_suites_other_side_is_one_command_and_list_says_what_a_guest_has() {
     );
     // SELinux and AppArmor are exclusive: this boot has no AppArmor.
     assert_eq!(status("apparmor"), Some(serde_json::json!("unavailable")));
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
 
     // The suite once in a guest of each command line, printed in the
     // post's table, B against A.
@@ -441,7 +452,7 @@ fn a_suites_other_side_is_one_command_and_list_says_what_a_guest_has() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    no_qemu_left(test, &before);
+    no_qemu_left(test, before);
     let text = String::from_utf8_lossy(&out.stdout);
     // Words, whatever the terminal width wrapped.
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -270,14 +270,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
 
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
 fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
-    use crate::vm::arms::{check_arms, parse_arm};
-    let arms = check_arms(
-        &args
-            .kernels
-            .iter()
-            .map(|k| parse_arm(k))
-            .collect::<Result<Vec<_>>>()?,
-    )?;
+    let arms = crate::vm::arms::parse_arms(&args.kernels)?;
     let (accel, timeout) = args.vm.resolve(true)?;
     let plan = OverheadPlan::new(&args.boot_request()?)?;
     for w in &plan.warnings {

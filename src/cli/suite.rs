@@ -205,14 +205,7 @@ fn other_side(
     db: Option<&Path>,
     json: bool,
 ) -> Result<()> {
-    use crate::vm::arms::{check_arms, parse_arm};
-    let arms = check_arms(
-        &args
-            .kernels
-            .iter()
-            .map(|k| parse_arm(k))
-            .collect::<Result<Vec<_>>>()?,
-    )?;
+    let arms = crate::vm::arms::parse_arms(&args.kernels)?;
     let (accel, timeout) = args.vm.resolve(true)?;
     let argv = crate::engine::session::argv();
     let db_path = crate::store::resolve_db_path(db)?;

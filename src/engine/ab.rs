@@ -314,10 +314,7 @@ pub fn measure_comparisons<'a>(
     }
     // Decided together, also when the run stopped: what was measured is
     // stored with the verdicts of the comparisons it holds.
-    decide_all(&mut comparisons, decision);
-    for (c, id) in comparisons.iter().zip(&ids) {
-        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
-    }
+    store_decided(store, &mut comparisons, &ids, decision)?;
     match stopped {
         Some(error) => Err(error),
         None => Ok(comparisons),
@@ -345,6 +342,21 @@ pub fn describe_measured(c: &Comparison) -> String {
         ),
         None => format!("{figure} ({} pairs)", c.pairs),
     }
+}
+
+/// Decides `comparisons` together ([`decide_all`]) and stores each one's
+/// corrected p-value and verdict under its id in `ids`.
+pub(super) fn store_decided(
+    store: &mut Store,
+    comparisons: &mut [Comparison],
+    ids: &[i64],
+    decision: &DecisionOpts,
+) -> Result<()> {
+    decide_all(comparisons, decision);
+    for (c, id) in comparisons.iter().zip(ids) {
+        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
+    }
+    Ok(())
 }
 
 /// Final verdicts of a report: Holm-corrected p-values across its
@@ -378,7 +390,7 @@ pub fn log_ratios(c: &Comparison) -> Vec<f64> {
 }
 
 /// The per-pair ln(treatment / baseline) of measured pairs.
-fn pair_log_ratios(pairs: &[PairData]) -> Vec<f64> {
+pub(super) fn pair_log_ratios(pairs: &[PairData]) -> Vec<f64> {
     pairs
         .iter()
         .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
@@ -386,7 +398,7 @@ fn pair_log_ratios(pairs: &[PairData]) -> Vec<f64> {
 }
 
 /// The median over pairs of one arm's ns/op (NaN without pairs).
-fn arm_median(pairs: &[PairData], arm: fn(&PairData) -> f64) -> f64 {
+pub(super) fn arm_median(pairs: &[PairData], arm: fn(&PairData) -> f64) -> f64 {
     crate::stats::median(&pairs.iter().map(arm).collect::<Vec<_>>()).unwrap_or(f64::NAN)
 }
 

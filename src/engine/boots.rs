@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use super::design::{Case, Design, pair_order};
 use super::measurer::{HalfResult, Measurer};
-use super::vm::{BootSetup, boot, booting_line, interrupt_flag, resolve_engine};
+use super::vm::{BootSetup, boot, booting_line, resolve_engine};
 use crate::mechanisms::Arm;
-use crate::model::{ChildCpu, Comparison, PairData, Params, RunMeta};
+use crate::model::{ChildCpu, Comparison, PairData, Params};
 use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::DecisionOpts;
@@ -249,11 +249,7 @@ pub fn pairs_over_boots(
             cpu[c][0].extend(b.child_cpu);
             cpu[c][1].extend(t.child_cpu);
             if let Some(rule) = &design.stop {
-                let r: Vec<f64> = pairs[c]
-                    .iter()
-                    .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
-                    .collect();
-                stopped[c] = settled(&r, rule);
+                stopped[c] = settled(&super::ab::pair_log_ratios(&pairs[c]), rule);
             }
         }
     }
@@ -265,10 +261,7 @@ pub fn pairs_over_boots(
             _ => stopped[c],
         };
         let attribution = design.profile.map(|p| {
-            let median = |f: fn(&PairData) -> f64| {
-                crate::stats::median(&pairs[c].iter().map(f).collect::<Vec<_>>())
-                    .unwrap_or(f64::NAN)
-            };
+            let median = |f: fn(&PairData) -> f64| super::ab::arm_median(&pairs[c], f);
             let mut a = attribute(
                 &profiled[c],
                 &AttributeOpts {
@@ -375,7 +368,10 @@ pub fn measure(
     let (accel, vng_path) = resolve_engine(req.accel)?;
     let mut store = Store::open(db_path)?;
     let _measuring = super::session::measurement_lock(req.no_wait)?;
-    let stop = interrupt_flag()?;
+    let stop = super::session::interrupt_flag()?;
+    // The run starts now (its recorded configuration is replaced by the
+    // baseline arm's guest once it has booted).
+    let mut meta = super::session::run_meta("overhead", label, &params, Some(design.seed))?;
     let setups = [&req.arms[0], &req.arms[1]].map(|arm| BootSetup {
         spec: &arm.spec,
         accel,
@@ -423,24 +419,13 @@ pub fn measure(
     }
     // The baseline arm's guest is the run's recorded configuration (the
     // report lists both arms' kernels and command lines).
-    let mut system = match records[0].probe.clone() {
-        Some(p) => p,
-        None => serde_json::to_value(crate::probe::probe())?,
-    };
-    if let (Some(o), Some(first)) = (system.as_object_mut(), records[0].boots.first()) {
+    if let Some(p) = records[0].probe.clone() {
+        meta.system = p;
+    }
+    if let (Some(o), Some(first)) = (meta.system.as_object_mut(), records[0].boots.first()) {
         // The VM's facts (the accelerator above all) mark every figure.
         o.insert("vm".into(), serde_json::to_value(first)?);
     }
-    let meta = RunMeta {
-        label: label.to_string(),
-        kind: "overhead".into(),
-        started_at: chrono::Utc::now(),
-        host: crate::sys::hostname(),
-        secperf_version: env!("CARGO_PKG_VERSION").into(),
-        command: super::session::reproducible_command_line(Some(design.seed)),
-        params,
-        system,
-    };
     let run_id = store.begin_run(&meta)?;
     store.add_run_note(
         run_id,
@@ -448,14 +433,11 @@ pub fn measure(
         &serde_json::to_value(&records)?,
     )?;
     let mut comparisons = comparisons;
-    let mut ids = Vec::new();
-    for c in &comparisons {
-        ids.push(store.add_comparison(run_id, c)?);
-    }
-    super::ab::decide_all(&mut comparisons, decision);
-    for (c, id) in comparisons.iter().zip(&ids) {
-        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
-    }
+    let ids = comparisons
+        .iter()
+        .map(|c| store.add_comparison(run_id, c))
+        .collect::<Result<Vec<_>>>()?;
+    super::ab::store_decided(&mut store, &mut comparisons, &ids, decision)?;
     if let Some(e) = error {
         return Err(e.context(format!(
             "the kernel A/B stopped; the pairs it finished are stored as run {run_id}"

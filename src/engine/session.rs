@@ -263,7 +263,7 @@ pub fn command_line_of(argv: impl IntoIterator<Item = String>) -> String {
 
 /// The metadata of a run starting now on this machine: the probe
 /// snapshot, host, version and the command line that reproduces it.
-fn run_meta(
+pub(crate) fn run_meta(
     kind: &str,
     label: &str,
     params: &impl serde::Serialize,
@@ -284,6 +284,13 @@ fn run_meta(
 /// SIGINT/SIGTERM stop the measurement cleanly (tasks stopped, scratch
 /// removed, results so far kept); a second SIGINT exits at once.
 fn install_interrupt_handlers() -> Result<()> {
+    crate::runner::set_interrupt_source(interrupt_flag()?);
+    Ok(())
+}
+
+/// A flag that SIGINT and SIGTERM set; a second SIGINT exits at once with
+/// code 130.
+pub(crate) fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     use signal_hook::flag;
     let f = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -292,8 +299,7 @@ fn install_interrupt_handlers() -> Result<()> {
             .context("installing signal handlers")?;
         flag::register(sig, f.clone()).context("installing signal handlers")?;
     }
-    crate::runner::set_interrupt_source(f);
-    Ok(())
+    Ok(f)
 }
 
 /// Where fixtures kept across runs live: $XDG_CACHE_HOME/secperf.

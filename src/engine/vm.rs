@@ -9,7 +9,6 @@
 //! the shared directory is a new temporary one.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -253,7 +252,9 @@ pub fn measure_in_guest(
     }
     let mut store = Store::open(db_path)?;
     let _measuring = super::session::measurement_lock(no_wait)?;
-    let stop = interrupt_flag()?;
+    // Ctrl-C stops the guest (the guard kills it); a second one exits at
+    // once, and the guard does the same.
+    let stop = super::session::interrupt_flag()?;
     let setup = BootSetup {
         spec: &req.spec,
         accel,
@@ -357,20 +358,6 @@ fn stopped_error(why: Stopped, tail: &[String], limits: Limits) -> anyhow::Error
             console(tail)
         ),
     }
-}
-
-/// A flag set by SIGINT or SIGTERM while the guest runs; a second SIGINT
-/// exits at once (the guard then stops the guest).
-pub fn interrupt_flag() -> Result<Arc<AtomicBool>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::flag;
-    let f = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        flag::register_conditional_shutdown(sig, 130, f.clone())
-            .context("installing signal handlers")?;
-        flag::register(sig, f.clone()).context("installing signal handlers")?;
-    }
-    Ok(f)
 }
 
 /// In a guest, before the command runs: records the kernel's facts in the

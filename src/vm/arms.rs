@@ -39,6 +39,16 @@ pub fn parse_arm(value: &str) -> Result<KernelArm> {
     })
 }
 
+/// The `--kernel` values parsed and checked ([`parse_arm`], [`check_arms`]).
+pub fn parse_arms(values: &[String]) -> Result<[KernelArm; 2]> {
+    check_arms(
+        &values
+            .iter()
+            .map(|v| parse_arm(v))
+            .collect::<Result<Vec<_>>>()?,
+    )
+}
+
 /// Checks the arms: exactly two, with different names, and different
 /// kernels or command lines.
 pub fn check_arms(arms: &[KernelArm]) -> Result<[KernelArm; 2]> {
