@@ -176,6 +176,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             label: &label,
             params: &plan.record(),
             system_wide: false,
+            audit_check: false,
             slices: plan.total_slices(),
             seed: Some(plan.design.seed),
         },

@@ -63,8 +63,9 @@ pub enum Command {
     /// and the mechanisms with whether each can be measured here (or, with
     /// --vm, in a guest of that kernel).
     List(list::ListArgs),
-    /// Show the machine's security configuration (recorded with every run).
-    Probe,
+    /// Show the machine's security configuration (recorded with every run);
+    /// --active also checks for phantom audit rules (a few seconds, root).
+    Probe(probe::ProbeArgs),
     /// Compare stored runs (different boots, kernels, machines): each later run
     /// against the first, with unpaired statistics, in any output format.
     Compare(compare::CompareArgs),
@@ -203,7 +204,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Restore => crate::safety::restore_command(cli.json),
         Command::Suite(args) => suite::suite(args, cli.db.as_deref(), cli.json),
         Command::List(args) => list::list(args, cli.db.as_deref(), cli.json),
-        Command::Probe => probe::probe(cli.json),
+        Command::Probe(args) => probe::probe(args, cli.db.as_deref(), cli.json),
         Command::Report(args) => report::report(args, cli.db.as_deref(), cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
         Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),

@@ -234,6 +234,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
             label: &plan.label,
             params: &plan,
             system_wide: plan.system_wide(),
+            audit_check: plan.switches("audit"),
             slices,
             seed: Some(plan.seed),
         },

@@ -1,12 +1,53 @@
-//! `secperf probe`: the machine's security configuration.
+//! `secperf probe`: the machine's security configuration; with `--active`,
+//! also what only a measurement can tell (phantom audit rules).
 
 use anyhow::Result;
 
-pub fn probe(json: bool) -> Result<()> {
-    let info = crate::probe::probe();
+/// `probe`'s options.
+#[derive(Debug, clap::Args)]
+pub struct ProbeArgs {
+    /// Also check what reading files cannot tell: whether the kernel still
+    /// charges every syscall for audit rules that are gone ("phantom
+    /// rules", docs/findings.md), at audit.phantom_rules in --json (true,
+    /// false, or null with the reason). Takes about 5 s: a getppid loop is
+    /// profiled with audit disabled, enabled with no rules, and enabled
+    /// with one unrelated rule; audit is switched for that time (root),
+    /// journaled and restored as by any audit measurement. Enabling audit
+    /// once leaves the kernel giving new processes an audit context until
+    /// reboot, as any audit measurement does. A machine with audit rules
+    /// loaded is left alone (the answer is null).
+    #[arg(long)]
+    pub active: bool,
+
+    #[command(flatten)]
+    pub vm: super::vm::VmArgs,
+}
+
+pub fn probe(args: ProbeArgs, db: Option<&std::path::Path>, json: bool) -> Result<()> {
+    if args.vm.vm.is_some() {
+        return super::vm::relay(
+            &args.vm,
+            &[],
+            db,
+            false,
+            super::vm::Show::GuestStdout {
+                stores_run: false,
+                json,
+            },
+        );
+    }
+    args.vm.resolve(false)?;
+    let mut info = serde_json::to_value(crate::probe::probe())?;
+    if args.active {
+        let measuring = crate::engine::session::measurement_lock(false)?;
+        let (phantom, check) = crate::engine::phantom::check_now()?;
+        drop(measuring);
+        crate::engine::phantom::record(&mut info, phantom, &check);
+    }
     if json {
         return super::print_json(&info);
     }
+    let info: crate::probe::SystemInfo = serde_json::from_value(info)?;
     super::emit_fmt!("{}", crate::probe::render(&info).trim_end());
     Ok(())
 }

@@ -128,6 +128,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             label: &plan.label,
             params: &plan,
             system_wide: false,
+            audit_check: false,
             slices: plan.slices(),
             seed: None,
         },

@@ -170,6 +170,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             label: &label,
             params: &suite.record,
             system_wide: suite.system_wide(),
+            audit_check: suite.switches("audit"),
             slices: run_slices + ab_slices,
             seed: Some(suite.record.seed),
         },

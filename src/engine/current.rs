@@ -201,6 +201,7 @@ mod tests {
                 label: "t",
                 params: &plan,
                 system_wide: false,
+                audit_check: false,
                 slices: plan.slices(),
                 seed: None,
             },

@@ -4,6 +4,7 @@
 //!
 //! - [`plan`]: what a command will do, decided before anything runs.
 //! - [`design`]: one A/B case and its design (pairs, slices, the coin).
+//! - [`phantom`]: the active check for phantom audit rules.
 //! - [`measurer`]: the seam between the loops and the machine (live, or
 //!   scripted in tests).
 //! - [`ab`]: randomised interleaved pairs, stored as they finish, decided
@@ -24,6 +25,7 @@ pub mod current;
 pub mod design;
 pub mod document;
 pub mod measurer;
+pub mod phantom;
 pub mod plan;
 pub mod progress;
 pub mod rerun;

@@ -515,6 +515,11 @@ impl OverheadPlan {
             .any(|c| c.treatment.mechanism.scope() == Scope::System)
     }
 
+    /// Whether any case switches the mechanism named `name`.
+    pub fn switches(&self, name: &str) -> bool {
+        self.cases.iter().any(|c| c.treatment.mechanism.name() == name)
+    }
+
     /// The design of one comparison: a negative control's sequential
     /// budget is the fixed design's 12 pairs (or the fewest its table
     /// needs to decide): it is there to flag a disturbed run, which it does

@@ -18,7 +18,7 @@ use crate::safety::{MeasureLock, StateLock};
 use crate::store::Store;
 
 /// How long a run waits for another secperf holding the state lock.
-const LOCK_WAIT: Duration = Duration::from_secs(60);
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(60);
 
 /// What a run is, before it starts.
 pub struct RunSpec<'a, P: serde::Serialize> {
@@ -32,6 +32,10 @@ pub struct RunSpec<'a, P: serde::Serialize> {
     pub system_wide: bool,
     /// Slices the run will measure, for the progress bar.
     pub slices: u64,
+    /// Whether the run switches audit: then it checks for phantom audit
+    /// rules once it holds the state lock, and records the answer in its
+    /// probe snapshot (`system.audit.phantom_rules`).
+    pub audit_check: bool,
     /// The seed the run uses, for the commands that take `--seed`
     /// (`overhead`, `suite`, `calibrate`); None for those that do not.
     /// When the user gave no `--seed`, the stored command line gets
@@ -105,7 +109,16 @@ impl Session {
             .system_wide
             .then(|| StateLock::acquire(LOCK_WAIT))
             .transpose()?;
-        let meta = run_meta(spec.kind, spec.label, spec.params, spec.seed)?;
+        let mut meta = run_meta(spec.kind, spec.label, spec.params, spec.seed)?;
+        if let (Some(lock), true) = (&lock, spec.audit_check) {
+            // The arms set the machine's rules aside anyway.
+            let opts = super::phantom::CheckOpts::standard(spec.seed.unwrap_or(0), true);
+            let (phantom, check) = super::phantom::check_reporting(lock, &opts);
+            super::phantom::record(&mut meta.system, phantom, &check);
+            if phantom == Some(true) {
+                eprintln!("secperf: warning: {}", check.consequence());
+            }
+        }
         let system = meta.system.clone();
         let run_id = store.begin_run(&meta)?;
         Ok(Session {
@@ -430,6 +443,7 @@ mod tests {
                 label: "",
                 params: &(),
                 system_wide: false,
+                audit_check: false,
                 slices: 0,
                 seed: Some(1234),
             },

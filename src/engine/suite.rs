@@ -139,6 +139,13 @@ impl SuiteRun {
             .any(|(c, _)| c.treatment.mechanism.scope() == Scope::System)
     }
 
+    /// Whether any case switches the mechanism named `name`.
+    pub fn switches(&self, name: &str) -> bool {
+        self.cases
+            .iter()
+            .any(|(c, _)| c.treatment.mechanism.name() == name)
+    }
+
     /// Slices of the current side and of the A/B side.
     pub fn slices(&self) -> (u64, u64) {
         let p = &self.plan;

@@ -15,10 +15,11 @@ use netlink_packet_audit::StatusMessage;
 use serde::{Deserialize, Serialize};
 
 use super::Probed;
+use super::audit_phantom::PhantomCheck;
 use crate::sys::audit::AuditSocket;
 
 /// The kernel's audit state (struct audit_status) and rule count.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditInfo {
     /// 0 disabled, 1 enabled, 2 enabled and locked until reboot.
     pub enabled: u32,
@@ -39,6 +40,15 @@ pub struct AuditInfo {
     pub backlog_wait_time: u32,
     /// Number of loaded audit rules (AUDIT_LIST_RULES replies).
     pub rules: Probed<u32>,
+    /// Whether the kernel still charges syscalls for audit rules that are
+    /// gone (see [`super::audit_phantom`]): None when it was not checked
+    /// (the plain probe is read-only) or could not tell;
+    /// `phantom_check.reason` says which.
+    #[serde(default)]
+    pub phantom_rules: Option<bool>,
+    /// How `phantom_rules` was found.
+    #[serde(default = "PhantomCheck::not_recorded")]
+    pub phantom_check: PhantomCheck,
 }
 
 impl AuditInfo {
@@ -93,6 +103,8 @@ fn info_from(s: &StatusMessage, rules: Probed<u32>) -> AuditInfo {
         lost: s.lost,
         backlog_wait_time: s.backlog_wait_time,
         rules,
+        phantom_rules: None,
+        phantom_check: PhantomCheck::read_only(),
     }
 }
 

@@ -75,6 +75,17 @@ pub fn probe_differences(a: &Value, b: &Value) -> Vec<String> {
             )),
         }
     }
+    // Phantom audit rules are checked by audit runs only: a difference
+    // when both were checked and answered.
+    let phantom = |s: &Value| s.pointer("/audit/phantom_rules").and_then(Value::as_bool);
+    if let (Some(x), Some(y)) = (phantom(a), phantom(b))
+        && x != y
+    {
+        out.push(format!(
+            "phantom audit rules differ: {x} vs {y} (audit enabled means another cost; \
+             docs/findings.md)"
+        ));
+    }
     out
 }
 
@@ -102,6 +113,18 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn phantom_rules_differ_only_when_both_were_checked() {
+        let a = json!({"audit": {"enabled": 0, "phantom_rules": true}});
+        let b = json!({"audit": {"enabled": 0, "phantom_rules": false}});
+        let unchecked = json!({"audit": {"enabled": 0, "phantom_rules": null}});
+        let d = probe_differences(&a, &b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].starts_with("phantom audit rules differ: true vs false"));
+        assert!(probe_differences(&a, &unchecked).is_empty());
+        assert!(probe_differences(&json!({"audit": {"enabled": 0}}), &b).is_empty());
+    }
 
     fn snapshot(kernel: &str) -> Value {
         json!({

@@ -22,6 +22,7 @@
 mod apparmor;
 mod aslr;
 mod audit;
+pub mod audit_phantom;
 mod bpf;
 mod cpu;
 mod cpufreq;
@@ -217,6 +218,8 @@ pub(crate) mod tests {
                 lost: 0,
                 backlog_wait_time: 15000,
                 rules: Probed::Ok(0),
+                phantom_rules: None,
+                phantom_check: audit_phantom::PhantomCheck::read_only(),
             }),
             bpf_lsm: BpfLsmInfo {
                 active: Probed::Ok(true),

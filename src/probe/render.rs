@@ -238,7 +238,18 @@ fn audit(g: &mut Group, a: &AuditInfo) {
             format!("{} jiffies (backlog_wait_time)", a.backlog_wait_time),
         )
         .line("lost", a.lost.to_string())
-        .probed("rules", &a.rules, u32::to_string);
+        .probed("rules", &a.rules, u32::to_string)
+        .line("phantom rules", phantom_text(a));
+}
+
+/// The phantom-rules line: the answer, then what the check said.
+fn phantom_text(a: &AuditInfo) -> String {
+    let c = &a.phantom_check;
+    match a.phantom_rules {
+        Some(true) => format!("YES: {}. {}", c.reason, c.consequence()),
+        Some(false) => format!("none: {}", c.reason),
+        None => c.reason.clone(),
+    }
 }
 
 fn bpf(b: &BpfLsmInfo) -> Group {

@@ -1,0 +1,251 @@
+//! The active check for phantom audit rules (what they are:
+//! [`crate::probe::audit_phantom`]): a getppid loop profiled with audit
+//! disabled, enabled with no rules, and enabled with one unrelated rule
+//! (the positive control), in seeded random order over a few rounds.
+//!
+//! Every audit change goes through the state lock, journaled before it is
+//! made and undone after each half, as every audit arm is: the check adds
+//! no rule but the control's one syscall rule (`-S pivot_root`), which the
+//! kernel deletes and uncounts correctly, and never a watch. The machine's
+//! own rules are set aside only where the caller says so (an audit
+//! measurement, whose arms set them aside anyway); `secperf probe
+//! --active` leaves a machine with rules alone and says it cannot tell.
+//!
+//! Enabling audit once sets the kernel's "audit ever enabled" flag until
+//! reboot, as any audit measurement does; the check says so when audit was
+//! disabled.
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+
+use super::design::{Case, Design};
+use super::measurer::{Live, Measurer};
+use crate::mechanisms::{Arm, Availability, Mechanism, Treatment};
+use crate::model::{Mode, Params};
+use crate::probe::audit_phantom::{CheckArm, CheckHalf, PhantomCheck, count_rule_path, decide};
+use crate::profile::profile_half;
+use crate::runner::Tick;
+use crate::safety::StateLock;
+use crate::stats::bootstrap::Rng;
+use crate::sys::audit::AuditSocket;
+
+/// How the check measures.
+#[derive(Debug, Clone)]
+pub struct CheckOpts {
+    /// Rounds of the three halves.
+    pub rounds: u32,
+    /// Slice length and kept slices of each half (one warmup slice more).
+    pub sample_ms: u64,
+    pub samples: u32,
+    /// Sampling frequency, Hz.
+    pub hz: u64,
+    pub seed: u64,
+    /// Whether the machine's own rules may be set aside for the check
+    /// (restored after each half).
+    pub set_aside_rules: bool,
+}
+
+impl CheckOpts {
+    /// Three rounds of 0.4 s halves: about 5 s on the development VM.
+    pub fn standard(seed: u64, set_aside_rules: bool) -> CheckOpts {
+        CheckOpts {
+            rounds: 3,
+            sample_ms: 100,
+            samples: 3,
+            hz: crate::profile::DEFAULT_HZ,
+            seed,
+            set_aside_rules,
+        }
+    }
+
+    /// Halves the check measures.
+    pub fn halves(&self) -> u32 {
+        self.rounds * 3
+    }
+}
+
+/// The check's answer: phantom rules or not (None: cannot tell) and how
+/// it was found. Errors of the measurement itself (a half that failed)
+/// are an answer of "cannot tell" naming the error: the check never stops
+/// the run it belongs to.
+pub fn check(
+    lock: &StateLock,
+    opts: &CheckOpts,
+    on_half: &mut dyn FnMut(u32, CheckArm),
+) -> (Option<bool>, PhantomCheck) {
+    match preconditions(opts) {
+        Err(reason) => (None, PhantomCheck::not_checked(reason)),
+        Ok(symbols) => match measure(lock, opts, &symbols, on_half) {
+            Ok(halves) => decide(halves, Utc::now()),
+            Err(e) => (
+                None,
+                PhantomCheck::not_checked(format!("cannot tell: the check failed: {e:#}")),
+            ),
+        },
+    }
+}
+
+/// Why the check cannot run here, or the symbols to name samples with.
+fn preconditions(opts: &CheckOpts) -> std::result::Result<crate::profile::symbols::Symbols, String> {
+    let not = |why: String| Err(format!("not checked: {why}"));
+    if let Availability::Unavailable(why) = crate::mechanisms::audit::AUDIT.probe() {
+        return not(format!("audit cannot be switched here ({why})"));
+    }
+    let rules = AuditSocket::open()
+        .and_then(|s| s.list_rules())
+        .map(|r| r.len())
+        .map_err(|e| format!("not checked: listing the audit rules: {}", e.reason))?;
+    if rules > 0 && !opts.set_aside_rules {
+        return not(format!(
+            "{rules} audit rules are loaded, and their filters take the same path as phantom \
+             rules; the check does not set a machine's rules aside (an audit measurement does, \
+             and records the answer in its run: `secperf overhead -m audit:enabled -w getppid`)"
+        ));
+    }
+    let (symbols, notes) = crate::profile::readiness(opts.hz);
+    match symbols {
+        Some(s) if !s.kernel_hidden => Ok(s),
+        Some(_) => not(
+            "kernel addresses are hidden (kernel.kptr_restrict, or lockdown's confidentiality \
+             mode), so samples cannot be named"
+                .into(),
+        ),
+        None => not(notes.join("; ")),
+    }
+}
+
+/// The profiled halves, in the order they ran.
+fn measure(
+    lock: &StateLock,
+    opts: &CheckOpts,
+    symbols: &crate::profile::symbols::Symbols,
+    on_half: &mut dyn FnMut(u32, CheckArm),
+) -> Result<Vec<CheckHalf>> {
+    let workload = crate::workloads::find("getppid").context("the getppid workload")?;
+    let case = |spec: &str| -> Result<Case> {
+        Ok(Case {
+            workload,
+            workload_params: Params::new(),
+            treatment: Treatment::parse(spec)?,
+            tasks: 1,
+        })
+    };
+    let enabled = case("audit:enabled")?;
+    let one_rule = case("audit:unrelated-rule")?;
+    let design = Design {
+        pairs: 1,
+        sample_ms: opts.sample_ms,
+        samples_per_half: opts.samples,
+        warmup: 1,
+        mode: Mode::Process,
+        cpus: Vec::new(),
+        scratch_root: std::env::temp_dir(),
+        cache_dir: super::session::cache_dir(),
+        seed: opts.seed,
+        profile: None,
+        stop: None,
+    };
+    let mut rng = Rng::new(opts.seed);
+    let mut measurer = Live { lock: Some(lock) };
+    let mut halves = Vec::new();
+    for _ in 0..opts.rounds {
+        let mut order = [CheckArm::Disabled, CheckArm::Enabled, CheckArm::OneRule];
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        for arm in order {
+            on_half(halves.len() as u32, arm);
+            let (c, a) = match arm {
+                CheckArm::Disabled => (&enabled, Arm::Baseline),
+                CheckArm::Enabled => (&enabled, Arm::Treatment),
+                CheckArm::OneRule => (&one_rule, Arm::Treatment),
+            };
+            let half = profile_half(symbols, opts.hz, opts.sample_ms, |observer| {
+                measurer
+                    .half(c, &design, a, observer, &mut |_: Tick| {})
+                    .map(|h| h.ns_per_op)
+            })
+            .with_context(|| format!("getppid with {}", arm.describe()))?;
+            let (samples, rule_path_samples) = count_rule_path(&half.stacks);
+            halves.push(CheckHalf {
+                arm,
+                ns_per_op: half.ns_per_op,
+                samples,
+                rule_path_samples,
+            });
+        }
+    }
+    Ok(halves)
+}
+
+/// `secperf probe --active`: the check on its own, with the state lock
+/// and a line on stderr per half. The machine's rules are not set aside.
+pub fn check_now() -> Result<(Option<bool>, PhantomCheck)> {
+    crate::runner::set_interrupt_source(super::session::interrupt_flag()?);
+    let lock = StateLock::acquire(super::session::LOCK_WAIT)?;
+    let opts = CheckOpts::standard(super::session::seed_or_clock(None), false);
+    Ok(check_reporting(&lock, &opts))
+}
+
+/// [`check`], saying on stderr what it does.
+pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> (Option<bool>, PhantomCheck) {
+    let total = opts.halves();
+    let mut started = false;
+    let answer = check(lock, opts, &mut |i, arm| {
+        if !started {
+            started = true;
+            eprintln!(
+                "secperf: checking for phantom audit rules: {total} profiled getppid halves of \
+                 about {:.1} s, audit switched (journaled, restored)",
+                (opts.samples + 1) as f64 * opts.sample_ms as f64 / 1000.0
+            );
+        }
+        eprintln!("secperf:   half {}/{total}: {}", i + 1, arm.describe());
+    });
+    eprintln!(
+        "secperf: phantom audit rules: {}",
+        match answer.0 {
+            Some(true) => "YES",
+            Some(false) => "none",
+            None => "cannot tell",
+        }
+    );
+    answer
+}
+
+/// Puts a check's answer into a probe snapshot (`audit.phantom_rules`,
+/// `audit.phantom_check`); a snapshot whose audit was not read keeps its
+/// reason.
+pub fn record(system: &mut serde_json::Value, phantom: Option<bool>, check: &PhantomCheck) {
+    if let Some(audit) = system.get_mut("audit").and_then(|a| a.as_object_mut())
+        && !audit.contains_key("unavailable")
+    {
+        audit.insert("phantom_rules".into(), serde_json::json!(phantom));
+        audit.insert(
+            "phantom_check".into(),
+            serde_json::to_value(check).unwrap_or_default(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_goes_into_a_snapshot_with_audit() {
+        let mut system = serde_json::json!({"audit": {"enabled": 0, "phantom_rules": null}});
+        let check = PhantomCheck::not_checked("x");
+        record(&mut system, Some(true), &check);
+        assert_eq!(system["audit"]["phantom_rules"], true);
+        assert_eq!(system["audit"]["phantom_check"]["reason"], "x");
+        let mut unread = serde_json::json!({"audit": {"unavailable": "no audit"}});
+        record(&mut unread, Some(true), &check);
+        assert_eq!(unread["audit"].as_object().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn three_halves_a_round() {
+        assert_eq!(CheckOpts::standard(1, false).halves(), 9);
+    }
+}
