@@ -42,7 +42,7 @@ pub fn probe(args: ProbeArgs, db: Option<&std::path::Path>, json: bool) -> Resul
         let measuring = crate::engine::session::measurement_lock(false)?;
         let (phantom, check) = crate::engine::phantom::check_now()?;
         drop(measuring);
-        crate::engine::phantom::record(&mut info, phantom, &check);
+        crate::probe::audit_phantom::record(&mut info, phantom, &check);
     }
     if json {
         return super::print_json(&info);

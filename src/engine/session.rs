@@ -114,7 +114,7 @@ impl Session {
             // The arms set the machine's rules aside anyway.
             let opts = super::phantom::CheckOpts::standard(spec.seed.unwrap_or(0), true);
             let (phantom, check) = super::phantom::check_reporting(lock, &opts);
-            super::phantom::record(&mut meta.system, phantom, &check);
+            crate::probe::audit_phantom::record(&mut meta.system, phantom, &check);
             if phantom == Some(true) {
                 eprintln!("secperf: warning: {}", check.consequence());
             }

@@ -255,9 +255,37 @@ pub fn decide(halves: Vec<CheckHalf>, checked_at: DateTime<Utc>) -> (Option<bool
     (verdict, check)
 }
 
+/// Puts a check's answer into a probe snapshot (`audit.phantom_rules`,
+/// `audit.phantom_check`); a snapshot whose audit was not read keeps its
+/// reason.
+pub fn record(system: &mut serde_json::Value, phantom: Option<bool>, check: &PhantomCheck) {
+    if let Some(audit) = system.get_mut("audit").and_then(|a| a.as_object_mut())
+        && !audit.contains_key("unavailable")
+    {
+        audit.insert("phantom_rules".into(), serde_json::json!(phantom));
+        audit.insert(
+            "phantom_check".into(),
+            serde_json::to_value(check).unwrap_or_default(),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_goes_into_a_snapshot_with_audit() {
+        let mut system = serde_json::json!({"audit": {"enabled": 0, "phantom_rules": null}});
+        let check = PhantomCheck::not_checked("x");
+        record(&mut system, Some(true), &check);
+        assert_eq!(system["audit"]["phantom_rules"], true);
+        assert_eq!(system["audit"]["phantom_check"]["reason"], "x");
+        let mut unread = serde_json::json!({"audit": {"unavailable": "no audit"}});
+        record(&mut unread, Some(true), &check);
+        assert_eq!(unread["audit"].as_object().unwrap().len(), 1);
+    }
+
 
     fn half(arm: CheckArm, ns: f64, samples: u64, rule: u64) -> CheckHalf {
         CheckHalf {

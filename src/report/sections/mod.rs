@@ -1,7 +1,8 @@
 //! The sections of a run's report, each written once against the markup
 //! interface ([`crate::report::markup`]) and so drawn alike by every
 //! format: the run's facts, its results and profiles, the comparisons,
-//! child CPU time, the negative control, sweeps, attributions, outlier
+//! phantom audit rules under audit comparisons, child CPU time, the
+//! negative control, sweeps, attributions, outlier
 //! pairs, skipped mechanisms, treatment notes, the policy files measured,
 //! problems, and the command that reproduces it. A suite run's report
 //! ([`suite`], its post-shaped tables drawn by [`post`]) takes the place
@@ -21,6 +22,7 @@ mod facts;
 pub mod guest;
 mod notes;
 mod outliers;
+pub mod phantom;
 pub mod policies;
 pub mod post;
 mod results;
@@ -82,6 +84,7 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
         facts::facts(doc, parts.security, m);
     }
     guest::guest(doc, m);
+    phantom::phantom(doc, m);
     if doc.suite.is_some() {
         // A suite's report says it all in the post's shape, skipped
         // mechanisms and profiles included.

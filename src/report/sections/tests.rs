@@ -254,3 +254,44 @@ fn run_results_show_parameters_and_profiles() {
     assert!(s.contains("open depth=16"), "{s}");
     assert!(s.contains("ops/s"), "{s}");
 }
+
+#[test]
+fn audit_comparisons_on_a_kernel_with_phantom_rules_carry_a_note() {
+    let mut doc = overhead_doc();
+    for kind in KINDS {
+        let s = render(&doc, Parts::MEASURED, kind);
+        assert!(!s.contains("Phantom audit rules"), "{kind:?}");
+    }
+    let check = crate::probe::audit_phantom::decide(
+        vec![
+            crate::probe::audit_phantom::CheckHalf {
+                arm: crate::probe::audit_phantom::CheckArm::Disabled,
+                ns_per_op: 380.0,
+                samples: 1200,
+                rule_path_samples: 0,
+            },
+            crate::probe::audit_phantom::CheckHalf {
+                arm: crate::probe::audit_phantom::CheckArm::Enabled,
+                ns_per_op: 570.0,
+                samples: 1200,
+                rule_path_samples: 200,
+            },
+            crate::probe::audit_phantom::CheckHalf {
+                arm: crate::probe::audit_phantom::CheckArm::OneRule,
+                ns_per_op: 560.0,
+                samples: 1200,
+                rule_path_samples: 210,
+            },
+        ],
+        chrono::Utc::now(),
+    );
+    doc.meta.system["audit"] = serde_json::json!({"enabled": 0});
+    crate::probe::audit_phantom::record(&mut doc.meta.system, check.0, &check.1);
+    for kind in [Kind::Plain, Kind::Markdown, Kind::Email] {
+        let s = render(&doc, Parts::MEASURED, kind);
+        let words = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("Phantom audit rules"), "{kind:?}: {s}");
+        assert!(words.contains("+190 ns"), "{kind:?}: {s}");
+        assert!(words.contains("reboot"), "{kind:?}: {s}");
+    }
+}
