@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use secperf::safety::StateLock;
 use secperf::sys::audit::{AuditState, RuleData};
 
-use common::{PutBack, TINY, audit_state, secperf, state_lock, usable_audit};
+use common::{
+    PutBack, TINY, WATCHED, audit_state, no_phantom_rules, secperf, state_lock, usable_audit,
+};
 
 const SECPERF: &str = env!("CARGO_BIN_EXE_secperf");
 
@@ -35,10 +37,23 @@ const HANG_GUARD: Duration = Duration::from_secs(300);
 
 /// What a live test holds while it runs.
 struct Live {
+    test: String,
     _serial: MutexGuard<'static, ()>,
     _lock: StateLock,
     before: AuditState,
     _put_back: PutBack,
+}
+
+impl Drop for Live {
+    /// After a test that passed: audit as it was, then (in the CI's guest
+    /// step) no phantom audit rules.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let _ = secperf::sys::audit::AuditSocket::open().and_then(|s| s.set_state(&self.before));
+        no_phantom_rules(&self.test);
+    }
 }
 
 /// The live-test context, or `None` when `test` is skipped here.
@@ -49,6 +64,7 @@ fn live(test: &str) -> Option<Live> {
     // Read after the lock: the state may have changed while we waited.
     let before = audit_state();
     Some(Live {
+        test: test.to_string(),
         _serial: serial,
         _lock: lock,
         _put_back: PutBack(before.clone()),
@@ -66,10 +82,10 @@ fn write_rules(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// A small realistic file whose rules never record while getppid runs:
 /// control lines, syscall rules on other syscalls (one prepended), a
 /// never rule on every syscall for a uid nobody has, a watch, an exclude
-/// rule.
-fn harmless_rules(dir: &Path) -> String {
-    let watched = dir.join("watched");
-    std::fs::create_dir_all(&watched).unwrap();
+/// rule. The watch is on [`WATCHED`], whose directory never vanishes: a
+/// watch under a temporary directory that goes while the rule is loaded
+/// would leave the kernel counting a rule that is gone (phantom rules).
+fn harmless_rules() -> String {
     format!(
         "## secperf end-to-end test rules\n\
          -D\n\
@@ -78,9 +94,8 @@ fn harmless_rules(dir: &Path) -> String {
          -a always,exit -F arch=b64 -S acct,swapoff -F auid>=1000 -F auid!=unset -k secperf-test\n\
          -A always,exit -F arch=b64 -S pivot_root -k secperf-test\n\
          -a never,exit -S all -F uid=2147483632\n\
-         -w {}/file -p wa -k secperf-test\n\
-         -a never,exclude -F msgtype=1999\n",
-        watched.display()
+         -w {WATCHED} -p wa -k secperf-test\n\
+         -a never,exclude -F msgtype=1999\n"
     )
 }
 
@@ -199,7 +214,7 @@ fn a_good_rules_file_is_measured_and_audit_is_left_as_it_was() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let rules = write_rules(dir.path(), "good.rules", &harmless_rules(dir.path()));
+    let rules = write_rules(dir.path(), "good.rules", &harmless_rules());
     let out = overhead(
         &dir.path().join("r.db"),
         &dir.path().join("state"),
@@ -243,7 +258,7 @@ fn a_run_sigkilled_with_the_files_rules_loaded_is_restored() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let rules = write_rules(dir.path(), "kill.rules", &harmless_rules(dir.path()));
+    let rules = write_rules(dir.path(), "kill.rules", &harmless_rules());
     let state = dir.path().join("state");
     let journal = state.join("journal.json");
     let stderr_path = dir.path().join("overhead.stderr");

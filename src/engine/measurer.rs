@@ -89,6 +89,13 @@ impl Measurer for Live<'_> {
             cache_dir: design.cache_dir.clone(),
             params: case.workload_params.clone(),
         };
+        // The scratch directory outlives the arm: it is made before the
+        // mechanism is applied and removed after it is undone, so nothing
+        // the half deletes goes while audit rules that could watch it are
+        // loaded (the kernel would drop such a rule without uncounting it:
+        // phantom rules, docs/findings.md). A SIGKILL leaves it in place
+        // for the next start's restore.
+        let scratch = runner::scratch_dir(def, &opts.scratch_root)?;
         let applied = match t.mechanism.scope() {
             Scope::System => {
                 let lock = self
@@ -110,13 +117,18 @@ impl Measurer for Live<'_> {
                     },
                 )
             };
-            runner::measure_observed(def, &opts, &hook, observer, on_tick)
+            runner::measure_in(def, &opts, scratch.path(), &hook, observer, on_tick)
         } else {
-            runner::measure_observed(def, &opts, &|_| Ok(()), observer, on_tick)
+            runner::measure_in(def, &opts, scratch.path(), &|_| Ok(()), observer, on_tick)
         };
-        if let Some(applied) = applied {
-            applied.restore()?;
+        if let Some(applied) = applied
+            && let Err(e) = applied.restore()
+        {
+            // Whatever is still applied may watch it: left in place.
+            let kept = scratch.keep();
+            return Err(e.context(format!("the scratch directory {} is kept", kept.display())));
         }
+        drop(scratch);
         let result = result?;
         Ok(HalfResult {
             ns_per_op: result.ns_per_op.median,
@@ -132,6 +144,116 @@ impl Measurer for Live<'_> {
         on_tick: &mut dyn FnMut(Tick),
     ) -> Result<WorkloadResult> {
         runner::measure_observed(def, opts, &|_| Ok(()), observer, on_tick)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::mechanisms::{Availability, Mechanism, Treatment, VariantDef};
+    use crate::model::Params;
+
+    /// A system mechanism that, when undone, notes the scratch
+    /// directories present under `root`.
+    struct SeesScratch {
+        root: PathBuf,
+        at_restore: Mutex<Vec<Vec<String>>>,
+    }
+
+    fn scratch_dirs(root: &Path) -> Vec<String> {
+        std::fs::read_dir(root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(runner::SCRATCH_PREFIX))
+            .collect()
+    }
+
+    impl Mechanism for SeesScratch {
+        fn name(&self) -> &'static str {
+            "sees-scratch"
+        }
+        fn description(&self) -> &'static str {
+            "a test double"
+        }
+        fn scope(&self) -> Scope {
+            Scope::System
+        }
+        fn variants(&self) -> &'static [VariantDef] {
+            &[VariantDef {
+                name: "on",
+                description: "on",
+            }]
+        }
+        fn survey_workloads(&self) -> &'static [&'static str] {
+            &[]
+        }
+        fn probe(&self) -> Availability {
+            Availability::Available
+        }
+        fn snapshot(&self) -> Result<serde_json::Value> {
+            Ok(serde_json::Value::Null)
+        }
+        fn apply_system(&self, _t: &Treatment, _arm: Arm, _env: &SystemEnv) -> Result<()> {
+            Ok(())
+        }
+        fn restore(&self, _snapshot: &serde_json::Value) -> Result<()> {
+            self.at_restore
+                .lock()
+                .unwrap()
+                .push(scratch_dirs(&self.root));
+            Ok(())
+        }
+    }
+
+    /// The order that keeps audit from leaking rules: a system arm is
+    /// undone while the half's scratch directory still exists, and the
+    /// directory goes after.
+    #[test]
+    fn a_system_arm_is_undone_before_the_scratch_directory_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("scratch");
+        std::fs::create_dir(&root).unwrap();
+        let m: &'static SeesScratch = Box::leak(Box::new(SeesScratch {
+            root: root.clone(),
+            at_restore: Mutex::new(Vec::new()),
+        }));
+        let lock =
+            StateLock::acquire_in(&dir.path().join("state"), std::time::Duration::ZERO).unwrap();
+        let case = Case {
+            workload: crate::workloads::find("getppid").unwrap(),
+            workload_params: Params::new(),
+            treatment: Treatment {
+                mechanism: m,
+                variant: "on",
+                params: Params::new(),
+            },
+            tasks: 1,
+        };
+        let mut design = Design::for_tests(1, 1);
+        design.scratch_root = root.clone();
+        design.cpus = Vec::new();
+        let mut live = Live { lock: Some(&lock) };
+        for arm in [Arm::Baseline, Arm::Treatment] {
+            let half = live
+                .half(&case, &design, arm, &mut runner::Unobserved, &mut |_| {})
+                .unwrap();
+            assert!(half.ns_per_op > 0.0);
+            assert!(scratch_dirs(&root).is_empty(), "removed after the half");
+        }
+        let seen = m.at_restore.lock().unwrap();
+        assert_eq!(seen.len(), 2);
+        for dirs in seen.iter() {
+            assert_eq!(
+                dirs.len(),
+                1,
+                "the half's scratch directory at restore: {dirs:?}"
+            );
+            assert!(dirs[0].starts_with("secperf-getppid-"), "{dirs:?}");
+        }
     }
 }
 

@@ -58,6 +58,16 @@ impl CheckOpts {
         }
     }
 
+    /// The check an audit run makes before measuring: one round (about
+    /// 1.5 s here), enough to tell; `probe --active` takes three, for the
+    /// cost it reports.
+    pub fn in_run(seed: u64) -> CheckOpts {
+        CheckOpts {
+            rounds: 1,
+            ..CheckOpts::standard(seed, true)
+        }
+    }
+
     /// Halves the check measures.
     pub fn halves(&self) -> u32 {
         self.rounds * 3
@@ -86,7 +96,9 @@ pub fn check(
 }
 
 /// Why the check cannot run here, or the symbols to name samples with.
-fn preconditions(opts: &CheckOpts) -> std::result::Result<crate::profile::symbols::Symbols, String> {
+fn preconditions(
+    opts: &CheckOpts,
+) -> std::result::Result<crate::profile::symbols::Symbols, String> {
     let not = |why: String| Err(format!("not checked: {why}"));
     if let Availability::Unavailable(why) = crate::mechanisms::audit::AUDIT.probe() {
         return not(format!("audit cannot be switched here ({why})"));

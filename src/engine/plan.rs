@@ -424,6 +424,9 @@ impl OverheadPlan {
                 (rule.max_pairs, Some(rule))
             }
         };
+        for case in &cases {
+            crate::mechanisms::audit::refuse_scratch_watches(&case.treatment, &placement.scratch)?;
+        }
         let seed = seed_or_clock(a.seed);
         Ok(OverheadPlan {
             comparisons: cases.iter().map(case_label).collect(),
@@ -517,7 +520,9 @@ impl OverheadPlan {
 
     /// Whether any case switches the mechanism named `name`.
     pub fn switches(&self, name: &str) -> bool {
-        self.cases.iter().any(|c| c.treatment.mechanism.name() == name)
+        self.cases
+            .iter()
+            .any(|c| c.treatment.mechanism.name() == name)
     }
 
     /// The design of one comparison: a negative control's sequential

@@ -218,8 +218,8 @@ pub fn decide(halves: Vec<CheckHalf>, checked_at: DateTime<Utc>) -> (Option<bool
         halves,
     };
     let pct = |s: Option<f64>| s.unwrap_or_default() * 100.0;
-    let control_ok = control_k >= MIN_CONTROL_SAMPLES
-        && control_share.is_some_and(|s| s >= MIN_CONTROL_SHARE);
+    let control_ok =
+        control_k >= MIN_CONTROL_SAMPLES && control_share.is_some_and(|s| s >= MIN_CONTROL_SHARE);
     if !control_ok || enabled_n == 0 {
         check.reason = format!(
             "cannot tell: with one audit rule loaded, only {control_k} of {control_n} samples \
@@ -286,7 +286,6 @@ mod tests {
         assert_eq!(unread["audit"].as_object().unwrap().len(), 1);
     }
 
-
     fn half(arm: CheckArm, ns: f64, samples: u64, rule: u64) -> CheckHalf {
         CheckHalf {
             arm,
@@ -331,7 +330,11 @@ mod tests {
             now(),
         );
         assert_eq!(v, Some(true), "{}", c.reason);
-        assert!(c.reason.ends_with("still counts rules that are gone"), "{}", c.reason);
+        assert!(
+            c.reason.ends_with("still counts rules that are gone"),
+            "{}",
+            c.reason
+        );
         let (ns, pct) = c.cost().unwrap();
         assert!((ns - 170.0).abs() < 1e-9 && (pct - 43.589).abs() < 0.01);
         assert!(c.consequence().contains("+170 ns"), "{}", c.consequence());

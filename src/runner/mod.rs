@@ -14,7 +14,7 @@ pub mod procfs;
 pub mod shm;
 pub mod workers;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -143,23 +143,42 @@ pub fn measure_observed(
     observer: &mut dyn Observer,
     on_tick: &mut dyn FnMut(Tick),
 ) -> Result<WorkloadResult> {
+    let scratch = scratch_dir(def, &opts.scratch_root)?;
+    measure_in(def, opts, scratch.path(), after_prepare, observer, on_tick)
+}
+
+/// A fresh scratch directory for one measurement of `def` under `root`
+/// (`secperf-<workload>-XXXXXX`), removed when dropped.
+pub fn scratch_dir(def: &WorkloadDef, root: &Path) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(root)
+        .with_context(|| format!("creating scratch directory {}", root.display()))?;
+    tempfile::Builder::new()
+        .prefix(&format!("{SCRATCH_PREFIX}{}-", def.name))
+        .tempdir_in(root)
+        .with_context(|| format!("creating a scratch directory in {}", root.display()))
+}
+
+/// What every scratch directory's name starts with.
+pub const SCRATCH_PREFIX: &str = "secperf-";
+
+/// [`measure_observed`] in the scratch directory `scratch`, which the
+/// caller made ([`scratch_dir`]) and removes: a caller that switched a
+/// system-wide mechanism undoes it first, so that nothing is deleted while
+/// audit rules that might watch it are loaded.
+pub fn measure_in(
+    def: &WorkloadDef,
+    opts: &MeasureOpts,
+    scratch: &Path,
+    after_prepare: &AfterPrepare,
+    observer: &mut dyn Observer,
+    on_tick: &mut dyn FnMut(Tick),
+) -> Result<WorkloadResult> {
     let started_at = Utc::now();
     if opts.tasks == 0 || opts.samples == 0 || opts.sample_ms == 0 {
         bail!("tasks, samples and sample length must be positive");
     }
-    std::fs::create_dir_all(&opts.scratch_root)
-        .with_context(|| format!("creating scratch directory {}", opts.scratch_root.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix(&format!("secperf-{}-", def.name))
-        .tempdir_in(&opts.scratch_root)
-        .with_context(|| {
-            format!(
-                "creating a scratch directory in {}",
-                opts.scratch_root.display()
-            )
-        })?;
     let setup = (def.setup)(&SetupCtx {
-        scratch: scratch.path(),
+        scratch,
         cache: &opts.cache_dir,
         params: &opts.params,
         tasks: opts.tasks,
@@ -178,7 +197,7 @@ pub fn measure_observed(
             ctx: TaskCtx {
                 task,
                 tasks: opts.tasks,
-                scratch: scratch.path(),
+                scratch,
                 params: &opts.params,
                 setup: &setup,
             },

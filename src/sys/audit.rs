@@ -521,6 +521,23 @@ impl RuleData {
             .any(|f| f.field == AUDIT_WATCH || f.field == AUDIT_DIR)
     }
 
+    /// The directory whose deletion (or move, or unmount) makes the kernel
+    /// drop this watch rule without lowering its rule count (phantom rules,
+    /// docs/findings.md): a `dir=` rule's own directory, a `path=` rule's
+    /// parent. None for a rule that watches no path.
+    pub fn vanishes_with(&self) -> Option<std::path::PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let (field, bytes) = self
+            .strings()
+            .into_iter()
+            .find(|(f, _)| *f == AUDIT_WATCH || *f == AUDIT_DIR)?;
+        let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&bytes)).to_path_buf();
+        match field {
+            AUDIT_DIR => Some(path),
+            _ => path.parent().map(|p| p.to_path_buf()),
+        }
+    }
+
     /// The list the rule is on, without [`AUDIT_FILTER_PREPEND`].
     pub fn list(&self) -> u32 {
         self.flags & !AUDIT_FILTER_PREPEND

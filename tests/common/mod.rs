@@ -137,3 +137,37 @@ pub fn wait_for(what: &str, limit: Duration, mut happened: impl FnMut() -> bool)
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// What the tests' audit rules watch: a file that never exists, in a
+/// directory that never vanishes. A watch goes with its directory: if that
+/// is deleted while the rule is loaded, Linux drops the rule without
+/// uncounting it, and every syscall pays for audit rules until reboot
+/// (phantom rules, docs/findings.md). So no test watches a path under a
+/// temporary directory.
+pub const WATCHED: &str = "/etc/secperf-test-watched";
+
+/// Where the kernel is fresh enough for the answer to mean something (the
+/// CI's guest step sets `SECPERF_CHECK_PHANTOM=1`): checks that `secperf
+/// probe --active` finds no phantom audit rules after `what`, with no
+/// audit rules loaded (the check leaves a machine with rules alone).
+pub fn no_phantom_rules(what: &str) {
+    if std::env::var_os("SECPERF_CHECK_PHANTOM").is_none_or(|v| v != "1") {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("secperf")
+        .unwrap()
+        .env("SECPERF_STATE_DIR", state.path())
+        .args(["probe", "--active", "--json"])
+        .output()
+        .expect("running secperf probe --active");
+    let v = json_of(&out.stdout);
+    assert_eq!(
+        v["audit"]["phantom_rules"],
+        serde_json::Value::Bool(false),
+        "after {what}, `secperf probe --active`: {}\n{}",
+        v["audit"]["phantom_check"]["reason"],
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{what}: no phantom audit rules");
+}

@@ -82,6 +82,9 @@ const AUDIT_FAIL_PANIC: u32 = 2;
 /// Rule files as parsed when their treatment was validated, by path: read
 /// once per process, so every arm loads the same rules.
 static RULE_FILES: Mutex<BTreeMap<PathBuf, Arc<RuleFile>>> = Mutex::new(BTreeMap::new());
+/// The listing of the rules file this process loaded last (until the next
+/// restore), to tell whether the kernel dropped a watch on its own.
+static LOADED: Mutex<Option<Vec<Vec<u8>>>> = Mutex::new(None);
 /// Rule files whose every rule this kernel has accepted in this process.
 static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 
@@ -109,6 +112,24 @@ pub fn rule_file(t: &Treatment) -> Result<Option<Arc<RuleFile>>> {
             Ok(Some(file))
         }
     }
+}
+
+/// Refuses a rules file that watches a path inside the scratch
+/// directories secperf makes under `scratch_root` and deletes after each
+/// half: the kernel would drop such a rule without uncounting it (phantom
+/// rules). A usage error naming each line.
+pub fn refuse_scratch_watches(t: &Treatment, scratch_root: &std::path::Path) -> Result<()> {
+    if t.mechanism.name() != AUDIT.name() {
+        return Ok(());
+    }
+    let Some(file) = rule_file(t)? else {
+        return Ok(());
+    };
+    let bad = file.watches_in_scratch(scratch_root, crate::runner::SCRATCH_PREFIX);
+    if !bad.is_empty() {
+        crate::usage_bail!("{}", bad.join("\n"));
+    }
+    Ok(())
 }
 
 /// A rule the kernel refused while loading `file`: FILE:LINE, the line,
@@ -369,6 +390,28 @@ pub fn treatment_rules(variant: &str, syscalls: &[&str]) -> Result<Vec<RuleData>
     })
 }
 
+/// Watch rules of `loaded` that the kernel no longer lists (`now`): the
+/// kernel dropped them itself, when the directory they go with was
+/// deleted, moved or unmounted, and did not uncount them. One warning
+/// each.
+fn dropped_watches(loaded: &[Vec<u8>], now: &[Vec<u8>]) -> Vec<String> {
+    loaded
+        .iter()
+        .filter(|r| !now.contains(r))
+        .filter_map(|r| RuleData::decode(r).ok())
+        .filter_map(|r| r.vanishes_with())
+        .map(|dir| {
+            format!(
+                "the kernel dropped an audit watch on its own while it was loaded, as {} was \
+                 deleted, moved or unmounted; Linux does not uncount such a rule, so from now \
+                 until reboot every syscall pays for audit rules whenever audit is enabled \
+                 (phantom rules; `secperf probe --active` checks, docs/findings.md)",
+                dir.display()
+            )
+        })
+        .collect()
+}
+
 /// Opens the audit socket and reads the status, refusing a locked audit.
 fn open_unlocked() -> Result<(AuditSocket, netlink_packet_audit::StatusMessage)> {
     let sock = AuditSocket::open()?;
@@ -490,6 +533,11 @@ impl Mechanism for Audit {
         }
         lines.extend(file.notes.iter().cloned());
         lines.extend(file.warnings.iter().map(|w| format!("warning: {w}")));
+        lines.extend(
+            file.temporary_watches()
+                .into_iter()
+                .map(|w| format!("warning: {w}")),
+        );
         Ok(lines)
     }
     fn survey_workloads(&self) -> &'static [&'static str] {
@@ -547,7 +595,9 @@ impl Mechanism for Audit {
                 if sock.status()?.enabled != 1 {
                     sock.set_enabled(1)?;
                 }
-                return verify_file(&sock, &file);
+                verify_file(&sock, &file)?;
+                *LOADED.lock().unwrap_or_else(|e| e.into_inner()) = Some(file.expected_listing());
+                return Ok(());
             }
         }
         let want = match arm {
@@ -594,6 +644,13 @@ impl Mechanism for Audit {
             .to_state()
             .context("audit: the journalled snapshot has a malformed rule")?;
         let sock = AuditSocket::open()?;
+        let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(loaded) = loaded {
+            let now = sock.state()?.rules;
+            for w in dropped_watches(&loaded, &now) {
+                eprintln!("secperf: warning: {w}");
+            }
+        }
         if sock.status()?.enabled == 2 {
             bail!(
                 "audit was locked (enabled=2) after the snapshot was taken; it cannot be restored \

@@ -220,6 +220,67 @@ impl RuleFile {
         self.lines.iter().filter(|l| l.rule.is_watch()).count()
     }
 
+    /// Each watch rule with the directory it goes with
+    /// ([`RuleData::vanishes_with`]).
+    pub fn watched_dirs(&self) -> Vec<(&RuleLine, PathBuf)> {
+        self.lines
+            .iter()
+            .filter_map(|l| l.rule.vanishes_with().map(|d| (l, d)))
+            .collect()
+    }
+
+    /// Watch rules whose directory lies in one that secperf makes and
+    /// deletes while the rules are loaded: a scratch directory
+    /// (named `prefix`*) under `scratch_root`. Each is `FILE:LINE: TEXT:
+    /// why`.
+    pub fn watches_in_scratch(&self, scratch_root: &Path, prefix: &str) -> Vec<String> {
+        self.watched_dirs()
+            .into_iter()
+            .filter(|(_, dir)| {
+                dir.strip_prefix(scratch_root)
+                    .ok()
+                    .and_then(|rest| rest.components().next())
+                    .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with(prefix))
+            })
+            .map(|(l, dir)| {
+                format!(
+                    "{}:{}: {}: it watches {}, inside a scratch directory secperf deletes after \
+                     each half; Linux would drop the rule then without uncounting it, and every \
+                     syscall would pay for audit rules until reboot (phantom rules, \
+                     docs/findings.md); watch a path outside --scratch {}",
+                    self.path.display(),
+                    l.line,
+                    l.text,
+                    dir.display(),
+                    scratch_root.display()
+                )
+            })
+            .collect()
+    }
+
+    /// Watch rules whose directory is under a temporary directory, which
+    /// anything may delete while the rules are loaded: one warning each.
+    pub fn temporary_watches(&self) -> Vec<String> {
+        const TEMPORARY: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "/run/user"];
+        let tmpdir = std::env::temp_dir();
+        self.watched_dirs()
+            .into_iter()
+            .filter(|(_, dir)| {
+                TEMPORARY.iter().any(|t| dir.starts_with(t)) || dir.starts_with(&tmpdir)
+            })
+            .map(|(l, dir)| {
+                format!(
+                    "line {}: the watch goes with {}, a temporary directory: if it is deleted, \
+                     moved or unmounted while the rule is loaded, Linux drops the rule without \
+                     uncounting it and every syscall pays for audit rules until reboot (phantom \
+                     rules, docs/findings.md)",
+                    l.line,
+                    dir.display()
+                )
+            })
+            .collect()
+    }
+
     /// Rules on the syscall-exit list that watch no path.
     pub fn syscall_rules(&self) -> usize {
         self.lines

@@ -828,3 +828,49 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_watch_goes_with_its_directory_or_its_parent() {
+    let file = parse(
+        "-w /nonexistent-secperf/a/file -p wa\n\
+         -a always,exit -F arch=b64 -F dir=/tmp/secperf-open-abc/sub -F perm=wa\n\
+         -a always,exit -F arch=b64 -S pivot_root\n\
+         -a always,exit -F arch=b64 -F path=/srv/data/x -F perm=w\n",
+        "t.rules",
+    )
+    .unwrap();
+    let dirs: Vec<(usize, String)> = file
+        .watched_dirs()
+        .into_iter()
+        .map(|(l, d)| (l.line, d.display().to_string()))
+        .collect();
+    assert_eq!(
+        dirs,
+        [
+            (1, "/nonexistent-secperf/a".to_string()),
+            (2, "/tmp/secperf-open-abc/sub".to_string()),
+            (4, "/srv/data".to_string()),
+        ]
+    );
+    // Inside a scratch directory of --scratch /tmp: refused, with the line.
+    let bad = file.watches_in_scratch(Path::new("/tmp"), "secperf-");
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("t.rules:2: -a always,exit"),
+        "{}",
+        bad[0]
+    );
+    assert!(bad[0].contains("phantom rules"), "{}", bad[0]);
+    // The scratch root itself, or another directory in it, is never deleted.
+    assert!(
+        file.watches_in_scratch(Path::new("/srv"), "secperf-")
+            .is_empty()
+    );
+    assert!(
+        file.watches_in_scratch(Path::new("/tmp/secperf-open-abc/sub"), "secperf-")
+            .is_empty()
+    );
+    let temporary = file.temporary_watches();
+    assert_eq!(temporary.len(), 1, "{temporary:?}");
+    assert!(temporary[0].starts_with("line 2: "), "{}", temporary[0]);
+}
