@@ -207,6 +207,51 @@ fn a_watch_the_kernel_refuses_exits_2_and_changes_nothing() {
     assert!(!dir.path().join("state/journal.json").exists());
 }
 
+/// A watch inside a scratch directory secperf deletes after each half
+/// would become a phantom rule: refused before anything changes.
+#[test]
+fn a_watch_inside_a_scratch_directory_is_refused_before_measuring() {
+    let test = "a_watch_inside_a_scratch_directory_is_refused_before_measuring";
+    let Some(live) = live(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let rules = write_rules(
+        dir.path(),
+        "scratch.rules",
+        &format!(
+            "-a always,exit -F arch=b64 -S acct -k secperf-test\n\
+             -w {}/secperf-getppid-x/file -p wa -k secperf-test\n",
+            scratch.display()
+        ),
+    );
+    let scratch_arg = scratch.display().to_string();
+    let out = secperf(&dir.path().join("r.db"))
+        .env("SECPERF_STATE_DIR", dir.path().join("state"))
+        .args(["overhead", "-m"])
+        .arg(format!("audit:rules={}", rules.display()))
+        .args(["-w", "getppid", "--scratch", &scratch_arg])
+        .args(TINY)
+        .output()
+        .expect("running secperf");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(&format!(
+            "{}:2: -w {scratch_arg}/secperf-getppid-x/file -p wa -k secperf-test: it watches \
+             {scratch_arg}/secperf-getppid-x, inside a scratch directory secperf deletes",
+            rules.display()
+        )),
+        "{stderr}"
+    );
+    assert!(words.contains("phantom rules"), "{stderr}");
+    assert_eq!(audit_state(), live.before, "audit left exactly as it was");
+    assert!(!dir.path().join("state/journal.json").exists());
+}
+
 #[test]
 fn a_good_rules_file_is_measured_and_audit_is_left_as_it_was() {
     let test = "a_good_rules_file_is_measured_and_audit_is_left_as_it_was";
