@@ -269,8 +269,8 @@ fn audit_tests_leave_no_phantom_rules_in_a_fresh_guest() {
     for word in binaries.split_whitespace() {
         let (bin, filter) = word.split_once("::").unwrap_or((word, ""));
         script.push_str(&format!(
-            "echo '== {word}' >> {d}/tests.log\n{bin} {filter} --test-threads=1 >> {d}/tests.log \
-             2>&1\n"
+            "echo '== {word}' >> {d}/tests.log\n{bin} {filter} --test-threads=1 --nocapture \
+             >> {d}/tests.log 2>&1\n"
         ));
     }
     script.push_str(&format!(
