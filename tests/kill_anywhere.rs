@@ -123,6 +123,17 @@ fn rules_file(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// How much longer than on the development VM the runs take here:
+/// `SECPERF_KILL_DELAY_SCALE` (the CI's guest step, emulated, sets 8),
+/// else 1.
+fn delay_scale() -> u64 {
+    std::env::var("SECPERF_KILL_DELAY_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(1)
+}
+
 /// splitmix64: a seeded, dependency-free RNG.
 struct Rng(u64);
 
@@ -229,7 +240,7 @@ fn a_run_killed_anywhere_leaves_nothing_behind() {
         let (args, max_delay_ms) = command(i, &rules);
         let state = tmp.path().join(format!("state-{i}"));
         let tag = format!("{}-{i}", std::process::id());
-        let delay = Duration::from_millis(rng.next() % (max_delay_ms + 1));
+        let delay = Duration::from_millis(rng.next() % (max_delay_ms * delay_scale() + 1));
         let stderr_path = tmp.path().join(format!("run-{i}.stderr"));
         let mut child = Command::new(SECPERF)
             .env("SECPERF_STATE_DIR", &state)

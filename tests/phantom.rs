@@ -263,7 +263,8 @@ fn audit_tests_leave_no_phantom_rules_in_a_fresh_guest() {
         .filter_map(|k| Some(format!("export {k}={}\n", std::env::var(k).ok()?)))
         .collect();
     let mut script = format!(
-        "set -e\n{GUEST_ENV}export SECPERF_CHECK_PHANTOM=1 SECPERF_KILLS=14\n{}",
+        "set -e\n{GUEST_ENV}export SECPERF_CHECK_PHANTOM=1 SECPERF_KILLS=14 \
+         SECPERF_KILL_DELAY_SCALE=8\n{}",
         passed.concat()
     );
     for word in binaries.split_whitespace() {
