@@ -362,5 +362,6 @@ fn normal_quantile(p: f64) -> f64 {
     }
 }
 
+pub mod safe_t;
 #[cfg(test)]
 mod tests;
