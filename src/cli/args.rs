@@ -157,7 +157,8 @@ pub struct ReportFormatArgs {
 /// into [`DecisionOpts`].
 #[derive(Debug, Args)]
 pub struct DecisionArgs {
-    /// Significance level, after Holm correction across the table's rows.
+    /// Significance level, after the correction across the table's rows
+    /// (Holm; e-BH with `overhead --error-rate fdr`).
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     pub alpha: f64,
 
@@ -175,6 +176,69 @@ pub struct DecisionArgs {
 impl DecisionArgs {
     pub fn resolve(&self) -> Result<DecisionOpts> {
         DecisionOpts::validated(self.alpha, self.noise, self.equivalence)
+    }
+}
+
+/// `overhead`'s choice of sequential test and error rate.
+#[derive(Debug, Args)]
+pub struct SequentialArgs {
+    /// The sequential test of each comparison's log ratios: sign (only the
+    /// coin ordering each pair is assumed; at least 6 pairs) or t (the safe
+    /// t-test, which also uses their size, assuming them normal; a clear
+    /// effect settles in 3 or 4 pairs). Not with --pairs.
+    #[arg(long = "test", value_enum, default_value_t = TestArg::Sign, value_name = "TEST")]
+    pub test: TestArg,
+
+    /// The error rate the table's verdicts control: fwer (Holm: the chance
+    /// of any false "slower"/"faster" in the table) or fdr (e-BH: the
+    /// expected share of false ones among them, which lets each settle
+    /// sooner in a table with many real effects). fdr not with --pairs.
+    #[arg(long, value_enum, default_value_t = ErrorRateArg::Fwer, value_name = "RATE")]
+    pub error_rate: ErrorRateArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestArg {
+    Sign,
+    T,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ErrorRateArg {
+    Fwer,
+    Fdr,
+}
+
+impl SequentialArgs {
+    /// `decision` with the test and error rate; both need the sequential
+    /// design (`fixed`: --pairs was given).
+    pub fn resolve(&self, decision: DecisionOpts, fixed: bool) -> Result<DecisionOpts> {
+        use crate::stats::decision::{ErrorRate, SeqTest};
+        let test = match self.test {
+            TestArg::Sign => SeqTest::Sign,
+            TestArg::T => SeqTest::T,
+        };
+        let error_rate = match self.error_rate {
+            ErrorRateArg::Fwer => ErrorRate::Fwer,
+            ErrorRateArg::Fdr => ErrorRate::Fdr,
+        };
+        if fixed && test != SeqTest::Sign {
+            usage_bail!(
+                "--test t applies to the sequential design; drop --pairs (use --max-pairs to \
+                 bound it)"
+            );
+        }
+        if fixed && error_rate != ErrorRate::Fwer {
+            usage_bail!(
+                "--error-rate fdr needs the sequential design's e-values; drop --pairs (use \
+                 --max-pairs to bound it)"
+            );
+        }
+        Ok(DecisionOpts {
+            test,
+            error_rate,
+            ..decision
+        })
     }
 }
 

@@ -77,6 +77,9 @@ pub struct OverheadArgs {
     pub decision: DecisionArgs,
 
     #[command(flatten)]
+    pub sequential: super::args::SequentialArgs,
+
+    #[command(flatten)]
     pub command: CommandArgs,
 
     #[command(flatten)]
@@ -157,7 +160,9 @@ impl OverheadArgs {
             quick: self.quick,
             no_control: self.no_control,
             seed: self.seed,
-            decision: self.decision.resolve()?,
+            decision: self
+                .sequential
+                .resolve(self.decision.resolve()?, self.design.pairs.is_some())?,
             precision: self.precision,
             profile: self.profile.resolve()?,
             sweep: self

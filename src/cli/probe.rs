@@ -19,6 +19,11 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub active: bool,
 
+    /// With --active: rounds of the three profiled halves (1 to 20). One
+    /// round tells in about 1.5 s; three give a steadier cost.
+    #[arg(long, default_value_t = 3, value_name = "N", requires = "active")]
+    pub rounds: u32,
+
     #[command(flatten)]
     pub vm: super::vm::VmArgs,
 }
@@ -39,8 +44,11 @@ pub fn probe(args: ProbeArgs, db: Option<&std::path::Path>, json: bool) -> Resul
     args.vm.resolve(false)?;
     let mut info = serde_json::to_value(crate::probe::probe())?;
     if args.active {
+        if !(1..=20).contains(&args.rounds) {
+            crate::usage_bail!("--rounds {}: give 1 to 20 (e.g. --rounds 3)", args.rounds);
+        }
         let measuring = crate::engine::session::measurement_lock(false)?;
-        let (phantom, check) = crate::engine::phantom::check_now()?;
+        let (phantom, check) = crate::engine::phantom::check_now(args.rounds)?;
         drop(measuring);
         crate::probe::audit_phantom::record(&mut info, phantom, &check);
     }

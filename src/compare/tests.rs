@@ -17,6 +17,8 @@ const OPTS: CompareOpts = CompareOpts {
         alpha: 0.05,
         noise_pct: 1.0,
         equivalence_pct: 1.0,
+        test: crate::stats::decision::SeqTest::Sign,
+        error_rate: crate::stats::decision::ErrorRate::Fwer,
     },
     seed: 3,
 };

@@ -151,8 +151,12 @@ pub(super) fn summarise(
     let baseline: Vec<f64> = pair_data.iter().map(|p| p.baseline_ns_per_op).collect();
     let treatment: Vec<f64> = pair_data.iter().map(|p| p.treatment_ns_per_op).collect();
     let overhead_pct = match &design.stop {
-        Some(rule) => sequential::overhead_pct(&pair_log_ratios(pair_data), rule.decision.alpha)
-            .context("computing the overhead: no pairs")?,
+        Some(rule) => sequential::overhead_pct(
+            &pair_log_ratios(pair_data),
+            rule.decision.alpha,
+            rule.decision.test,
+        )
+        .context("computing the overhead: no pairs")?,
         None => compare_paired(
             &baseline,
             &treatment,
@@ -288,7 +292,19 @@ pub fn measure_comparisons<'a>(
     let mut comparisons = Vec::new();
     let mut ids = Vec::new();
     let mut stopped = None;
-    for (case, design, role) in cases {
+    for (case, mut design, role) in cases {
+        // Under the FDR a comparison settles at the e-BH rank it would
+        // take: the discoveries before it, plus one.
+        if let Some(rule) = design.stop.as_mut() {
+            rule.rank = 1 + comparisons
+                .iter()
+                .filter(|c: &&Comparison| {
+                    c.sequential.is_some_and(|s| {
+                        matches!(s.stopped, StopReason::Slower | StopReason::Faster)
+                    })
+                })
+                .count() as u32;
+        }
         let what = crate::report::label::case(
             &case.treatment.to_string(),
             &crate::report::label::workload(case.workload.name, &case.workload_params),
@@ -548,6 +564,7 @@ mod tests {
             family,
             decision: DecisionOpts::default(),
             precision_pct: None,
+            rank: 1,
         };
         let run = |family, effect: f64, noise: f64| {
             let mut d = design(24);

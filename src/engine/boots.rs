@@ -598,6 +598,7 @@ mod tests {
             family: 2,
             decision: DecisionOpts::validated(0.05, 1.0, 1.0).unwrap(),
             precision_pct: None,
+            rank: 1,
         });
         // Case 0: +50% every pair, settles early; case 1: noise around 0.
         let mut b = Scripted {

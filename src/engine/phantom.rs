@@ -192,10 +192,13 @@ fn measure(
 
 /// `secperf probe --active`: the check on its own, with the state lock
 /// and a line on stderr per half. The machine's rules are not set aside.
-pub fn check_now() -> Result<(Option<bool>, PhantomCheck)> {
+pub fn check_now(rounds: u32) -> Result<(Option<bool>, PhantomCheck)> {
     crate::runner::set_interrupt_source(super::session::interrupt_flag()?);
     let lock = StateLock::acquire(super::session::LOCK_WAIT)?;
-    let opts = CheckOpts::standard(super::session::seed_or_clock(None), false);
+    let opts = CheckOpts {
+        rounds,
+        ..CheckOpts::standard(super::session::seed_or_clock(None), false)
+    };
     Ok(check_reporting(&lock, &opts))
 }
 

@@ -24,8 +24,9 @@ use super::sweep::SweepSpec;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped};
 use crate::profile::ProfileOpts;
+use crate::stats::decision::SeqTest;
 use crate::stats::decision::{DecisionOpts, min_pairs_for};
-use crate::stats::sequential::{StopRule, first_finite, min_pairs_to_decide};
+use crate::stats::sequential::{StopRule, first_finite, first_finite_by, min_pairs_to_decide_by};
 use crate::store::Store;
 use crate::usage_bail;
 use crate::workloads::select::{parse_list, resolve_params};
@@ -153,7 +154,7 @@ pub fn stop_rule(
     decision: &DecisionOpts,
     precision_pct: Option<f64>,
 ) -> StopRule {
-    let needed = min_pairs_to_decide(family, decision.alpha) as u32;
+    let needed = min_pairs_to_decide_by(family, decision.alpha, decision.test) as u32;
     let max = match max_pairs {
         Some(max) => {
             if max < needed {
@@ -167,13 +168,20 @@ pub fn stop_rule(
         }
         None => DEFAULT_MAX_PAIRS.max(needed),
     };
-    let min = (first_finite(decision.alpha) as u32).max(6).min(max);
+    // The sign test looks from 6 pairs; the t-test from the first pair
+    // count at which it can exclude anything.
+    let min = match decision.test {
+        SeqTest::Sign => (first_finite(decision.alpha) as u32).max(6),
+        SeqTest::T => first_finite_by(decision.alpha, decision.test) as u32,
+    }
+    .min(max);
     StopRule {
         min_pairs: min,
         max_pairs: max,
         family: family as u32,
         decision: *decision,
         precision_pct,
+        rank: 1,
     }
 }
 
@@ -533,7 +541,11 @@ impl OverheadPlan {
     pub fn design_for(&self, control: bool) -> Design {
         let mut d = self.design();
         if let (true, Some(stop)) = (control, d.stop.as_mut()) {
-            let needed = min_pairs_to_decide(stop.family as usize, stop.decision.alpha) as u32;
+            let needed = min_pairs_to_decide_by(
+                stop.family as usize,
+                stop.decision.alpha,
+                stop.decision.test,
+            ) as u32;
             stop.max_pairs = stop.max_pairs.min(CONTROL_MAX_PAIRS.max(needed));
             d.pairs = stop.max_pairs;
         }

@@ -135,7 +135,9 @@ mod tests {
         // probe's own deadline keeps it from waiting on a kernel that never
         // answers; the limit here only reports a hang, it is no time check.
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(probe()));
+        std::thread::spawn(move || {
+            let _ = tx.send(probe());
+        });
         let limit = std::time::Duration::from_secs(120);
         let probed = rx
             .recv_timeout(limit)

@@ -14,7 +14,7 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::holm::holm;
+use super::holm::{benjamini_hochberg, holm};
 use super::tost::{tost_log_ratios, tost_unpaired_log};
 
 /// What a comparison concludes about the treatment (or the later run).
@@ -48,6 +48,58 @@ pub enum Verdict {
     Negligible,
 }
 
+/// The test of a sequential comparison's log ratios
+/// ([`super::sequential`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum SeqTest {
+    /// The sequential sign test: only the coin that orders each pair is
+    /// assumed; at least 6 pairs for one comparison.
+    #[default]
+    Sign,
+    /// The safe t-test ([`super::sequential::safe_t`]): uses the size of
+    /// each log ratio, assuming them normal; a clear effect settles in 3
+    /// or 4 pairs.
+    T,
+}
+
+/// Which error rate a table's verdicts control.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum ErrorRate {
+    /// The family-wise error rate: Holm across the table.
+    #[default]
+    Fwer,
+    /// The false discovery rate: e-BH across the table (Wang & Ramdas,
+    /// JRSS-B 2022), on the e-values 1/p of the sequential tests; valid
+    /// under any dependence and whenever each comparison stopped.
+    Fdr,
+}
+
 /// Thresholds of a table's verdicts (the rule in the module header).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DecisionOpts {
@@ -57,6 +109,13 @@ pub struct DecisionOpts {
     pub noise_pct: f64,
     /// Margin of the equivalence test behind `Negligible`.
     pub equivalence_pct: f64,
+    /// The sequential test (absent from plans stored before it existed:
+    /// the sign test).
+    #[serde(default)]
+    pub test: SeqTest,
+    /// The error rate the table controls (absent before: FWER).
+    #[serde(default)]
+    pub error_rate: ErrorRate,
 }
 
 impl Default for DecisionOpts {
@@ -65,6 +124,8 @@ impl Default for DecisionOpts {
             alpha: 0.05,
             noise_pct: 1.0,
             equivalence_pct: 1.0,
+            test: SeqTest::Sign,
+            error_rate: ErrorRate::Fwer,
         }
     }
 }
@@ -115,6 +176,7 @@ impl DecisionOpts {
             alpha,
             noise_pct,
             equivalence_pct,
+            ..DecisionOpts::default()
         })
     }
 }
@@ -149,12 +211,18 @@ pub struct Decision {
     pub verdict: Verdict,
 }
 
-/// Decides a table: Holm across its rows, then each row's verdict from the
-/// corrected p, its interval and its equivalence test.
+/// Decides a table: Holm (FWER) or e-BH (FDR) across its rows, then each
+/// row's verdict from the adjusted p, its interval and its equivalence
+/// test.
 pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
     let raw: Vec<f64> = rows.iter().map(|r| r.p_value).collect();
+    let adjusted = match opts.error_rate {
+        ErrorRate::Fwer => holm(&raw),
+        // e-BH is Benjamini-Hochberg on p = 1/e.
+        ErrorRate::Fdr => benjamini_hochberg(&raw),
+    };
     rows.iter()
-        .zip(holm(&raw))
+        .zip(adjusted)
         .map(|(r, p)| {
             let tost = match r.samples {
                 Samples::Paired(ratios) => tost_log_ratios(ratios, opts.equivalence_pct),
@@ -163,6 +231,7 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
                     r,
                     opts.alpha,
                     super::sequential::margin(opts.equivalence_pct),
+                    opts.test,
                 )
                 .map_or(f64::NAN, |l| l.equivalence_p),
             };

@@ -36,8 +36,48 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     out
 }
 
+/// Benjamini-Hochberg adjusted p-values (step-up), same order as input:
+/// sort ascending, take m p_(i) / i, the running minimum from the largest
+/// down, clip at 1. Applied to p = 1/e of e-values it is e-BH (Wang &
+/// Ramdas 2022): rejecting where the adjusted value is below alpha
+/// controls the false discovery rate at alpha under any dependence. NaN
+/// in, NaN out, as [`holm`].
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    if p.iter().any(|v| v.is_nan()) {
+        return vec![f64::NAN; m];
+    }
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut out = vec![0.0; m];
+    let mut running = f64::INFINITY;
+    for (i, &idx) in order.iter().enumerate().rev() {
+        running = running.min(p[idx] * m as f64 / (i + 1) as f64);
+        out[idx] = running.min(1.0);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn benjamini_hochberg_matches_the_step_up_rule() {
+        // m p_(i) / i over the sorted p: 0.025, 0.025, 0.05, 0.05, 0.05.
+        let p = [0.01, 0.04, 0.03, 0.005, 0.05];
+        let bh = super::benjamini_hochberg(&p);
+        for (got, want) in bh.iter().zip([0.025, 0.05, 0.05, 0.025, 0.05]) {
+            assert!((got - want).abs() < 1e-12, "{bh:?}");
+        }
+        // e-BH on 29 e-values of which 19 are 40: all 19 rejected at 0.05
+        // (threshold 29 / (0.05 x 19) = 30.5), the rest at e = 1 not.
+        let mut p = vec![1.0 / 40.0; 19];
+        p.extend(vec![1.0; 10]);
+        let adj = super::benjamini_hochberg(&p);
+        assert!(adj[..19].iter().all(|&a| a < 0.05), "{adj:?}");
+        assert!(adj[19..].iter().all(|&a| a >= 0.05));
+        assert!(super::benjamini_hochberg(&[f64::NAN, 0.1])[1].is_nan());
+    }
+
     use super::*;
     use proptest::prelude::*;
     use serde::Deserialize;

@@ -158,7 +158,7 @@ pub fn no_phantom_rules(what: &str) {
     let out = Command::cargo_bin("secperf")
         .unwrap()
         .env("SECPERF_STATE_DIR", state.path())
-        .args(["probe", "--active", "--json"])
+        .args(["probe", "--active", "--rounds", "1", "--json"])
         .output()
         .expect("running secperf probe --active");
     let v = json_of(&out.stdout);

@@ -16,6 +16,7 @@ use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
 use super::super::number::ns;
 use super::super::number::{marks_legend, overhead, p_value};
 use crate::model::Comparison;
+use crate::stats::decision::{ErrorRate, SeqTest};
 
 /// The paired treatment figure: baseline x (1 + overhead).
 pub fn paired_treatment_ns_per_op(c: &Comparison) -> f64 {
@@ -104,17 +105,38 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         ]);
     }
     let decision = doc.settings().decision.unwrap_or_default();
-    t.footer(
+    let sequential = doc.comparisons.iter().any(|c| c.sequential.is_some());
+    let by_t = sequential && decision.test == SeqTest::T;
+    t.footer(if by_t {
+        "baseline: median ns per operation of one task over the baseline halves; treatment: \
+         baseline x the mean paired ratio (geometric), so treatment / baseline - 1 is the \
+         overhead (overhead = exp(mean over pairs of ln(treatment/baseline)) - 1)."
+    } else {
         "baseline: median ns per operation of one task over the baseline halves; treatment: \
          baseline x the median paired ratio, so treatment / baseline - 1 is the overhead \
-         (overhead = exp(median over pairs of ln(treatment/baseline)) - 1).",
-    );
+         (overhead = exp(median over pairs of ln(treatment/baseline)) - 1)."
+    });
     let n = doc.comparisons.len();
-    let sequential = doc.comparisons.iter().any(|c| c.sequential.is_some());
+    let correction = match decision.error_rate {
+        ErrorRate::Fwer => format!(
+            "p: Holm-corrected over the {n} comparison{} of the run (the family-wise error rate)",
+            if n == 1 { "" } else { "s" }
+        ),
+        ErrorRate::Fdr => format!(
+            "p: e-BH-adjusted over the {n} comparison{} of the run (the false discovery rate: \
+             at most alpha of the slower/faster verdicts false, on average)",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     t.footer(format!(
-        "p: Holm-corrected over the {n} comparison{} of the run; {}. {}",
-        if n == 1 { "" } else { "s" },
-        if sequential {
+        "{correction}; {}. {}",
+        if by_t {
+            "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict \
+             was settled; test: the safe t-test on the log ratios, which assumes them normal \
+             (checked by `secperf calibrate --test t`); its interval is an anytime-valid 95% \
+             confidence sequence for their mean and its p-value anytime-valid, so stopping \
+             early does not make them optimistic"
+        } else if sequential {
             "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict \
              was settled; its interval is an anytime-valid 95% confidence sequence and its \
              p-value anytime-valid, so stopping early does not make them optimistic"

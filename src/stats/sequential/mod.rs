@@ -40,7 +40,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::decision::{DecisionOpts, Verdict, decide};
+use super::decision::{DecisionOpts, ErrorRate, SeqTest, Verdict, decide};
 use super::tdist::ln_beta;
 
 /// The Beta(a, a) mixing prior's parameter: 1/2 is Jeffreys' prior (the
@@ -100,8 +100,44 @@ pub struct Look {
 }
 
 /// The look at log ratios `r` (any order; NaN-free) at level `alpha` with
-/// an equivalence margin of `margin` (log units). None for no pairs.
-pub fn look(r: &[f64], alpha: f64, margin: f64) -> Option<Look> {
+/// an equivalence margin of `margin` (log units), by `test`. None for no
+/// pairs.
+pub fn look(r: &[f64], alpha: f64, margin: f64, test: SeqTest) -> Option<Look> {
+    match test {
+        SeqTest::Sign => look_sign(r, alpha, margin),
+        SeqTest::T => look_t(r, alpha, margin),
+    }
+}
+
+/// [`look`] by the safe t-test: the mean of `r` as the estimate (the
+/// `median` field), its confidence sequence, p = 1/E at 0, and
+/// equivalence when the e-values at both +-margin reach 1/alpha with the
+/// mean between them (the e-value grows with the distance from the mean,
+/// so every m beyond them is rejected too).
+fn look_t(r: &[f64], alpha: f64, margin: f64) -> Option<Look> {
+    if r.is_empty() {
+        return None;
+    }
+    let mean = r.iter().sum::<f64>() / r.len() as f64;
+    let (ci_low, ci_high) = safe_t::interval(r, alpha);
+    let p_at = |m: f64| (-safe_t::ln_e_at(r, m)).exp().min(1.0);
+    let equivalence_p = if mean.abs() < margin {
+        p_at(margin).max(p_at(-margin))
+    } else {
+        1.0
+    };
+    Some(Look {
+        pairs: r.len(),
+        median: mean,
+        ci_low,
+        ci_high,
+        p_value: p_at(0.0),
+        equivalence_p,
+    })
+}
+
+/// [`look`] by the sign test.
+fn look_sign(r: &[f64], alpha: f64, margin: f64) -> Option<Look> {
     let median = super::median(r)?;
     let mut s = r.to_vec();
     s.sort_by(f64::total_cmp);
@@ -158,6 +194,19 @@ pub fn min_pairs_to_decide(family: usize, alpha: f64) -> usize {
     first_finite(alpha / family.max(1) as f64)
 }
 
+/// [`first_finite`] for `test`.
+pub fn first_finite_by(alpha: f64, test: SeqTest) -> usize {
+    match test {
+        SeqTest::Sign => first_finite(alpha),
+        SeqTest::T => safe_t::first_finite(alpha),
+    }
+}
+
+/// [`min_pairs_to_decide`] for `test`.
+pub fn min_pairs_to_decide_by(family: usize, alpha: f64, test: SeqTest) -> usize {
+    first_finite_by(alpha / family.max(1) as f64, test)
+}
+
 /// Why a sequential comparison stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -207,6 +256,18 @@ pub struct StopRule {
     pub decision: DecisionOpts,
     /// Stop when the interval's half-width is at most this, percent.
     pub precision_pct: Option<f64>,
+    /// Under the FDR (e-BH): the rank this comparison would take among
+    /// the table's discoveries if it settled now (the discoveries before
+    /// it, plus one); its e-value then needs family / (alpha x rank),
+    /// which keeps every comparison stopped so a discovery in the final
+    /// e-BH (each i-th discovery in time has an e-value of at least
+    /// family / (alpha i)). 1 under the FWER.
+    #[serde(default = "first_rank")]
+    pub rank: u32,
+}
+
+fn first_rank() -> u32 {
+    1
 }
 
 fn pct(log: f64) -> f64 {
@@ -252,8 +313,12 @@ pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
 /// Whether `r` settles the comparison now: a verdict, or the precision.
 fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
     let d = &rule.decision;
-    let look = look(r, d.alpha, margin(d.equivalence_pct))?;
-    let bonferroni = (look.p_value * rule.family.max(1) as f64).min(1.0);
+    let look = look(r, d.alpha, margin(d.equivalence_pct), d.test)?;
+    let rank = match d.error_rate {
+        ErrorRate::Fwer => 1,
+        ErrorRate::Fdr => rule.rank.max(1),
+    };
+    let bonferroni = (look.p_value * rule.family.max(1) as f64 / rank as f64).min(1.0);
     let verdict = decide(
         bonferroni,
         pct(look.ci_low),
@@ -275,8 +340,8 @@ fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
 /// The sequential comparison's overhead in percent (estimate, the
 /// confidence sequence at `alpha`, the anytime p-value), verdict not yet
 /// decided (the table decides, [`super::decision`]).
-pub fn overhead_pct(r: &[f64], alpha: f64) -> Option<super::paired::OverheadPct> {
-    let l = look(r, alpha, 0.0)?;
+pub fn overhead_pct(r: &[f64], alpha: f64, test: SeqTest) -> Option<super::paired::OverheadPct> {
+    let l = look(r, alpha, 0.0, test)?;
     Some(super::paired::OverheadPct {
         estimate: pct(l.median),
         ci_low: pct(l.ci_low),

@@ -100,6 +100,15 @@ pub fn ln_e_at(x: &[f64], mu: f64) -> f64 {
     ln_e(x.len(), t2)
 }
 
+/// The fewest pairs at which the e-value can reach 1/alpha at all (its
+/// limit as t grows, (1 + n g)^((n-1)/2) mixed, reaches it).
+pub fn first_finite(alpha: f64) -> usize {
+    let bar = (1.0 / alpha).ln();
+    (2..10_000)
+        .find(|&n| ln_e_at(&vec![1.0; n], 0.0) >= bar)
+        .unwrap_or(10_000)
+}
+
 /// The (1 - alpha) confidence sequence for the mean of `x`: every mu whose
 /// e-value stays below 1/alpha, x̄ ± t* s / √n; infinite while no t can
 /// reach 1/alpha (too few pairs).
@@ -174,6 +183,9 @@ mod tests {
         // Two pairs cannot bound it at alpha 0.05 (their limit is below 20).
         let (lo, hi) = interval(&x[..2], 0.05);
         assert!(lo.is_infinite() && hi.is_infinite());
+        assert_eq!(first_finite(0.05), 3);
+        // Bonferroni over 29 comparisons: 4 pairs.
+        assert_eq!(first_finite(0.05 / 29.0), 4);
     }
 
     /// Under the null (normal, mean 0) the e-process crosses 1/alpha at

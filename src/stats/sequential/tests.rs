@@ -1,5 +1,6 @@
 use super::*;
 use crate::stats::bootstrap::Rng;
+use crate::stats::decision::ErrorRate;
 
 fn normal(rng: &mut Rng) -> f64 {
     let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
@@ -14,6 +15,7 @@ fn rule(family: u32, max_pairs: u32) -> StopRule {
         family,
         decision: DecisionOpts::default(),
         precision_pct: None,
+        rank: 1,
     }
 }
 
@@ -52,11 +54,11 @@ fn how_many_pairs_a_decision_needs() {
 fn the_sequence_is_between_the_expected_order_statistics() {
     for (t, lo, hi) in [(24usize, 5usize, 20usize), (48, 14, 35)] {
         let r: Vec<f64> = (1..=t).map(|i| i as f64).collect();
-        let l = look(&r, 0.05, 0.0).unwrap();
+        let l = look(&r, 0.05, 0.0, SeqTest::Sign).unwrap();
         assert_eq!((l.ci_low, l.ci_high), (lo as f64, hi as f64), "t = {t}");
     }
     // Too few pairs: nothing excluded yet.
-    let l = look(&[1.0, 2.0, 3.0], 0.05, 0.0).unwrap();
+    let l = look(&[1.0, 2.0, 3.0], 0.05, 0.0, SeqTest::Sign).unwrap();
     assert_eq!((l.ci_low, l.ci_high), (f64::NEG_INFINITY, f64::INFINITY));
     // E_3(0) = 8 B(1/2, 7/2) / pi = 5/2.
     assert!((l.p_value - 0.4).abs() < 1e-12, "{l:?}");
@@ -193,11 +195,11 @@ fn clear_effects_stop_at_once_and_nulls_stop_as_futile_or_at_the_budget() {
 #[test]
 fn the_equivalence_test_needs_the_whole_sequence_inside_the_margin() {
     let r = [0.001, -0.002, 0.0, 0.003, -0.001, 0.002, -0.003];
-    let l = look(&r, 0.05, margin(1.0)).unwrap();
+    let l = look(&r, 0.05, margin(1.0), SeqTest::Sign).unwrap();
     assert!(l.equivalence_p < 0.05, "{l:?}");
     // One pair beyond the margin among seven: not shown yet.
     let r = [0.001, -0.002, 0.0, 0.003, -0.001, 0.002, 0.02];
-    let l = look(&r, 0.05, margin(1.0)).unwrap();
+    let l = look(&r, 0.05, margin(1.0), SeqTest::Sign).unwrap();
     assert!(l.equivalence_p >= 0.05, "{l:?}");
 }
 
@@ -210,9 +212,44 @@ fn pairs_for_a_precision_grow_with_the_spread() {
     let r: Vec<f64> = (1..=a)
         .map(|i| 0.01 * normal_quantile(i as f64 / (a as f64 + 1.0)))
         .collect();
-    let l = look(&r, 0.05, 0.0).unwrap();
+    let l = look(&r, 0.05, 0.0, SeqTest::Sign).unwrap();
     assert!(pct(l.ci_high) - pct(l.ci_low) <= 2.0 * 1.1, "{l:?}");
     assert_eq!(pairs_for_precision(f64::NAN, 1.0, 0.05, 10), None);
     assert!((normal_quantile(0.975) - 1.959_963_985).abs() < 1e-8);
     assert!((normal_quantile(0.01) + 2.326_347_874).abs() < 1e-8);
+}
+
+/// The pairs a +20% effect with 2% noise takes to settle as slower.
+fn pairs_to_settle(test: SeqTest, error_rate: ErrorRate, family: u32, rank: u32) -> usize {
+    let mut rng = Rng::new(5);
+    let mut rule = rule(family, 32);
+    rule.decision.test = test;
+    rule.decision.error_rate = error_rate;
+    rule.rank = rank;
+    if test == SeqTest::T {
+        rule.min_pairs = 3;
+    }
+    let mut r = Vec::new();
+    loop {
+        r.push(f64::ln(1.2) + 0.02 * normal(&mut rng));
+        if let Some(stop) = settled(&r, &rule) {
+            assert_eq!(stop, StopReason::Slower, "{test} {error_rate}");
+            return r.len();
+        }
+    }
+}
+
+#[test]
+fn the_t_test_and_the_fdr_settle_a_clear_effect_in_fewer_pairs() {
+    use crate::stats::decision::ErrorRate::{Fdr, Fwer};
+    // One comparison: the sign test needs 7 pairs, the t-test 3.
+    assert_eq!(pairs_to_settle(SeqTest::Sign, Fwer, 1, 1), 7);
+    assert_eq!(pairs_to_settle(SeqTest::T, Fwer, 1, 1), 3);
+    // A table of 29: 12 pairs for the sign test under Bonferroni, 5 for
+    // the t-test; under the FDR a later discovery (the 19th) takes 8 and
+    // 4.
+    assert_eq!(pairs_to_settle(SeqTest::Sign, Fwer, 29, 1), 12);
+    assert_eq!(pairs_to_settle(SeqTest::T, Fwer, 29, 1), 5);
+    assert_eq!(pairs_to_settle(SeqTest::Sign, Fdr, 29, 19), 8);
+    assert_eq!(pairs_to_settle(SeqTest::T, Fdr, 29, 19), 4);
 }
