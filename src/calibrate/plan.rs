@@ -10,7 +10,7 @@ use crate::engine::plan::HalfDesign;
 use crate::engine::session::{cache_dir, seed_or_clock};
 use crate::mechanisms::{Availability, Treatment};
 use crate::model::{Mode, Params};
-use crate::stats::decision::DecisionOpts;
+use crate::stats::decision::{DecisionOpts, SeqTest};
 use crate::workloads::WorkloadDef;
 
 /// Injected slowdowns of the default calibration, (treatment, workload):
@@ -135,6 +135,9 @@ pub struct Plan {
     pub injected_skipped: Option<String>,
     pub budget_s: f64,
     pub quick: bool,
+    /// How each comparison is decided: as `overhead` decides a table of
+    /// one, with the sequential test asked for (`--test`).
+    pub decision: DecisionOpts,
 }
 
 /// What the user asked a calibration for, each value already checked.
@@ -151,6 +154,8 @@ pub struct Request {
     pub aa_comparisons: Option<u32>,
     pub injected_comparisons: Option<u32>,
     pub seed: Option<u64>,
+    /// The sequential test checked (`--test`).
+    pub test: SeqTest,
 }
 
 /// What is stored as a calibration run's parameters.
@@ -167,6 +172,7 @@ pub struct Record<'a> {
     counts: Counts,
     injected: Vec<&'a str>,
     injected_skipped: Option<&'a str>,
+    test: SeqTest,
 }
 
 impl Plan {
@@ -174,9 +180,15 @@ impl Plan {
     /// the counts from the budget (or as given), and the injected
     /// slowdowns when seccomp can run here (the reason when not).
     pub fn new(r: &Request) -> Result<Plan> {
-        let stop = r.half.pairs.is_none().then(|| {
-            crate::engine::plan::stop_rule(1, r.half.max_pairs, &DecisionOpts::default(), None)
-        });
+        let decision = DecisionOpts {
+            test: r.test,
+            ..DecisionOpts::default()
+        };
+        let stop = r
+            .half
+            .pairs
+            .is_none()
+            .then(|| crate::engine::plan::stop_rule(1, r.half.max_pairs, &decision, None));
         let pairs = r
             .half
             .pairs
@@ -237,6 +249,7 @@ impl Plan {
             injected_skipped,
             budget_s: r.budget_s,
             quick: r.quick,
+            decision,
         })
     }
 
@@ -255,6 +268,7 @@ impl Plan {
             counts: self.counts,
             injected: self.injected.iter().map(|i| i.label.as_str()).collect(),
             injected_skipped: self.injected_skipped.as_deref(),
+            test: self.decision.test,
         }
     }
 }

@@ -72,7 +72,7 @@ pub fn run(
                 let t0 = Instant::now();
                 let mut c = measure(&step, &case)?;
                 aa_s += t0.elapsed().as_secs_f64();
-                decide_alone(&mut c);
+                decide_alone(&mut c, &plan.decision);
                 aa.push(c);
             }
             Role::Truth(i) | Role::Short(i) => {
@@ -82,7 +82,7 @@ pub fn run(
                 match measure(&step, &case) {
                     Ok(c) if matches!(step.role, Role::Truth(_)) => truths[i].push(c),
                     Ok(mut c) => {
-                        decide_alone(&mut c);
+                        decide_alone(&mut c, &plan.decision);
                         shorts[i].push(c)
                     }
                     Err(e) if is_interrupt(&e) => return Err(e),
@@ -106,8 +106,8 @@ pub fn run(
 
 /// A calibration comparison's verdict, decided as `overhead` decides a
 /// table of one: significance, the noise band, the equivalence test.
-fn decide_alone(c: &mut Comparison) {
-    crate::engine::ab::decide_all(std::slice::from_mut(c), &DecisionOpts::default());
+fn decide_alone(c: &mut Comparison, decision: &DecisionOpts) {
+    crate::engine::ab::decide_all(std::slice::from_mut(c), decision);
 }
 
 /// Whether an error is the user's interrupt, which always ends a

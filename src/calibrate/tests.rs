@@ -25,6 +25,7 @@ fn plan(counts: Counts, injected: &[&str]) -> Plan {
         injected_skipped: None,
         budget_s: 60.0,
         quick: false,
+        decision: crate::stats::decision::DecisionOpts::default(),
     }
 }
 

@@ -38,6 +38,12 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub quick: bool,
 
+    /// The sequential test to check (as `overhead --test`): sign, or t
+    /// (the safe t-test, whose normality assumption the A/A false-positive
+    /// rate and the coverage check here).
+    #[arg(long = "test", value_enum, default_value_t = super::args::TestArg::Sign, value_name = "TEST")]
+    pub test: super::args::TestArg,
+
     /// Workload to calibrate on.
     #[arg(short, long, value_name = "NAME", default_value = "getppid",
           value_parser = super::args::Candidates::workload(), hide_possible_values = true)]
@@ -124,6 +130,10 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
         aa_comparisons: a.aa_comparisons,
         injected_comparisons: a.injected_comparisons,
         seed: a.seed,
+        test: match a.test {
+            super::args::TestArg::Sign => crate::stats::decision::SeqTest::Sign,
+            super::args::TestArg::T => crate::stats::decision::SeqTest::T,
+        },
     })
 }
 
