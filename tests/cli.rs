@@ -1169,10 +1169,18 @@ fn double_dash_with_no_command_is_usage_error() {
 fn the_t_test_and_the_fdr_need_the_sequential_design() {
     let sb = Sandbox::new();
     for (flags, says) in [
-        (&["--test", "t"][..], "--test t applies to the sequential design"),
-        (&["--error-rate", "fdr"][..], "--error-rate fdr needs the sequential"),
+        (
+            &["--test", "t"][..],
+            "--test t applies to the sequential design",
+        ),
+        (
+            &["--error-rate", "fdr"][..],
+            "--error-rate fdr needs the sequential",
+        ),
     ] {
-        let mut args = vec!["overhead", "-m", "seccomp", "-w", "getppid", "--pairs", "10"];
+        let mut args = vec![
+            "overhead", "-m", "seccomp", "-w", "getppid", "--pairs", "10",
+        ];
         args.extend(flags);
         let err = assert_usage_error(&mut sb.cmd(&args));
         assert!(err.contains(says), "{err}");
