@@ -76,23 +76,24 @@ impl CheckOpts {
 
 /// The check's answer: phantom rules or not (None: cannot tell) and how
 /// it was found. Errors of the measurement itself (a half that failed)
-/// are an answer of "cannot tell" naming the error: the check never stops
-/// the run it belongs to.
+/// are an answer of "cannot tell" naming the error, so the check never
+/// stops the run it belongs to; only the user's interrupt is an error.
 pub fn check(
     lock: &StateLock,
     opts: &CheckOpts,
     on_half: &mut dyn FnMut(u32, CheckArm),
-) -> (Option<bool>, PhantomCheck) {
-    match preconditions(opts) {
+) -> Result<(Option<bool>, PhantomCheck)> {
+    Ok(match preconditions(opts) {
         Err(reason) => (None, PhantomCheck::not_checked(reason)),
         Ok(symbols) => match measure(lock, opts, &symbols, on_half) {
             Ok(halves) => decide(halves, Utc::now()),
+            Err(e) if e.chain().any(|c| c.is::<crate::error::Interrupted>()) => return Err(e),
             Err(e) => (
                 None,
                 PhantomCheck::not_checked(format!("cannot tell: the check failed: {e:#}")),
             ),
         },
-    }
+    })
 }
 
 /// Why the check cannot run here, or the symbols to name samples with.
@@ -199,11 +200,14 @@ pub fn check_now(rounds: u32) -> Result<(Option<bool>, PhantomCheck)> {
         rounds,
         ..CheckOpts::standard(super::session::seed_or_clock(None), false)
     };
-    Ok(check_reporting(&lock, &opts))
+    check_reporting(&lock, &opts)
 }
 
 /// [`check`], saying on stderr what it does.
-pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> (Option<bool>, PhantomCheck) {
+pub fn check_reporting(
+    lock: &StateLock,
+    opts: &CheckOpts,
+) -> Result<(Option<bool>, PhantomCheck)> {
     let total = opts.halves();
     let mut started = false;
     let answer = check(lock, opts, &mut |i, arm| {
@@ -216,7 +220,7 @@ pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> (Option<bool>, Pha
             );
         }
         eprintln!("secperf:   half {}/{total}: {}", i + 1, arm.describe());
-    });
+    })?;
     eprintln!(
         "secperf: phantom audit rules: {}",
         match answer.0 {
@@ -225,7 +229,7 @@ pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> (Option<bool>, Pha
             None => "cannot tell",
         }
     );
-    answer
+    Ok(answer)
 }
 
 #[cfg(test)]

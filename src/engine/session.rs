@@ -113,7 +113,7 @@ impl Session {
         if let (Some(lock), true) = (&lock, spec.audit_check) {
             // The arms set the machine's rules aside anyway.
             let opts = super::phantom::CheckOpts::in_run(spec.seed.unwrap_or(0));
-            let (phantom, check) = super::phantom::check_reporting(lock, &opts);
+            let (phantom, check) = super::phantom::check_reporting(lock, &opts)?;
             crate::probe::audit_phantom::record(&mut meta.system, phantom, &check);
             if phantom == Some(true) {
                 eprintln!("secperf: warning: {}", check.consequence());
