@@ -204,10 +204,7 @@ pub fn check_now(rounds: u32) -> Result<(Option<bool>, PhantomCheck)> {
 }
 
 /// [`check`], saying on stderr what it does.
-pub fn check_reporting(
-    lock: &StateLock,
-    opts: &CheckOpts,
-) -> Result<(Option<bool>, PhantomCheck)> {
+pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> Result<(Option<bool>, PhantomCheck)> {
     let total = opts.halves();
     let mut started = false;
     let answer = check(lock, opts, &mut |i, arm| {
