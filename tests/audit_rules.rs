@@ -367,3 +367,37 @@ fn a_run_sigkilled_with_the_files_rules_loaded_is_restored() {
     assert_eq!(audit_state(), live.before, "restored byte for byte");
     assert!(!journal.exists(), "journal removed");
 }
+
+/// `probe --active` leaves a machine with audit rules alone: the answer
+/// is null, with the reason, and audit is as it was.
+#[test]
+fn probe_active_leaves_a_machine_with_rules_alone() {
+    let test = "probe_active_leaves_a_machine_with_rules_alone";
+    let Some(live) = live(test) else {
+        return;
+    };
+    let own = RuleData::always_exit(secperf::sys::audit::AUDIT_ARCH_X86_64)
+        .with_syscall(155)
+        .with_key("secperf-own");
+    secperf::sys::audit::AuditSocket::open()
+        .and_then(|s| s.add_rule(&own.encode()))
+        .expect("adding a rule");
+    let with_rule = audit_state();
+    let dir = tempfile::tempdir().unwrap();
+    let out = secperf(&dir.path().join("r.db"))
+        .env("SECPERF_STATE_DIR", dir.path().join("state"))
+        .args(["probe", "--active", "--rounds", "1", "--json"])
+        .output()
+        .expect("running secperf probe --active");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v = common::json_of(&out.stdout);
+    assert_eq!(v["audit"]["phantom_rules"], serde_json::Value::Null);
+    let reason = v["audit"]["phantom_check"]["reason"].as_str().unwrap();
+    assert!(reason.contains("1 audit rule is loaded"), "{reason}");
+    assert_eq!(audit_state(), with_rule, "nothing changed");
+    secperf::sys::audit::AuditSocket::open()
+        .and_then(|s| s.del_rule(&own.encode()))
+        .expect("removing the rule");
+    assert_eq!(audit_state(), live.before);
+}

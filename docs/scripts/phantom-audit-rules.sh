@@ -10,9 +10,11 @@
 #   vng --run /boot/vmlinuz-$(uname -r) --disable-kvm --force-9p \
 #       --exec 'sh docs/scripts/phantom-audit-rules.sh'
 # Each step prints the rules, then a getppid loop (`perf bench syscall
-# basic`) with audit disabled and enabled: steps 1 and 3 show the cheap
-# path with audit enabled, step 2 the rule's cost, step 4 that cost with no
-# rule listed.
+# basic`, LOOPS calls) with audit disabled and enabled, twice. Compare the
+# "enabled=1" lines: cheap at steps 1 and 3, dear at step 2 (one rule) and
+# as dear at step 4, where no rule is listed. (Once audit has been enabled,
+# "enabled=0" is no longer the cheapest path: docs/findings.md, the audit
+# quirk.)
 set -eu
 AUDITCTL=${AUDITCTL:-auditctl}
 DIR=${PHANTOM_DIR:-/tmp/secperf-phantom-demo/sub}

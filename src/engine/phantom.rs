@@ -109,9 +109,13 @@ fn preconditions(
         .map(|r| r.len())
         .map_err(|e| format!("not checked: listing the audit rules: {}", e.reason))?;
     if rules > 0 && !opts.set_aside_rules {
+        let loaded = if rules == 1 {
+            "1 audit rule is loaded, and its filter takes".to_string()
+        } else {
+            format!("{rules} audit rules are loaded, and their filters take")
+        };
         return not(format!(
-            "{rules} audit rules are loaded, and their filters take the same path as phantom \
-             rules; the check does not set a machine's rules aside (an audit measurement does, \
+            "{loaded} the same path as phantom rules; the check does not set a machine's rules aside (an audit measurement does, \
              and records the answer in its run: `secperf overhead -m audit:enabled -w getppid`)"
         ));
     }
