@@ -371,10 +371,16 @@ fn a_run_killed_anywhere_leaves_nothing_behind() {
         kills(),
         started.elapsed()
     );
-    assert!(
-        kills_mid_change > 0,
-        "no kill landed while audit was switched; nothing was restored (seed {seed})"
-    );
+    // A reduced run (SECPERF_KILLS, the guest step, where it is there to
+    // check for phantom rules) cannot promise a kill inside a change.
+    if std::env::var_os("SECPERF_KILLS").is_none() {
+        assert!(
+            kills_mid_change > 0,
+            "no kill landed while audit was switched; nothing was restored (seed {seed})"
+        );
+    } else if kills_mid_change == 0 {
+        eprintln!("{test}: no kill of this reduced run landed while audit was switched");
+    }
     assert!(
         survivors.is_empty(),
         "processes of killed runs were still alive {GRACE:?} after them:\n{}",

@@ -66,9 +66,10 @@ fn guest_kernel(test: &str) -> Option<PathBuf> {
 }
 
 /// Boots `image` and runs `script` (sh) in the guest, with `shared`
-/// shared read-write; panics with the console's tail when the guest does
-/// not finish the script with status 0.
-fn run_in_guest(test: &str, image: &Path, shared: &Path, script: &str) {
+/// shared read-write; panics with the console's tail and the end of
+/// `log` (a file in `shared` the script writes) when the guest does not
+/// finish the script with status 0.
+fn run_in_guest(test: &str, image: &Path, shared: &Path, script: &str, log: &str) {
     let script_path = shared.join("script.sh");
     std::fs::write(&script_path, script).unwrap();
     let (accel, _) = secperf::vm::accel::resolve(AccelChoice::Auto, Path::new("/")).unwrap();
@@ -130,14 +131,15 @@ fn run_in_guest(test: &str, image: &Path, shared: &Path, script: &str) {
     assert_eq!(
         rc.trim(),
         "0",
-        "{test}: the guest script failed; console:\n{}",
-        tail(&console)
+        "{test}: the guest script failed; console:\n{}\n\n{log}:\n{}",
+        tail(&console),
+        tail(&shared.join(log))
     );
 }
 
-/// The last 60 lines of the console.
-fn tail(console: &Path) -> String {
-    let text = std::fs::read_to_string(console).unwrap_or_default();
+/// The last 60 lines of a file.
+fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(60)..].join("\n")
 }
@@ -186,7 +188,7 @@ fn probe_active_tells_a_fresh_kernel_from_one_with_phantom_rules() {
         steps("add"),
         steps("remove-dir"),
     );
-    run_in_guest(test, &image, shared, &script);
+    run_in_guest(test, &image, shared, &script, "steps.log");
     let log = |name: &str| std::fs::read_to_string(shared.join(name)).unwrap_or_default();
     let context = format!("{}\n{}", log("steps.log"), log("probe.log"));
     assert_eq!(phantom_in(shared, "fresh.json"), false, "{context}");
@@ -278,7 +280,7 @@ fn audit_tests_leave_no_phantom_rules_in_a_fresh_guest() {
         "{SECPERF} probe --active --json > {d}/end.json 2>> {d}/tests.log\n"
     ));
     let started = Instant::now();
-    run_in_guest(test, &image, shared, &script);
+    run_in_guest(test, &image, shared, &script, "tests.log");
     let log = std::fs::read_to_string(shared.join("tests.log")).unwrap_or_default();
     for line in log.lines().filter(|l| {
         l.starts_with("== ") || l.starts_with("test result") || l.contains("no phantom audit rules")
