@@ -19,11 +19,11 @@
 mod common;
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json_of, skip_missing_tool};
+use common::{guest_kernel, json_of};
 use secperf::vm::accel::{Accel, AccelChoice};
 use secperf::vm::spec::VmSpec;
 
@@ -34,36 +34,6 @@ const STEPS_ENV: &str = "SECPERF_PHANTOM_STEPS";
 const GONE: &str = "/tmp/secperf-phantom/sub";
 /// A guard against a guest that hangs, not a time check.
 const GUEST_LIMIT: Duration = Duration::from_secs(1800);
-
-/// The newest /boot/vmlinuz-*, with virtme-ng and QEMU there too.
-fn guest_kernel(test: &str) -> Option<PathBuf> {
-    if secperf::sys::which("vng").is_none() || secperf::sys::which("qemu-system-x86_64").is_none() {
-        skip_missing_tool(
-            test,
-            "virtme-ng",
-            "vng or qemu-system-x86_64 is not on PATH",
-        );
-        return None;
-    }
-    let mut images: Vec<PathBuf> = std::fs::read_dir("/boot")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("vmlinuz-"))
-                && std::fs::File::open(p).is_ok()
-        })
-        .collect();
-    images.sort();
-    let image = images.pop();
-    if image.is_none() {
-        skip_missing_tool(test, "guest kernel", "no readable /boot/vmlinuz-*");
-    }
-    image
-}
 
 /// Boots `image` and runs `script` (sh) in the guest, with `shared`
 /// shared read-write; panics with the console's tail and the end of

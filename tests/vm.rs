@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{json_of, secperf, skip_missing_tool, wait_for};
+use common::{guest_kernel, json_of, secperf, skip_missing_tool, wait_for};
 
 static ONE_GUEST: Mutex<()> = Mutex::new(());
 
@@ -27,37 +27,6 @@ const SMALL: &[&str] = &[
     "--warmup",
     "0",
 ];
-
-/// The newest /boot/vmlinuz-*, when virtme-ng and QEMU are there too;
-/// None (after a skip line, or a failure under CI) otherwise.
-fn guest_kernel(test: &str) -> Option<PathBuf> {
-    if secperf::sys::which("vng").is_none() || secperf::sys::which("qemu-system-x86_64").is_none() {
-        skip_missing_tool(
-            test,
-            "virtme-ng",
-            "vng or qemu-system-x86_64 is not on PATH",
-        );
-        return None;
-    }
-    let mut images: Vec<PathBuf> = std::fs::read_dir("/boot")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("vmlinuz-"))
-                && std::fs::File::open(p).is_ok()
-        })
-        .collect();
-    images.sort();
-    let image = images.pop();
-    if image.is_none() {
-        skip_missing_tool(test, "guest kernel", "no readable /boot/vmlinuz-*");
-    }
-    image
-}
 
 /// Pids of the QEMU processes running now.
 fn qemu_pids() -> Vec<u32> {

@@ -171,3 +171,34 @@ pub fn no_phantom_rules(what: &str) {
     );
     eprintln!("{what}: no phantom audit rules");
 }
+
+/// The newest /boot/vmlinuz-*, when virtme-ng and QEMU are there too;
+/// None (after a skip line, or a failure under CI) otherwise.
+pub fn guest_kernel(test: &str) -> Option<std::path::PathBuf> {
+    if secperf::sys::which("vng").is_none() || secperf::sys::which("qemu-system-x86_64").is_none() {
+        skip_missing_tool(
+            test,
+            "virtme-ng",
+            "vng or qemu-system-x86_64 is not on PATH",
+        );
+        return None;
+    }
+    let mut images: Vec<std::path::PathBuf> = std::fs::read_dir("/boot")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("vmlinuz-"))
+                && std::fs::File::open(p).is_ok()
+        })
+        .collect();
+    images.sort();
+    let image = images.pop();
+    if image.is_none() {
+        skip_missing_tool(test, "guest kernel", "no readable /boot/vmlinuz-*");
+    }
+    image
+}

@@ -51,10 +51,12 @@ pub fn ln_e_fixed(n: usize, t2: f64, g: f64) -> f64 {
 
 /// ln of the mixture e-value over [`E_PRIOR_SCALES`].
 pub fn ln_e(n: usize, t2: f64) -> f64 {
-    let parts: Vec<f64> = E_PRIOR_SCALES
-        .iter()
-        .map(|&g| ln_e_fixed(n, t2, g))
-        .collect();
+    ln_mix(|g| ln_e_fixed(n, t2, g))
+}
+
+/// ln of the equal-weight average over [`E_PRIOR_SCALES`] of exp(ln_e(g)).
+fn ln_mix(ln_e: impl Fn(f64) -> f64) -> f64 {
+    let parts = E_PRIOR_SCALES.map(ln_e);
     let top = parts.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     top + (parts.iter().map(|p| (p - top).exp()).sum::<f64>() / parts.len() as f64).ln()
 }
@@ -90,12 +92,7 @@ pub fn ln_e_at(x: &[f64], mu: f64) -> f64 {
     if t2.is_infinite() {
         // The limit as t² grows: (1 + n g)^(ν/2) for each g.
         let n = x.len() as f64;
-        let parts: Vec<f64> = E_PRIOR_SCALES
-            .iter()
-            .map(|g| (n - 1.0) / 2.0 * (1.0 + n * g).ln())
-            .collect();
-        let top = parts.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        return top + (parts.iter().map(|p| (p - top).exp()).sum::<f64>() / 3.0).ln();
+        return ln_mix(|g| (n - 1.0) / 2.0 * (1.0 + n * g).ln());
     }
     ln_e(x.len(), t2)
 }
