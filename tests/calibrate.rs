@@ -157,6 +157,10 @@ fn bad_budget_and_design_are_usage_errors() {
             &["--aa-comparisons", "0"][..],
             "--aa-comparisons must be at least 1",
         ),
+        (
+            &["--side-by-side", "--pairs", "12"][..],
+            "leave out --pairs",
+        ),
     ] {
         secperf(&db)
             .arg("calibrate")

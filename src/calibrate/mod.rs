@@ -39,6 +39,7 @@
 mod outcome;
 mod plan;
 pub mod render;
+pub mod replay;
 mod run;
 
 pub use crate::stats::power::{Proportion, min_detectable_effect_pct, pairs_for_precision};
@@ -51,6 +52,36 @@ pub use plan::{
     TRUTH_COMPARISONS, TRUTH_PAIRS_FACTOR, counts, estimate_comparison_s,
 };
 pub use run::{measure, run, store_report};
+
+/// The A/A pairs of a stored calibration report (`json`), for
+/// resampling null comparisons: every A/A comparison's per-pair log
+/// ratios, centred on that comparison's median (so slow drift between
+/// comparisons does not widen them). Empty when the report has none.
+pub fn aa_pool(json: &serde_json::Value) -> Vec<f64> {
+    // Read field by field: a stored report may hold nulls where a figure
+    // was not finite, which the report's own type would refuse.
+    let Some(comparisons) = json["aa"]["comparisons"].as_array() else {
+        return Vec::new();
+    };
+    comparisons
+        .iter()
+        .flat_map(|c| {
+            let r: Vec<f64> = c["pair_data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| {
+                    let b = p["baseline_ns_per_op"].as_f64()?;
+                    let t = p["treatment_ns_per_op"].as_f64()?;
+                    let v = (t / b).ln();
+                    v.is_finite().then_some(v)
+                })
+                .collect();
+            let m = crate::stats::median(&r).unwrap_or(0.0);
+            r.into_iter().map(move |v| v - m)
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests;

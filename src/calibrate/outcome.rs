@@ -127,6 +127,9 @@ pub struct CalibrationReport {
     /// Why the injected part was skipped entirely (seccomp unavailable).
     pub injected_skipped: Option<String>,
     pub min_effect: MinEffect,
+    /// `--side-by-side`: each sequential test replayed on the same pairs.
+    #[serde(default)]
+    pub side_by_side: Option<super::replay::SideBySide>,
     /// Wall-clock seconds the measurements took.
     pub elapsed_s: f64,
 }
@@ -231,6 +234,9 @@ pub(super) fn report(
                  sqrt(pi/2) for the median's efficiency"
                 .to_string(),
     };
+    let side_by_side = plan
+        .side_by_side
+        .then(|| side_by_side(plan, &aa, &injected));
     let d = &plan.design;
     Ok(CalibrationReport {
         workload: plan.workload.name.to_string(),
@@ -259,8 +265,48 @@ pub(super) fn report(
         injected,
         injected_skipped: plan.injected_skipped.clone(),
         min_effect,
+        side_by_side,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The sign test and the t-test replayed on the calibration's pairs, each
+/// with the stop rule `overhead` would give it.
+fn side_by_side(
+    plan: &Plan,
+    aa: &[Comparison],
+    injected: &[InjectedResult],
+) -> super::replay::SideBySide {
+    use crate::stats::decision::{DecisionOpts, SeqTest};
+    let ratios = |cs: &[Comparison]| -> Vec<Vec<f64>> {
+        cs.iter().map(crate::engine::ab::log_ratios).collect()
+    };
+    let inj: Vec<super::replay::InjectedPairs> = injected
+        .iter()
+        .filter_map(|i| {
+            Some(super::replay::InjectedPairs {
+                treatment: &i.treatment,
+                truth_pct: i.truth.as_ref()?.pct,
+                comparisons: ratios(&i.comparisons),
+            })
+        })
+        .collect();
+    let budget = plan.design.pairs;
+    super::replay::side_by_side(
+        &[SeqTest::Sign, SeqTest::T],
+        &ratios(aa),
+        &inj,
+        budget,
+        &|test, family, error_rate| {
+            let d = DecisionOpts {
+                test,
+                error_rate,
+                ..plan.decision
+            };
+            crate::engine::plan::stop_rule(family, Some(budget), &d, None)
+        },
+        plan.design.seed,
+    )
 }
 
 /// Mean pairs a list of comparisons took (NaN for none).

@@ -138,7 +138,18 @@ pub struct Plan {
     /// How each comparison is decided: as `overhead` decides a table of
     /// one, with the sequential test asked for (`--test`).
     pub decision: DecisionOpts,
+    /// Side by side: every A/A and short comparison is measured to the
+    /// budget of a survey-sized table (`design.pairs`, fixed) and each
+    /// test replayed on its pairs afterwards.
+    pub side_by_side: bool,
 }
+
+/// `--side-by-side`: A/A comparisons (seven tables of the survey's size)
+/// and short comparisons per injected size; `--quick`: two tables and 10.
+pub const SIDE_BY_SIDE_AA: u32 = 7 * super::replay::SURVEY_TABLE as u32;
+pub const SIDE_BY_SIDE_INJECTED: u32 = 40;
+pub const SIDE_BY_SIDE_QUICK_AA: u32 = 2 * super::replay::SURVEY_TABLE as u32;
+pub const SIDE_BY_SIDE_QUICK_INJECTED: u32 = 10;
 
 /// What the user asked a calibration for, each value already checked.
 #[derive(Debug, Clone)]
@@ -156,6 +167,9 @@ pub struct Request {
     pub seed: Option<u64>,
     /// The sequential test checked (`--test`).
     pub test: SeqTest,
+    /// Measure every comparison to the sequential budget and replay each
+    /// test on the same pairs (`--side-by-side`, [`super::replay`]).
+    pub side_by_side: bool,
 }
 
 /// What is stored as a calibration run's parameters.
@@ -173,6 +187,7 @@ pub struct Record<'a> {
     injected: Vec<&'a str>,
     injected_skipped: Option<&'a str>,
     test: SeqTest,
+    side_by_side: bool,
 }
 
 impl Plan {
@@ -189,10 +204,24 @@ impl Plan {
             .pairs
             .is_none()
             .then(|| crate::engine::plan::stop_rule(1, r.half.max_pairs, &decision, None));
-        let pairs = r
+        let mut pairs = r
             .half
             .pairs
             .unwrap_or_else(|| stop.map_or(10, |s| s.max_pairs));
+        // Side by side, every comparison runs to the budget of a table of
+        // the survey's size, whichever test would stop it sooner.
+        if r.side_by_side {
+            let table = super::replay::SURVEY_TABLE;
+            pairs = [SeqTest::Sign, SeqTest::T]
+                .iter()
+                .map(|&test| {
+                    let d = DecisionOpts { test, ..decision };
+                    crate::engine::plan::stop_rule(table, r.half.max_pairs, &d, None).max_pairs
+                })
+                .max()
+                .unwrap_or(pairs);
+        }
+        let stop = if r.side_by_side { None } else { stop };
         let cpus =
             crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
         let design = Design {
@@ -214,6 +243,13 @@ impl Plan {
             estimate_comparison_s(&design, pairs),
             pairs,
         );
+        if r.side_by_side {
+            (counts.aa, counts.injected) = if r.quick {
+                (SIDE_BY_SIDE_QUICK_AA, SIDE_BY_SIDE_QUICK_INJECTED)
+            } else {
+                (SIDE_BY_SIDE_AA, SIDE_BY_SIDE_INJECTED)
+            };
+        }
         if let Some(k) = r.aa_comparisons {
             counts.aa = k;
         }
@@ -227,7 +263,14 @@ impl Plan {
         };
         let mut injected = Vec::new();
         let mut injected_skipped = None;
-        for (spec, workload) in specs {
+        if counts.injected == 0 {
+            injected_skipped = Some(
+                "--injected-comparisons 0: the A/A control only (the noise for `overhead \
+                 --equivalence auto` and --precision)"
+                    .to_string(),
+            );
+        }
+        for (spec, workload) in specs.iter().filter(|_| counts.injected > 0) {
             let i = Injected::new(spec, workload)?;
             match i.treatment.mechanism.probe() {
                 Availability::Available => injected.push(i),
@@ -250,6 +293,7 @@ impl Plan {
             budget_s: r.budget_s,
             quick: r.quick,
             decision,
+            side_by_side: r.side_by_side,
         })
     }
 
@@ -269,6 +313,7 @@ impl Plan {
             injected: self.injected.iter().map(|i| i.label.as_str()).collect(),
             injected_skipped: self.injected_skipped.as_deref(),
             test: self.decision.test,
+            side_by_side: self.side_by_side,
         }
     }
 }

@@ -115,5 +115,52 @@ pub fn text(r: &CalibrationReport) -> String {
         pct(m.budget_min_effect_pct)
     );
     let _ = write!(s, "  ({})", m.method);
+    if let Some(sbs) = &r.side_by_side {
+        let _ = write!(s, "\n\n{}", side_by_side(sbs));
+    }
+    s
+}
+
+/// The side-by-side replay: a block per test, as measured and with
+/// outliers injected.
+fn side_by_side(b: &super::replay::SideBySide) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Side by side: the sequential tests on the same pairs ({}):",
+        b.method
+    );
+    for row in &b.rows {
+        let outliers = if row.outliers {
+            format!("{:.0}% outlier pairs injected", b.outlier_share * 100.0)
+        } else {
+            "pairs as measured".to_string()
+        };
+        let _ = writeln!(s, "  {} test, {outliers}:", row.test);
+        let _ = writeln!(
+            s,
+            "    A/A alone: false {}; {:.1} pairs on average",
+            row.aa_alone.describe(),
+            row.aa_mean_pairs
+        );
+        let _ = writeln!(
+            s,
+            "    A/A tables of {} with any false verdict: FWER (Holm) {}; FDR (e-BH) {}",
+            b.table_size,
+            row.aa_tables_fwer.describe(),
+            row.aa_tables_fdr.describe()
+        );
+        for i in &row.injected {
+            let _ = writeln!(
+                s,
+                "    {}: detected {}; covered {}; {:.1} pairs on average",
+                i.treatment,
+                i.detected.describe(),
+                i.covered.describe(),
+                i.mean_pairs
+            );
+        }
+    }
+    s.truncate(s.trim_end().len());
     s
 }

@@ -168,14 +168,43 @@ pub struct DecisionArgs {
     pub noise: f64,
 
     /// Equivalence margin, percent (above 0): "negligible" when a two
-    /// one-sided test shows the change lies within +-margin.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
-    pub equivalence: f64,
+    /// one-sided test shows the change lies within +-margin. `overhead`
+    /// also takes `auto`: the margin a comparison with no difference shows
+    /// itself within in 16 pairs, 4 times in 5, from the noise that
+    /// `secperf calibrate` measured on this machine for the run's
+    /// workloads (the largest of them; stated in the report).
+    #[arg(long, default_value = "1", value_name = "PCT|auto")]
+    pub equivalence: String,
 }
 
 impl DecisionArgs {
+    /// The thresholds; `--equivalence auto` is refused here (only
+    /// `overhead` can size it, [`DecisionArgs::resolve_auto`]).
     pub fn resolve(&self) -> Result<DecisionOpts> {
-        DecisionOpts::validated(self.alpha, self.noise, self.equivalence)
+        let (opts, auto) = self.resolve_auto()?;
+        if auto {
+            crate::usage_bail!(
+                "--equivalence auto: only `overhead` sizes the margin from this machine's \
+                 calibrations; give a margin in percent here (e.g. --equivalence 1)"
+            );
+        }
+        Ok(opts)
+    }
+
+    /// The thresholds, and whether the margin is to come from the
+    /// calibrations (`auto`; the margin is then 1% until it is sized).
+    pub fn resolve_auto(&self) -> Result<(DecisionOpts, bool)> {
+        let e = self.equivalence.trim();
+        if e.eq_ignore_ascii_case("auto") {
+            return Ok((DecisionOpts::validated(self.alpha, self.noise, 1.0)?, true));
+        }
+        let Ok(pct) = e.trim_end_matches('%').parse::<f64>() else {
+            crate::usage_bail!(
+                "--equivalence '{e}': give a margin in percent (e.g. 1) or auto (from this \
+                 machine's calibrations)"
+            );
+        };
+        Ok((DecisionOpts::validated(self.alpha, self.noise, pct)?, false))
     }
 }
 

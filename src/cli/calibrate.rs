@@ -44,6 +44,16 @@ pub struct CalibrateArgs {
     #[arg(long = "test", value_enum, default_value_t = super::args::TestArg::Sign, value_name = "TEST")]
     pub test: super::args::TestArg,
 
+    /// Side by side: measure every A/A and injected comparison to the
+    /// budget of a survey-sized table (32 pairs), then replay the sign test
+    /// and the t-test on the same pairs, as measured and with outlier halves
+    /// injected, alone and in tables of 29 (FWER and FDR). 203 A/A and 40
+    /// short comparisons per injected size (58 and 10 with --quick);
+    /// --aa-comparisons and --injected-comparisons override. Not with
+    /// --pairs.
+    #[arg(long)]
+    pub side_by_side: bool,
+
     /// Workload to calibrate on.
     #[arg(short, long, value_name = "NAME", default_value = "getppid",
           value_parser = super::args::Candidates::workload(), hide_possible_values = true)]
@@ -57,7 +67,9 @@ pub struct CalibrateArgs {
     pub aa_comparisons: Option<u32>,
 
     /// Short comparisons per injected slowdown [default: from --budget, 10
-    /// with --quick].
+    /// with --quick]; 0 leaves the injected slowdowns out (the A/A control
+    /// only: the noise that `overhead --equivalence auto` sizes its margin
+    /// from).
     #[arg(long, value_name = "M")]
     pub injected_comparisons: Option<u32>,
 
@@ -113,13 +125,14 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
     let workload = workloads[0];
     let params = resolve_params(&workloads, &[])?;
     let half = a.design.resolve(a.quick)?;
-    for (flag, v) in [
-        ("--aa-comparisons", a.aa_comparisons),
-        ("--injected-comparisons", a.injected_comparisons),
-    ] {
-        if v == Some(0) {
-            usage_bail!("{flag} must be at least 1");
-        }
+    if a.side_by_side && half.pairs.is_some() {
+        usage_bail!(
+            "--side-by-side replays the sequential tests on comparisons it measures to their \
+             budget: leave out --pairs (set the budget with --max-pairs)"
+        );
+    }
+    if a.aa_comparisons == Some(0) {
+        usage_bail!("--aa-comparisons must be at least 1");
     }
     Plan::new(&Request {
         workload,
@@ -134,6 +147,7 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
             super::args::TestArg::Sign => crate::stats::decision::SeqTest::Sign,
             super::args::TestArg::T => crate::stats::decision::SeqTest::T,
         },
+        side_by_side: a.side_by_side,
     })
 }
 

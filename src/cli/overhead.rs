@@ -162,7 +162,8 @@ impl OverheadArgs {
             seed: self.seed,
             decision: self
                 .sequential
-                .resolve(self.decision.resolve()?, self.design.pairs.is_some())?,
+                .resolve(self.decision.resolve_auto()?.0, self.design.pairs.is_some())?,
+            equivalence_auto: self.decision.resolve_auto()?.1,
             precision: self.precision,
             profile: self.profile.resolve()?,
             sweep: self
@@ -192,6 +193,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
+    plan.equivalence_from_calibrations(&store)?;
     let measuring = args.wait.lock()?;
     let design = plan.design();
     let profiled_pairs = plan.profile.map_or(0, |p| p.pairs as u64);

@@ -19,6 +19,7 @@ const OPTS: CompareOpts = CompareOpts {
         equivalence_pct: 1.0,
         test: crate::stats::decision::SeqTest::Sign,
         error_rate: crate::stats::decision::ErrorRate::Fwer,
+        equivalence_auto: false,
     },
     seed: 3,
 };

@@ -78,6 +78,9 @@ pub struct OverheadRequest {
     pub profile: Option<ProfileOpts>,
     /// `--sweep`: one comparison per value of one parameter.
     pub sweep: Option<SweepSpec>,
+    /// `--equivalence auto`: the margin from this machine's calibrations
+    /// ([`OverheadPlan::equivalence_from_calibrations`]).
+    pub equivalence_auto: bool,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -127,6 +130,12 @@ pub struct OverheadPlan {
     /// given or no precision asked for.
     #[serde(skip)]
     precision_from_calibration: Option<f64>,
+    /// `--equivalence auto`, until the margin is sized.
+    #[serde(skip)]
+    equivalence_from_calibration: bool,
+    /// Where `--equivalence auto`'s margin came from, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalence_note: Option<String>,
     /// The sequential design's stopping rule (`pairs` is then its budget);
     /// absent with `--pairs`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -466,6 +475,8 @@ impl OverheadPlan {
             precision_from_calibration: a
                 .precision
                 .filter(|_| half.pairs.is_none() && half.max_pairs.is_none()),
+            equivalence_from_calibration: a.equivalence_auto,
+            equivalence_note: None,
             stop,
         })
     }
@@ -515,6 +526,112 @@ impl OverheadPlan {
         }
         self.pairs = pairs;
         stop.max_pairs = pairs;
+        Ok(())
+    }
+
+    /// With `--equivalence auto`: the equivalence margin from the newest
+    /// calibration of each of the plan's workloads in `store` (one whose
+    /// design matches the plan's where there is one): the margin a
+    /// comparison with no difference shows itself within in
+    /// [`AUTO_MARGIN_PAIRS`](crate::stats::sequential::AUTO_MARGIN_PAIRS)
+    /// pairs, 4 times in 5, under the plan's test
+    /// ([`crate::stats::sequential::auto_margin_pct`]); the largest over
+    /// the workloads, as a table has one margin. Workloads never calibrated
+    /// are named in a note; none calibrated at all is a usage error.
+    pub fn equivalence_from_calibrations(&mut self, store: &Store) -> Result<()> {
+        if !self.equivalence_from_calibration {
+            return Ok(());
+        }
+        if self.stop.is_none() {
+            crate::usage_bail!(
+                "--equivalence auto sizes the sequential tests' margin: leave out --pairs, or give \
+                 a margin in percent (e.g. --equivalence 1)"
+            );
+        }
+        let mut margins: Vec<(String, f64)> = Vec::new();
+        let mut missing = Vec::new();
+        let mut notes = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for case in &self.cases {
+            let name = case.workload.name;
+            if !seen.insert(name) {
+                continue;
+            }
+            let all = crate::store::calibrations::calibrations_of(store, name)?;
+            let same_design = |c: &&crate::store::calibrations::Calibration| {
+                let d = &c.json["design"];
+                d["sample_ms"].as_u64() == Some(self.sample_ms)
+                    && d["samples_per_half"].as_u64() == Some(self.samples_per_half as u64)
+                    && d["warmup"].as_u64() == Some(self.warmup as u64)
+            };
+            let Some(c) = all.iter().find(same_design).or(all.first()) else {
+                missing.push(name);
+                continue;
+            };
+            if !same_design(&c) {
+                notes.push(format!(
+                    "the calibration of {name} used another design (sample_ms {}, samples per \
+                     half {}, warmup {}) than this run",
+                    c.json["design"]["sample_ms"],
+                    c.json["design"]["samples_per_half"],
+                    c.json["design"]["warmup"]
+                ));
+            }
+            let pool = crate::calibrate::aa_pool(&c.json);
+            match crate::stats::sequential::auto_margin_pct(
+                self.decision.test,
+                &pool,
+                crate::stats::sequential::AUTO_MARGIN_PAIRS,
+                self.decision.alpha,
+                c.id as u64,
+            ) {
+                Some(m) => margins.push((
+                    format!(
+                        "{name} +-{m}% (calibration {} of {})",
+                        c.id,
+                        c.created_at.format("%Y-%m-%d %H:%M UTC")
+                    ),
+                    m,
+                )),
+                None => missing.push(name),
+            }
+        }
+        let Some(margin) = margins.iter().map(|(_, m)| *m).reduce(f64::max) else {
+            crate::usage_bail!(
+                "--equivalence auto: no calibration of {} on this machine; run `secperf calibrate \
+                 -w {}` (add --quick for a first figure), or give a margin in percent (e.g. \
+                 --equivalence 1)",
+                missing.join(", "),
+                missing.first().copied().unwrap_or("getppid")
+            );
+        };
+        if !missing.is_empty() {
+            notes.push(format!(
+                "never calibrated here: {} (run `secperf calibrate -w NAME`)",
+                missing.join(", ")
+            ));
+        }
+        let margin = margin.min(99.0);
+        self.decision.equivalence_pct = margin;
+        self.decision.equivalence_auto = true;
+        if let Some(stop) = self.stop.as_mut() {
+            stop.decision.equivalence_pct = margin;
+            stop.decision.equivalence_auto = true;
+        }
+        let mut note = format!(
+            "equivalence margin +-{margin}% (auto, the largest of: {})",
+            margins
+                .iter()
+                .map(|(w, _)| w.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        for n in notes {
+            note.push_str("; ");
+            note.push_str(&n);
+        }
+        eprintln!("secperf: {note}");
+        self.equivalence_note = Some(note);
         Ok(())
     }
 
@@ -623,6 +740,7 @@ mod tests {
             precision: None,
             profile: None,
             sweep: None,
+            equivalence_auto: false,
         }
     }
 

@@ -121,11 +121,22 @@ pub fn mark(v: Verdict) -> &'static str {
 
 /// The legend of the marks, with the table's thresholds.
 pub fn marks_legend(d: &DecisionOpts) -> String {
+    let margin = if d.equivalence_auto {
+        format!(
+            "{}% (--equivalence auto: the margin a comparison with no difference shows itself \
+             within in {} pairs 4 times in 5, from the noise `secperf calibrate` measured on \
+             this machine)",
+            d.equivalence_pct,
+            crate::stats::sequential::AUTO_MARGIN_PAIRS
+        )
+    } else {
+        format!("{}%", d.equivalence_pct)
+    };
     format!(
         "* slower or faster: p < {} after correction and the whole interval outside \
-         +-{}%; = negligible: within +-{}% by two one-sided tests; ~ no difference \
+         +-{}%; = negligible: within +-{margin} by two one-sided tests; ~ no difference \
          detected: the interval bounds what could hide.",
-        d.alpha, d.noise_pct, d.equivalence_pct
+        d.alpha, d.noise_pct
     )
 }
 

@@ -116,6 +116,10 @@ pub struct DecisionOpts {
     /// The error rate the table controls (absent before: FWER).
     #[serde(default)]
     pub error_rate: ErrorRate,
+    /// Whether `equivalence_pct` came from this machine's calibrations
+    /// (`--equivalence auto`) rather than the command line.
+    #[serde(default)]
+    pub equivalence_auto: bool,
 }
 
 impl Default for DecisionOpts {
@@ -126,6 +130,7 @@ impl Default for DecisionOpts {
             equivalence_pct: 1.0,
             test: SeqTest::Sign,
             error_rate: ErrorRate::Fwer,
+            equivalence_auto: false,
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::codec::{
     int_from_sql, json_from_sql, json_to_sql, real_from_sql, time_from_sql, time_to_sql,
@@ -88,56 +88,63 @@ fn finite(v: f64) -> Option<f64> {
 /// `None` when the workload was never calibrated in this database (run
 /// `secperf calibrate -w WORKLOAD`).
 pub fn latest_calibration(store: &Store, workload: &str) -> Result<Option<Calibration>> {
-    let row = store
+    Ok(calibrations_of(store, workload)?.into_iter().next())
+}
+
+/// Every calibration of `workload`, newest first (by creation time, then
+/// id).
+pub fn calibrations_of(store: &Store, workload: &str) -> Result<Vec<Calibration>> {
+    let mut stmt = store
         .conn
-        .query_row(
+        .prepare(
             "SELECT id, run_id, workload, created_at, aa_comparisons, aa_false_positives,
                     sd_log_ratio, pair_seconds, budget_s, min_effect_pct, min_effect_pairs, json
              FROM calibrations WHERE workload = ?1
-             ORDER BY created_at DESC, id DESC LIMIT 1",
-            [workload],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, Option<f64>>(6)?,
-                    r.get::<_, Option<f64>>(7)?,
-                    r.get::<_, Option<f64>>(8)?,
-                    r.get::<_, Option<f64>>(9)?,
-                    r.get::<_, i64>(10)?,
-                    r.get::<_, String>(11)?,
-                ))
+             ORDER BY created_at DESC, id DESC",
+        )
+        .with_context(|| format!("cannot read calibrations of {workload}"))?;
+    let rows = stmt
+        .query_map([workload], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, Option<f64>>(6)?,
+                r.get::<_, Option<f64>>(7)?,
+                r.get::<_, Option<f64>>(8)?,
+                r.get::<_, Option<f64>>(9)?,
+                r.get::<_, i64>(10)?,
+                r.get::<_, String>(11)?,
+            ))
+        })
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .with_context(|| format!("cannot read calibrations of {workload}"))?;
+    rows.into_iter()
+        .map(
+            |(id, run_id, workload, created, aa, fp, sd, ps, budget, eff, pairs, json)| {
+                let read = || -> Result<Calibration> {
+                    Ok(Calibration {
+                        id,
+                        run_id,
+                        workload,
+                        created_at: time_from_sql(&created, "calibrations.created_at")?,
+                        aa_comparisons: int_from_sql(aa, "calibrations.aa_comparisons")?,
+                        aa_false_positives: int_from_sql(fp, "calibrations.aa_false_positives")?,
+                        sd_log_ratio: real_from_sql(sd),
+                        pair_seconds: real_from_sql(ps),
+                        budget_s: real_from_sql(budget),
+                        min_effect_pct: real_from_sql(eff),
+                        min_effect_pairs: int_from_sql(pairs, "calibrations.min_effect_pairs")?,
+                        json: json_from_sql(&json, "calibrations.json")?,
+                    })
+                };
+                read().with_context(|| format!("calibration {id} is corrupt"))
             },
         )
-        .optional()
-        .with_context(|| format!("cannot read calibrations of {workload}"))?;
-    let Some((id, run_id, workload, created, aa, fp, sd, ps, budget, eff, pairs, json)) = row
-    else {
-        return Ok(None);
-    };
-    let read = || -> Result<Calibration> {
-        Ok(Calibration {
-            id,
-            run_id,
-            workload,
-            created_at: time_from_sql(&created, "calibrations.created_at")?,
-            aa_comparisons: int_from_sql(aa, "calibrations.aa_comparisons")?,
-            aa_false_positives: int_from_sql(fp, "calibrations.aa_false_positives")?,
-            sd_log_ratio: real_from_sql(sd),
-            pair_seconds: real_from_sql(ps),
-            budget_s: real_from_sql(budget),
-            min_effect_pct: real_from_sql(eff),
-            min_effect_pairs: int_from_sql(pairs, "calibrations.min_effect_pairs")?,
-            json: json_from_sql(&json, "calibrations.json")?,
-        })
-    };
-    read()
-        .with_context(|| format!("calibration {id} is corrupt"))
-        .map(Some)
+        .collect()
 }
 
 #[cfg(test)]

@@ -359,25 +359,90 @@ pub fn pairs_for_precision(sd: f64, precision_pct: f64, alpha: f64, min: u32) ->
         return None;
     }
     let want = margin(precision_pct);
-    let bar = (1.0 / alpha).ln();
     let mut t = min.max(2) as usize;
     while t <= 100_000 {
-        let t_f = t as f64;
-        // The run of kept k is symmetric about t/2: find its upper end.
-        let mut j = t / 2;
-        while j < t && ln_e_value(t, (j + 1) as f64) < bar {
-            j += 1;
-        }
-        if j < t {
-            let q = (j as f64 + 0.5) / (t_f + 1.0);
-            let half = sd * normal_quantile(q);
-            if half <= want {
-                return Some(t as u32);
-            }
+        // The run of kept k is symmetric about t/2: its upper end.
+        if sign_half_width_z(t, alpha).is_some_and(|z| sd * z <= want) {
+            return Some(t as u32);
         }
         t += (t / 8).max(1);
     }
     None
+}
+
+/// Pairs within which `--equivalence auto` lets a comparison with no
+/// difference come out negligible (half the default budget).
+pub const AUTO_MARGIN_PAIRS: usize = 16;
+
+/// `--equivalence auto`'s margin in percent: the margin within which a
+/// comparison with no difference shows itself, after `pairs` pairs, 4
+/// times in 5 under `test`, when its pairs are like the A/A pairs `pool`
+/// (per-pair log ratios of `secperf calibrate`'s A/A control, each
+/// comparison's centred on its median). Found by resampling: 400 null
+/// comparisons of `pairs` pairs drawn from `pool` with a random sign each
+/// (the coin that orders a pair makes a null log ratio symmetric), each
+/// one's smallest margin at which its look is negligible, and their 80th
+/// percentile, rounded up to 0.1%. Outlier pairs in the pool come along.
+/// None for a pool of fewer than 20 pairs; deterministic (`seed`).
+pub fn auto_margin_pct(
+    test: SeqTest,
+    pool: &[f64],
+    pairs: usize,
+    alpha: f64,
+    seed: u64,
+) -> Option<f64> {
+    if pool.len() < 20 || pool.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut rng = crate::stats::bootstrap::Rng::new(seed);
+    let runs: usize = 400;
+    let mut smallest: Vec<f64> = (0..runs)
+        .map(|_| {
+            let r: Vec<f64> = (0..pairs.max(2))
+                .map(|_| {
+                    let v = pool[rng.below(pool.len())];
+                    if rng.below(2) == 0 { v } else { -v }
+                })
+                .collect();
+            smallest_margin(&r, alpha, test)
+        })
+        .collect();
+    smallest.sort_by(f64::total_cmp);
+    let m = smallest[(runs * 4).div_ceil(5) - 1];
+    m.is_finite().then(|| (pct(m) * 10.0).ceil() / 10.0)
+}
+
+/// The smallest margin (log units) at which `r` is shown negligible;
+/// infinite when not even a 100% margin is.
+fn smallest_margin(r: &[f64], alpha: f64, test: SeqTest) -> f64 {
+    let shown = |m: f64| look(r, alpha, m, test).is_some_and(|l| l.equivalence_p < alpha);
+    let mut hi = margin(99.0);
+    if !shown(hi) {
+        return f64::INFINITY;
+    }
+    let mut lo = 0.0;
+    for _ in 0..40 {
+        let mid = (lo + hi) / 2.0;
+        if shown(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// The sign test's confidence sequence after `t` pairs reaches from the
+/// median to about this many standard deviations of normal log ratios
+/// (the expected position of its outer order statistic); None while it
+/// is unbounded.
+fn sign_half_width_z(t: usize, alpha: f64) -> Option<f64> {
+    let bar = (1.0 / alpha).ln();
+    let mut j = t / 2;
+    while j < t && ln_e_value(t, (j + 1) as f64) < bar {
+        j += 1;
+    }
+    (j < t).then(|| normal_quantile((j as f64 + 0.5) / (t as f64 + 1.0)))
 }
 
 /// Phi^-1(p) (Acklam's rational approximation, |error| < 1.2e-9).

@@ -114,6 +114,16 @@ pub fn interval(x: &[f64], alpha: f64) -> (f64, f64) {
         return (f64::NEG_INFINITY, f64::INFINITY);
     };
     let n = x.len();
+    let Some(t) = t_star(n, alpha) else {
+        return (f64::NEG_INFINITY, f64::INFINITY);
+    };
+    let half = t * sd / (n as f64).sqrt();
+    (mean - half, mean + half)
+}
+
+/// The |t| at which the e-value of `n` pairs reaches 1/alpha (the
+/// confidence sequence is x̄ ± t* s / √n); None while no t reaches it.
+pub fn t_star(n: usize, alpha: f64) -> Option<f64> {
     let bar = (1.0 / alpha).ln();
     let ln_e_t = |t: f64| ln_e(n, t * t);
     // The e-value grows with |t|; find t* where it reaches the bar.
@@ -121,7 +131,7 @@ pub fn interval(x: &[f64], alpha: f64) -> (f64, f64) {
     while ln_e_t(hi) < bar {
         hi *= 2.0;
         if hi > 1e12 {
-            return (f64::NEG_INFINITY, f64::INFINITY);
+            return None;
         }
     }
     let mut lo = 0.0;
@@ -133,8 +143,7 @@ pub fn interval(x: &[f64], alpha: f64) -> (f64, f64) {
             hi = mid;
         }
     }
-    let half = hi * sd / (n as f64).sqrt();
-    (mean - half, mean + half)
+    Some(hi)
 }
 
 #[cfg(test)]

@@ -253,3 +253,36 @@ fn the_t_test_and_the_fdr_settle_a_clear_effect_in_fewer_pairs() {
     assert_eq!(pairs_to_settle(SeqTest::Sign, Fdr, 29, 19), 8);
     assert_eq!(pairs_to_settle(SeqTest::T, Fdr, 29, 19), 4);
 }
+
+#[test]
+fn the_auto_margin_lets_most_nulls_come_out_negligible_within_its_pairs() {
+    let sd = 0.03;
+    let mut rng = Rng::new(5);
+    let pool: Vec<f64> = (0..300).map(|_| sd * normal(&mut rng)).collect();
+    for test in [SeqTest::Sign, SeqTest::T] {
+        let m = auto_margin_pct(test, &pool, AUTO_MARGIN_PAIRS, 0.05, 1).unwrap();
+        assert!(m > 0.0 && m < 10.0, "{test}: {m}");
+        // Grows with the noise, shrinks with the pairs.
+        let wide: Vec<f64> = pool.iter().map(|v| 2.0 * v).collect();
+        assert!(auto_margin_pct(test, &wide, AUTO_MARGIN_PAIRS, 0.05, 1).unwrap() > m);
+        assert!(auto_margin_pct(test, &pool, 4 * AUTO_MARGIN_PAIRS, 0.05, 1).unwrap() < m);
+        // Fresh null comparisons from the same noise: about 4 in 5 are
+        // shown negligible at that margin within the pairs.
+        let runs = 400;
+        let negligible = (0..runs)
+            .filter(|_| {
+                let r: Vec<f64> = (0..AUTO_MARGIN_PAIRS)
+                    .map(|_| sd * normal(&mut rng))
+                    .collect();
+                look(&r, 0.05, margin(m), test).unwrap().equivalence_p < 0.05
+            })
+            .count();
+        let share = negligible as f64 / runs as f64;
+        assert!((0.7..=0.9).contains(&share), "{test}: margin {m}%: {share}");
+    }
+    assert_eq!(auto_margin_pct(SeqTest::T, &pool[..10], 16, 0.05, 1), None);
+    assert_eq!(
+        auto_margin_pct(SeqTest::Sign, &[f64::NAN; 30], 16, 0.05, 1),
+        None
+    );
+}

@@ -1,0 +1,433 @@
+//! Side by side: the sequential tests replayed on the same measured pairs.
+//!
+//! `calibrate --side-by-side` measures every A/A and injected comparison
+//! to the full sequential budget, then replays each test's stopping rule on
+//! the growing prefix of those pairs: pair n's look uses pairs 1..n only,
+//! so a replay stops exactly where a sequential run on the same pairs
+//! would have stopped. Both tests thus meet the same noise, the same drift
+//! and the same outliers, and their figures differ only by the test.
+//!
+//! Each test is replayed twice: on the pairs as measured, and with outlier
+//! halves injected. An injected outlier is a half slowed by a factor
+//! between [`OUTLIER_MIN_FACTOR`] and [`OUTLIER_MAX_FACTOR`] (the pair
+//! ratios a preempted half gives on this VM run up to about 2), in
+//! [`OUTLIER_SHARE`] of the pairs; the slowed half is chosen by a fair
+//! coin, as preemption does not know which arm runs, so a pair's log ratio
+//! moves by +-ln(factor). The same pairs get the same outliers for every
+//! test.
+//!
+//! The A/A comparisons are replayed alone (a table of one: the
+//! per-comparison false-positive rate) and in tables of the survey's size,
+//! [`SURVEY_TABLE`] comparisons, as `overhead` runs them: one after the
+//! other, each stopping against the table's threshold (under the FDR, at
+//! the e-BH rank it would take among the discoveries before it), then the
+//! whole table decided by Holm or by e-BH. With every comparison null, a
+//! table with any "slower" or "faster" is a false one, and the share of
+//! such tables is both its family-wise error rate and its false discovery
+//! rate.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::bootstrap::Rng;
+use crate::stats::decision::{
+    DecisionOpts, ErrorRate, Samples, SeqTest, Tested, Verdict, decide_table,
+};
+use crate::stats::power::Proportion;
+use crate::stats::sequential::{StopReason, StopRule, look, settled};
+
+/// Comparisons in a table of the survey's size (the default `overhead`
+/// on this machine's kernel: 29).
+pub const SURVEY_TABLE: usize = 29;
+/// Share of pairs given an outlier half.
+pub const OUTLIER_SHARE: f64 = 0.05;
+/// Range of the factor an outlier half is slowed by.
+pub const OUTLIER_MIN_FACTOR: f64 = 1.2;
+pub const OUTLIER_MAX_FACTOR: f64 = 2.0;
+
+/// Adds outlier halves to the log ratios `r` (a copy): in a share
+/// [`OUTLIER_SHARE`] of the pairs one half, chosen by a coin, is slowed by
+/// a factor drawn uniformly from [`OUTLIER_MIN_FACTOR`]..[`OUTLIER_MAX_FACTOR`].
+pub fn inject_outliers(r: &[f64], rng: &mut Rng) -> Vec<f64> {
+    r.iter()
+        .map(|&v| {
+            if uniform(rng) >= OUTLIER_SHARE {
+                return v;
+            }
+            let f = OUTLIER_MIN_FACTOR + (OUTLIER_MAX_FACTOR - OUTLIER_MIN_FACTOR) * uniform(rng);
+            if rng.below(2) == 0 {
+                v + f.ln()
+            } else {
+                v - f.ln()
+            }
+        })
+        .collect()
+}
+
+/// A uniform draw in [0, 1).
+fn uniform(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Where a replayed sequential comparison stopped, and what its look said
+/// there (before the table's correction).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replayed {
+    pub pairs: usize,
+    pub stopped: StopReason,
+    /// The pairs up to the stop.
+    pub r: Vec<f64>,
+    /// Anytime-valid p-value of no difference, raw.
+    pub p_value: f64,
+    /// The confidence sequence at the stop, percent.
+    pub ci_low_pct: f64,
+    pub ci_high_pct: f64,
+}
+
+/// Replays `rule` on the log ratios `r`: the first prefix at which it
+/// settles, or all of `r` (its budget) when none does.
+pub fn replay(r: &[f64], rule: &StopRule) -> Replayed {
+    let (pairs, stopped) = (1..=r.len())
+        .find_map(|n| settled(&r[..n], rule).map(|s| (n, s)))
+        .unwrap_or((r.len(), StopReason::MaxPairs));
+    let d = &rule.decision;
+    let l = look(&r[..pairs], d.alpha, 0.0, d.test);
+    let pct = |v: f64| v.exp_m1() * 100.0;
+    Replayed {
+        pairs,
+        stopped,
+        r: r[..pairs].to_vec(),
+        p_value: l.map_or(1.0, |l| l.p_value),
+        ci_low_pct: l.map_or(f64::NEG_INFINITY, |l| pct(l.ci_low)),
+        ci_high_pct: l.map_or(f64::INFINITY, |l| pct(l.ci_high)),
+    }
+}
+
+/// Replays a table: the comparisons `rs` one after the other under
+/// `rule` (its family set to the table's size; under the FDR each at the
+/// rank it would take, the discoveries before it plus one), then the
+/// table's verdicts by Holm or e-BH, as `overhead` decides them.
+pub fn replay_table(rs: &[Vec<f64>], rule: &StopRule) -> Vec<(Replayed, Verdict)> {
+    let mut done: Vec<Replayed> = Vec::new();
+    for r in rs {
+        let rank = 1 + done
+            .iter()
+            .filter(|d| matches!(d.stopped, StopReason::Slower | StopReason::Faster))
+            .count() as u32;
+        let rule = StopRule {
+            family: rs.len() as u32,
+            rank,
+            ..*rule
+        };
+        done.push(replay(r, &rule));
+    }
+    let verdicts = decide(&done, &rule.decision);
+    done.into_iter().zip(verdicts).collect()
+}
+
+/// The table's verdicts of replayed comparisons.
+fn decide(rows: &[Replayed], opts: &DecisionOpts) -> Vec<Verdict> {
+    let tested: Vec<Tested> = rows
+        .iter()
+        .map(|d| Tested {
+            p_value: d.p_value,
+            ci_low: d.ci_low_pct,
+            ci_high: d.ci_high_pct,
+            samples: Samples::Sequential(&d.r),
+        })
+        .collect();
+    decide_table(&tested, opts)
+        .into_iter()
+        .map(|d| d.verdict)
+        .collect()
+}
+
+/// One injected slowdown replayed by one test, each comparison alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InjectedReplay {
+    pub treatment: String,
+    /// Comparisons with the verdict "slower".
+    pub detected: Proportion,
+    /// Comparisons whose interval at the stop contains the truth.
+    pub covered: Proportion,
+    /// Pairs a comparison took on average.
+    pub mean_pairs: f64,
+}
+
+/// One test's replay over a calibration's pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestReplay {
+    pub test: SeqTest,
+    /// Whether outlier halves were injected.
+    pub outliers: bool,
+    /// A/A comparisons alone: "slower" or "faster" verdicts.
+    pub aa_alone: Proportion,
+    /// Pairs an A/A comparison alone took on average.
+    pub aa_mean_pairs: f64,
+    /// A/A tables of [`SURVEY_TABLE`] with any false verdict, under the
+    /// FWER (Holm) and under the FDR (e-BH).
+    pub aa_tables_fwer: Proportion,
+    pub aa_tables_fdr: Proportion,
+    pub injected: Vec<InjectedReplay>,
+}
+
+/// The side-by-side replay: every test, without and with outliers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideBySide {
+    /// Pairs every comparison was measured to (the sequential budget).
+    pub budget_pairs: u32,
+    pub table_size: u32,
+    pub outlier_share: f64,
+    pub outlier_factors: (f64, f64),
+    pub rows: Vec<TestReplay>,
+    /// How it was done, in words.
+    pub method: String,
+}
+
+/// What the side-by-side replay needs of one injected slowdown: its
+/// label, its truth (percent) and its comparisons' log ratios.
+pub struct InjectedPairs<'a> {
+    pub treatment: &'a str,
+    pub truth_pct: f64,
+    pub comparisons: Vec<Vec<f64>>,
+}
+
+/// Replays `tests` on the A/A log ratios `aa` and the injected ones, with
+/// `rule_for(test, family)` the stop rule `overhead` would use; outliers
+/// drawn from `seed` (the same for every test).
+pub fn side_by_side(
+    tests: &[SeqTest],
+    aa: &[Vec<f64>],
+    injected: &[InjectedPairs],
+    budget_pairs: u32,
+    rule_for: &dyn Fn(SeqTest, usize, ErrorRate) -> StopRule,
+    seed: u64,
+) -> SideBySide {
+    let mut rows = Vec::new();
+    for outliers in [false, true] {
+        let with = |cs: &[Vec<f64>], salt: u64| -> Vec<Vec<f64>> {
+            let mut rng = Rng::new(seed ^ salt);
+            cs.iter()
+                .map(|r| {
+                    if outliers {
+                        inject_outliers(r, &mut rng)
+                    } else {
+                        r.clone()
+                    }
+                })
+                .collect()
+        };
+        let aa = with(aa, 0x005e_edaa);
+        let inj: Vec<Vec<Vec<f64>>> = injected
+            .iter()
+            .enumerate()
+            .map(|(i, p)| with(&p.comparisons, 0x1_0000 + i as u64))
+            .collect();
+        for &test in tests {
+            let alone = rule_for(test, 1, ErrorRate::Fwer);
+            let aa_runs: Vec<Replayed> = aa.iter().map(|r| replay(r, &alone)).collect();
+            let aa_false = aa_runs
+                .iter()
+                .filter(|d| is_discovery(decide(std::slice::from_ref(*d), &alone.decision)[0]))
+                .count() as u32;
+            let tables = |rate: ErrorRate| {
+                let rule = rule_for(test, SURVEY_TABLE, rate);
+                let chunks: Vec<&[Vec<f64>]> = aa
+                    .chunks(SURVEY_TABLE)
+                    .filter(|c| c.len() == SURVEY_TABLE)
+                    .collect();
+                let bad = chunks
+                    .iter()
+                    .filter(|c| replay_table(c, &rule).iter().any(|(_, v)| is_discovery(*v)))
+                    .count() as u32;
+                Proportion::new(bad, chunks.len() as u32)
+            };
+            let injected = injected
+                .iter()
+                .zip(&inj)
+                .map(|(p, cs)| {
+                    let runs: Vec<(Replayed, Verdict)> = cs
+                        .iter()
+                        .map(|r| {
+                            let d = replay(r, &alone);
+                            let v = decide(std::slice::from_ref(&d), &alone.decision)[0];
+                            (d, v)
+                        })
+                        .collect();
+                    let n = runs.len() as u32;
+                    InjectedReplay {
+                        treatment: p.treatment.to_string(),
+                        detected: Proportion::new(
+                            runs.iter().filter(|(_, v)| *v == Verdict::Slower).count() as u32,
+                            n,
+                        ),
+                        covered: Proportion::new(
+                            runs.iter()
+                                .filter(|(d, _)| {
+                                    d.ci_low_pct <= p.truth_pct && p.truth_pct <= d.ci_high_pct
+                                })
+                                .count() as u32,
+                            n,
+                        ),
+                        mean_pairs: mean(runs.iter().map(|(d, _)| d.pairs as f64)),
+                    }
+                })
+                .collect();
+            rows.push(TestReplay {
+                test,
+                outliers,
+                aa_alone: Proportion::new(aa_false, aa.len() as u32),
+                aa_mean_pairs: mean(aa_runs.iter().map(|d| d.pairs as f64)),
+                aa_tables_fwer: tables(ErrorRate::Fwer),
+                aa_tables_fdr: tables(ErrorRate::Fdr),
+                injected,
+            });
+        }
+    }
+    SideBySide {
+        budget_pairs,
+        table_size: SURVEY_TABLE as u32,
+        outlier_share: OUTLIER_SHARE,
+        outlier_factors: (OUTLIER_MIN_FACTOR, OUTLIER_MAX_FACTOR),
+        rows,
+        method: format!(
+            "every comparison measured to {budget_pairs} pairs, then each test's stopping rule \
+             replayed on the growing prefix of the same pairs (a look at pair n uses pairs 1..n \
+             only); A/A alone and in tables of {SURVEY_TABLE} run one after the other (Holm or \
+             e-BH at the end); outliers: in {:.0}% of pairs one half, chosen by a coin, slowed by \
+             x{OUTLIER_MIN_FACTOR}..x{OUTLIER_MAX_FACTOR}, the same for every test",
+            OUTLIER_SHARE * 100.0
+        ),
+    }
+}
+
+fn is_discovery(v: Verdict) -> bool {
+    matches!(v, Verdict::Slower | Verdict::Faster)
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 { f64::NAN } else { s / n as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::plan::stop_rule;
+
+    fn rule(test: SeqTest, family: usize, rate: ErrorRate) -> StopRule {
+        let d = DecisionOpts {
+            test,
+            error_rate: rate,
+            ..DecisionOpts::default()
+        };
+        stop_rule(family, Some(32), &d, None)
+    }
+
+    /// Normal-ish log ratios from the generator, mean `mu`, sd `sd`.
+    fn series(rng: &mut Rng, n: usize, mu: f64, sd: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                // Irwin-Hall: a sum of 12 uniforms minus 6 is close to N(0, 1).
+                let z: f64 = (0..12).map(|_| uniform(rng)).sum::<f64>() - 6.0;
+                mu + sd * z
+            })
+            .collect()
+    }
+
+    #[test]
+    fn replay_stops_where_the_sequential_rule_stops() {
+        let r = vec![0.3; 32];
+        let t = replay(&r, &rule(SeqTest::T, 1, ErrorRate::Fwer));
+        let s = replay(&r, &rule(SeqTest::Sign, 1, ErrorRate::Fwer));
+        assert_eq!(t.stopped, StopReason::Slower);
+        assert_eq!(s.stopped, StopReason::Slower);
+        // The t-test uses the size: fewer pairs than the coin allows.
+        assert!(t.pairs < s.pairs, "{} vs {}", t.pairs, s.pairs);
+        assert_eq!(s.pairs, 7);
+        assert_eq!(t.r.len(), t.pairs);
+    }
+
+    #[test]
+    fn replay_runs_to_the_budget_when_nothing_settles() {
+        let mut rng = Rng::new(3);
+        let r = series(&mut rng, 8, 0.0, 0.05);
+        let mut rl = rule(SeqTest::Sign, 1, ErrorRate::Fwer);
+        rl.max_pairs = 100;
+        let d = replay(&r, &rl);
+        assert_eq!(d.pairs, 8);
+        assert_eq!(d.stopped, StopReason::MaxPairs);
+    }
+
+    #[test]
+    fn outliers_hit_about_their_share_and_move_by_the_factor() {
+        let mut rng = Rng::new(7);
+        let r = vec![0.0; 20_000];
+        let o = inject_outliers(&r, &mut rng);
+        let hit: Vec<f64> = o.iter().copied().filter(|v| *v != 0.0).collect();
+        let share = hit.len() as f64 / r.len() as f64;
+        assert!((share - OUTLIER_SHARE).abs() < 0.01, "{share}");
+        assert!(
+            hit.iter()
+                .all(|v| v.abs() >= OUTLIER_MIN_FACTOR.ln() && v.abs() <= OUTLIER_MAX_FACTOR.ln())
+        );
+        let up = hit.iter().filter(|v| **v > 0.0).count() as f64 / hit.len() as f64;
+        assert!((up - 0.5).abs() < 0.08, "{up}");
+    }
+
+    #[test]
+    fn side_by_side_finds_the_effect_and_keeps_the_null() {
+        let mut rng = Rng::new(11);
+        let aa: Vec<Vec<f64>> = (0..58).map(|_| series(&mut rng, 32, 0.0, 0.03)).collect();
+        let eff: Vec<Vec<f64>> = (0..10).map(|_| series(&mut rng, 32, 0.2, 0.03)).collect();
+        let truth = 0.2f64.exp_m1() * 100.0;
+        let s = side_by_side(
+            &[SeqTest::Sign, SeqTest::T],
+            &aa,
+            &[InjectedPairs {
+                treatment: "x",
+                truth_pct: truth,
+                comparisons: eff,
+            }],
+            32,
+            &rule,
+            5,
+        );
+        assert_eq!(s.rows.len(), 4);
+        for row in &s.rows {
+            assert_eq!(row.aa_alone.total, 58);
+            assert_eq!(row.aa_tables_fwer.total, 2);
+            assert!(row.aa_alone.count <= 6, "{row:?}");
+            let inj = &row.injected[0];
+            assert_eq!(inj.detected.count, 10, "{row:?}");
+            assert!(inj.covered.count >= 9, "{row:?}");
+        }
+        let pairs = |t: SeqTest| {
+            s.rows
+                .iter()
+                .find(|r| r.test == t && !r.outliers)
+                .unwrap()
+                .injected[0]
+                .mean_pairs
+        };
+        assert!(pairs(SeqTest::T) <= 4.0, "{}", pairs(SeqTest::T));
+        assert_eq!(pairs(SeqTest::Sign), 7.0);
+    }
+
+    #[test]
+    fn a_table_that_settles_everything_keeps_the_fdr_threshold_lower() {
+        // 29 clear effects: under the FDR later comparisons stop at a
+        // higher rank and so sooner than under the FWER.
+        let rs: Vec<Vec<f64>> = (0..SURVEY_TABLE).map(|_| vec![0.3; 32]).collect();
+        let fwer = replay_table(&rs, &rule(SeqTest::Sign, SURVEY_TABLE, ErrorRate::Fwer));
+        let fdr = replay_table(&rs, &rule(SeqTest::Sign, SURVEY_TABLE, ErrorRate::Fdr));
+        assert!(fwer.iter().all(|(_, v)| *v == Verdict::Slower));
+        assert!(fdr.iter().all(|(_, v)| *v == Verdict::Slower));
+        let total = |t: &[(Replayed, Verdict)]| t.iter().map(|(d, _)| d.pairs).sum::<usize>();
+        assert!(
+            total(&fdr) < total(&fwer),
+            "{} vs {}",
+            total(&fdr),
+            total(&fwer)
+        );
+    }
+}
