@@ -214,3 +214,176 @@ fn the_default_calibration_checks_the_sequential_rule() {
         assert!(inj["mean_pairs"].as_f64().is_some(), "{inj}");
     }
 }
+
+/// `--side-by-side`: every comparison measured to its budget, both tests
+/// replayed on the same pairs (as measured and with outliers), A/A alone
+/// and in a table of 29.
+#[test]
+fn side_by_side_replays_both_tests_on_the_same_pairs() {
+    let test = "side_by_side_replays_both_tests_on_the_same_pairs";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let out = secperf(&db)
+        .args(["--json", "calibrate", "--side-by-side", "--quick"])
+        .args(["--max-pairs", "10", "--sample-ms", "5"])
+        .args(["--aa-comparisons", "29", "--injected-comparisons", "2"])
+        .args(["--seed", "9"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v = json_of(&out);
+    // Measured to the budget, not stopped: the replay decides.
+    assert_eq!(v["design"]["sequential"], false);
+    for c in v["aa"]["comparisons"].as_array().unwrap() {
+        assert_eq!(c["pairs"], 10, "{c}");
+    }
+    let sbs = &v["side_by_side"];
+    assert_eq!(sbs["budget_pairs"], 10);
+    assert_eq!(sbs["table_size"], 29);
+    let rows = sbs["rows"].as_array().unwrap();
+    let kinds: Vec<(String, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["test"].as_str().unwrap().to_string(),
+                r["outliers"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("sign".to_string(), false),
+            ("t".to_string(), false),
+            ("sign".to_string(), true),
+            ("t".to_string(), true)
+        ]
+    );
+    for r in rows {
+        assert_eq!(r["aa_alone"]["total"], 29, "{r}");
+        assert_eq!(r["aa_tables_fwer"]["total"], 1, "{r}");
+        assert_eq!(r["aa_tables_fdr"]["total"], 1, "{r}");
+        let pairs = r["aa_mean_pairs"].as_f64().unwrap();
+        assert!((1.0..=10.0).contains(&pairs), "{r}");
+    }
+    if let Some(reason) = v["injected_skipped"].as_str() {
+        let reason = format!("the injected slowdown's replay: {reason}");
+        skip_kernel_feature(test, "seccomp", &reason);
+    } else {
+        for r in rows {
+            let inj = &r["injected"][0];
+            assert_eq!(inj["detected"]["total"], 2, "{r}");
+            assert_eq!(inj["covered"]["total"], 2, "{r}");
+        }
+    }
+}
+
+/// `--injected-comparisons 0` calibrates the A/A control alone, and
+/// `overhead --equivalence auto` then sizes its margin from those pairs
+/// and says so.
+#[test]
+fn equivalence_auto_takes_its_margin_from_the_aa_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let run = |args: &[&str]| {
+        secperf(&db)
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .clone()
+    };
+    let cal = run(&[
+        "--json",
+        "calibrate",
+        "--side-by-side",
+        "--quick",
+        "--max-pairs",
+        "10",
+        "--sample-ms",
+        "5",
+        "--aa-comparisons",
+        "4",
+        "--injected-comparisons",
+        "0",
+        "--seed",
+        "3",
+    ]);
+    let v = json_of(&cal.stdout);
+    assert!(v["injected"].as_array().unwrap().is_empty(), "{v}");
+    assert!(
+        v["injected_skipped"]
+            .as_str()
+            .unwrap()
+            .contains("A/A control only"),
+        "{v}"
+    );
+    let out = run(&[
+        "overhead",
+        "-m",
+        "none",
+        "-w",
+        "getppid",
+        "--quick",
+        "--sample-ms",
+        "5",
+        "--max-pairs",
+        "10",
+        "--no-control",
+        "--equivalence",
+        "auto",
+        "--seed",
+        "4",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("equivalence margin +-") && stderr.contains("getppid +-"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("--equivalence auto"), "{stdout}");
+}
+
+#[test]
+fn equivalence_auto_without_a_calibration_says_which_to_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    secperf(&db)
+        .args(["overhead", "-m", "none", "-w", "getppid", "--equivalence"])
+        .arg("auto")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "run `secperf calibrate -w getppid`",
+        ));
+    for (args, msg) in [
+        (
+            &["overhead", "-w", "getppid", "--equivalence", "often"][..],
+            "--equivalence 'often'",
+        ),
+        (
+            &[
+                "overhead",
+                "-w",
+                "getppid",
+                "--equivalence",
+                "auto",
+                "--pairs",
+                "10",
+            ][..],
+            "leave out --pairs",
+        ),
+        (
+            &["compare", "1", "2", "--equivalence", "auto"][..],
+            "only `overhead` sizes the margin",
+        ),
+    ] {
+        secperf(&db)
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(msg));
+    }
+}

@@ -124,6 +124,13 @@ impl OverheadArgs {
     /// With --kernel or in a guest of one: the request of the plan both
     /// sides build (no mechanism switched, no negative control).
     fn boot_request(&self) -> Result<OverheadRequest> {
+        if self.decision.resolve_auto()?.1 {
+            usage_bail!(
+                "--equivalence auto sizes the margin from calibrations of this machine's \
+                 workloads, not of boots: give a margin in percent with --kernel (e.g. \
+                 --equivalence 2)"
+            );
+        }
         let mut r = self.request_with_min_pairs(3)?;
         r.mechanisms = vec!["none".to_string()];
         r.no_control = true;

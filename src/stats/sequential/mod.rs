@@ -302,13 +302,61 @@ pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
         .iter()
         .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
     let far = 1.0 + (hi - lo);
-    let reachable = [0.0, hi + far, lo - far].iter().any(|&fill| {
+    let fills: &[f64] = match rule.decision.test {
+        SeqTest::Sign => &[0.0, hi + far, lo - far],
+        // Far pairs always make a t statistic large: the t-test asks the
+        // projection below instead.
+        SeqTest::T => &[0.0],
+    };
+    let reachable = fills.iter().any(|&fill| {
         let mut best = r.to_vec();
         best.extend(std::iter::repeat_n(fill, left));
         settled_now(&best, rule).is_some()
-    });
+    }) || (rule.decision.test == SeqTest::T && t_verdict_reachable(r, rule));
     (!reachable).then_some(StopReason::Futile)
 }
+
+/// The t-test's futility: whether a comparison whose mean log ratio were
+/// [`FUTILITY_SE`] standard errors further from 0 than the pairs' mean so
+/// far, with their spread, would be slower or faster at the budget (its
+/// e-value beating the table's threshold and its interval clear of the
+/// noise band). Not reachable even then, it stops as futile: an effect
+/// that large is unlikely (about 2.5% one-sided, for normal log ratios),
+/// and only power is at stake, never the error rate.
+fn t_verdict_reachable(r: &[f64], rule: &StopRule) -> bool {
+    let n = r.len();
+    // Below FUTILITY_MIN_PAIRS the spread is too poorly known to give up
+    // on (a negative control stopped at 3 pairs would bound nothing).
+    if n < FUTILITY_MIN_PAIRS {
+        return true;
+    }
+    let mean = r.iter().sum::<f64>() / n as f64;
+    let sd = (r.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    if sd.is_nan() || sd <= 0.0 {
+        return true;
+    }
+    let effect = mean.abs() + FUTILITY_SE * sd / (n as f64).sqrt();
+    let budget = rule.max_pairs as usize;
+    let t2 = effect * effect * budget as f64 / (sd * sd);
+    let d = &rule.decision;
+    let rank = match d.error_rate {
+        ErrorRate::Fwer => 1,
+        ErrorRate::Fdr => rule.rank.max(1),
+    };
+    let threshold = (rule.family.max(1) as f64 / (d.alpha * rank as f64)).ln();
+    let Some(t_star) = safe_t::t_star(budget, d.alpha) else {
+        return false;
+    };
+    let near_end = effect - t_star * sd / (budget as f64).sqrt();
+    safe_t::ln_e(budget, t2) >= threshold && pct(near_end) > d.noise_pct
+}
+
+/// How many standard errors beyond the mean so far the t-test's futility
+/// rule allows the effect to be ([`settled`]).
+pub const FUTILITY_SE: f64 = 2.0;
+/// The fewest pairs at which the t-test's futility rule may stop a
+/// comparison (the sign test's first look).
+pub const FUTILITY_MIN_PAIRS: usize = 6;
 
 /// Whether `r` settles the comparison now: a verdict, or the precision.
 fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {

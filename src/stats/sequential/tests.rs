@@ -286,3 +286,39 @@ fn the_auto_margin_lets_most_nulls_come_out_negligible_within_its_pairs() {
         None
     );
 }
+
+#[test]
+fn the_t_tests_futility_stops_nulls_early_and_keeps_clear_effects() {
+    let t_rule = |family: u32| StopRule {
+        min_pairs: 3,
+        decision: DecisionOpts {
+            test: SeqTest::T,
+            ..DecisionOpts::default()
+        },
+        ..rule(family, 32)
+    };
+    let mut rng = Rng::new(23);
+    let mut futile_at = Vec::new();
+    for _ in 0..50 {
+        let noisy: Vec<f64> = (0..32).map(|_| 0.05 * normal(&mut rng)).collect();
+        let stop = (3..=32).find_map(|n| settled(&noisy[..n], &t_rule(29)).map(|s| (n, s)));
+        let (n, reason) = stop.unwrap();
+        assert!(
+            matches!(reason, StopReason::Futile | StopReason::MaxPairs),
+            "{reason:?}"
+        );
+        futile_at.push(n);
+    }
+    futile_at.sort();
+    // Most nulls stop well before the budget.
+    assert!(futile_at[25] <= 12, "{futile_at:?}");
+    // A clear effect in the same noise still settles, and an effect the
+    // budget can find is not given up: +10% in 5% noise, 50 times.
+    for _ in 0..50 {
+        let effect: Vec<f64> = (0..32)
+            .map(|_| 1.10f64.ln() + 0.05 * normal(&mut rng))
+            .collect();
+        let stop = (3..=32).find_map(|n| settled(&effect[..n], &t_rule(1)).map(|s| (n, s)));
+        assert_eq!(stop.map(|s| s.1), Some(StopReason::Slower), "{effect:?}");
+    }
+}
