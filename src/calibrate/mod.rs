@@ -53,35 +53,5 @@ pub use plan::{
 };
 pub use run::{measure, run, store_report};
 
-/// The A/A pairs of a stored calibration report (`json`), for
-/// resampling null comparisons: every A/A comparison's per-pair log
-/// ratios, centred on that comparison's median (so slow drift between
-/// comparisons does not widen them). Empty when the report has none.
-pub fn aa_pool(json: &serde_json::Value) -> Vec<f64> {
-    // Read field by field: a stored report may hold nulls where a figure
-    // was not finite, which the report's own type would refuse.
-    let Some(comparisons) = json["aa"]["comparisons"].as_array() else {
-        return Vec::new();
-    };
-    comparisons
-        .iter()
-        .flat_map(|c| {
-            let r: Vec<f64> = c["pair_data"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| {
-                    let b = p["baseline_ns_per_op"].as_f64()?;
-                    let t = p["treatment_ns_per_op"].as_f64()?;
-                    let v = (t / b).ln();
-                    v.is_finite().then_some(v)
-                })
-                .collect();
-            let m = crate::stats::median(&r).unwrap_or(0.0);
-            r.into_iter().map(move |v| v - m)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests;

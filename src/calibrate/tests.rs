@@ -271,24 +271,3 @@ fn interrupts_and_a_a_failures_end_the_calibration() {
     let e = run(&p, &mut |_, _| anyhow::bail!("fork failed")).unwrap_err();
     assert_eq!(e.to_string(), "fork failed");
 }
-
-#[test]
-fn the_aa_pool_reads_a_stored_report_with_nulls() {
-    let json = serde_json::json!({
-        "aa": {"comparisons": [
-            {"pair_data": [
-                {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 110.0},
-                {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 100.0},
-                {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 90.0}
-            ]},
-            {"pair_data": [{"baseline_ns_per_op": null, "treatment_ns_per_op": 1.0}]}
-        ]},
-        "min_effect": {"budget_min_effect_pct": null}
-    });
-    let pool = crate::calibrate::aa_pool(&json);
-    assert_eq!(pool.len(), 3);
-    // Centred on the comparison's median (0 here).
-    assert!((pool[0] - 1.1f64.ln()).abs() < 1e-12);
-    assert_eq!(pool[1], 0.0);
-    assert!(crate::calibrate::aa_pool(&serde_json::json!({})).is_empty());
-}

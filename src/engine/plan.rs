@@ -577,7 +577,7 @@ impl OverheadPlan {
                     c.json["design"]["warmup"]
                 ));
             }
-            let pool = crate::calibrate::aa_pool(&c.json);
+            let pool = c.aa_pool();
             match crate::stats::sequential::auto_margin_pct(
                 self.decision.test,
                 &pool,

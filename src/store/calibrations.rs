@@ -41,6 +41,43 @@ pub struct Calibration {
     pub json: serde_json::Value,
 }
 
+impl Calibration {
+    /// The A/A pairs of the calibration, for resampling null comparisons
+    /// (`overhead --equivalence auto`): every A/A comparison's per-pair
+    /// log ratios, centred on that comparison's median (so slow drift
+    /// between comparisons does not widen them). Read from the stored
+    /// report field by field: a report may hold nulls where a figure was
+    /// not finite. Empty when it has none.
+    pub fn aa_pool(&self) -> Vec<f64> {
+        aa_pool(&self.json)
+    }
+}
+
+/// [`Calibration::aa_pool`] of a stored report.
+pub fn aa_pool(json: &serde_json::Value) -> Vec<f64> {
+    let Some(comparisons) = json["aa"]["comparisons"].as_array() else {
+        return Vec::new();
+    };
+    comparisons
+        .iter()
+        .flat_map(|c| {
+            let r: Vec<f64> = c["pair_data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| {
+                    let b = p["baseline_ns_per_op"].as_f64()?;
+                    let t = p["treatment_ns_per_op"].as_f64()?;
+                    let v = (t / b).ln();
+                    v.is_finite().then_some(v)
+                })
+                .collect();
+            let m = crate::stats::median(&r).unwrap_or(0.0);
+            r.into_iter().map(move |v| v - m)
+        })
+        .collect()
+}
+
 impl Store {
     /// Stores a calibration for its run, committed before returning.
     /// Returns the new row id.
@@ -220,5 +257,26 @@ mod tests {
             .add_calibration(&calibration(99, "getppid", 0.02, "2026-01-01T00:00:00Z"))
             .unwrap_err();
         assert!(format!("{e:#}").contains("no run with id 99"), "{e:#}");
+    }
+
+    #[test]
+    fn the_aa_pool_reads_a_stored_report_with_nulls() {
+        let json = serde_json::json!({
+            "aa": {"comparisons": [
+                {"pair_data": [
+                    {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 110.0},
+                    {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 100.0},
+                    {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 90.0}
+                ]},
+                {"pair_data": [{"baseline_ns_per_op": null, "treatment_ns_per_op": 1.0}]}
+            ]},
+            "min_effect": {"budget_min_effect_pct": null}
+        });
+        let pool = aa_pool(&json);
+        assert_eq!(pool.len(), 3);
+        // Centred on the comparison's median (0 here).
+        assert!((pool[0] - 1.1f64.ln()).abs() < 1e-12);
+        assert_eq!(pool[1], 0.0);
+        assert!(aa_pool(&serde_json::json!({})).is_empty());
     }
 }
