@@ -15,6 +15,19 @@ fn secperf(db: &Path) -> Command {
     c
 }
 
+/// `secperf --json ARGS` against `db`, which must succeed: its JSON.
+fn json_ok(db: &Path, args: &[&str]) -> serde_json::Value {
+    let out = secperf(db)
+        .arg("--json")
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    json_of(&out)
+}
+
 /// `--quick` shrunk to a few seconds: 20 ms slices, 4 A/A comparisons,
 /// 3 short comparisons of the injected slowdown.
 const TINY: &[&str] = &[
@@ -183,16 +196,23 @@ fn the_default_calibration_checks_the_sequential_rule() {
     let test = "the_default_calibration_checks_the_sequential_rule";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let out = secperf(&db)
-        .args(["--json", "calibrate", "--quick", "--max-pairs", "10"])
-        .args(["--sample-ms", "20", "--aa-comparisons", "3"])
-        .args(["--injected-comparisons", "2", "--seed", "7"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json_of(&out);
+    let v = json_ok(
+        &db,
+        &[
+            "calibrate",
+            "--quick",
+            "--max-pairs",
+            "10",
+            "--sample-ms",
+            "20",
+            "--aa-comparisons",
+            "3",
+            "--injected-comparisons",
+            "2",
+            "--seed",
+            "7",
+        ],
+    );
     assert_eq!(v["design"]["sequential"], true);
     assert_eq!(v["design"]["pairs"], 10);
     let mean = v["aa"]["mean_pairs"].as_f64().unwrap();
@@ -223,17 +243,24 @@ fn side_by_side_replays_both_tests_on_the_same_pairs() {
     let test = "side_by_side_replays_both_tests_on_the_same_pairs";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let out = secperf(&db)
-        .args(["--json", "calibrate", "--side-by-side", "--quick"])
-        .args(["--max-pairs", "10", "--sample-ms", "5"])
-        .args(["--aa-comparisons", "29", "--injected-comparisons", "2"])
-        .args(["--seed", "9"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v = json_of(&out);
+    let v = json_ok(
+        &db,
+        &[
+            "calibrate",
+            "--side-by-side",
+            "--quick",
+            "--max-pairs",
+            "10",
+            "--sample-ms",
+            "5",
+            "--aa-comparisons",
+            "29",
+            "--injected-comparisons",
+            "2",
+            "--seed",
+            "9",
+        ],
+    );
     // Measured to the budget, not stopped: the replay decides.
     assert_eq!(v["design"]["sequential"], false);
     for c in v["aa"]["comparisons"].as_array().unwrap() {
@@ -287,31 +314,24 @@ fn side_by_side_replays_both_tests_on_the_same_pairs() {
 fn equivalence_auto_takes_its_margin_from_the_aa_pairs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let run = |args: &[&str]| {
-        secperf(&db)
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .clone()
-    };
-    let cal = run(&[
-        "--json",
-        "calibrate",
-        "--side-by-side",
-        "--quick",
-        "--max-pairs",
-        "10",
-        "--sample-ms",
-        "5",
-        "--aa-comparisons",
-        "4",
-        "--injected-comparisons",
-        "0",
-        "--seed",
-        "3",
-    ]);
-    let v = json_of(&cal.stdout);
+    let v = json_ok(
+        &db,
+        &[
+            "calibrate",
+            "--side-by-side",
+            "--quick",
+            "--max-pairs",
+            "10",
+            "--sample-ms",
+            "5",
+            "--aa-comparisons",
+            "4",
+            "--injected-comparisons",
+            "0",
+            "--seed",
+            "3",
+        ],
+    );
     assert!(v["injected"].as_array().unwrap().is_empty(), "{v}");
     assert!(
         v["injected_skipped"]
@@ -320,23 +340,28 @@ fn equivalence_auto_takes_its_margin_from_the_aa_pairs() {
             .contains("A/A control only"),
         "{v}"
     );
-    let out = run(&[
-        "overhead",
-        "-m",
-        "none",
-        "-w",
-        "getppid",
-        "--quick",
-        "--sample-ms",
-        "5",
-        "--max-pairs",
-        "10",
-        "--no-control",
-        "--equivalence",
-        "auto",
-        "--seed",
-        "4",
-    ]);
+    let out = secperf(&db)
+        .args([
+            "overhead",
+            "-m",
+            "none",
+            "-w",
+            "getppid",
+            "--quick",
+            "--sample-ms",
+            "5",
+            "--max-pairs",
+            "10",
+            "--no-control",
+            "--equivalence",
+            "auto",
+            "--seed",
+            "4",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("equivalence margin +-") && stderr.contains("getppid +-"),

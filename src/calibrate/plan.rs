@@ -199,29 +199,26 @@ impl Plan {
             test: r.test,
             ..DecisionOpts::default()
         };
-        let stop = r
-            .half
-            .pairs
-            .is_none()
+        // Side by side, every comparison runs, fixed, to the budget of a
+        // table of the survey's size, whichever test would stop it sooner;
+        // otherwise it is sequential unless pairs are given.
+        let stop = (r.half.pairs.is_none() && !r.side_by_side)
             .then(|| crate::engine::plan::stop_rule(1, r.half.max_pairs, &decision, None));
-        let mut pairs = r
-            .half
-            .pairs
-            .unwrap_or_else(|| stop.map_or(10, |s| s.max_pairs));
-        // Side by side, every comparison runs to the budget of a table of
-        // the survey's size, whichever test would stop it sooner.
-        if r.side_by_side {
-            let table = super::replay::SURVEY_TABLE;
-            pairs = [SeqTest::Sign, SeqTest::T]
+        let pairs = if r.side_by_side {
+            [SeqTest::Sign, SeqTest::T]
                 .iter()
                 .map(|&test| {
                     let d = DecisionOpts { test, ..decision };
+                    let table = super::replay::SURVEY_TABLE;
                     crate::engine::plan::stop_rule(table, r.half.max_pairs, &d, None).max_pairs
                 })
                 .max()
-                .unwrap_or(pairs);
-        }
-        let stop = if r.side_by_side { None } else { stop };
+                .unwrap_or(crate::engine::plan::DEFAULT_MAX_PAIRS)
+        } else {
+            r.half
+                .pairs
+                .unwrap_or_else(|| stop.map_or(10, |s| s.max_pairs))
+        };
         let cpus =
             crate::sys::cpus::allowed_cpus().context("reading this process's CPU affinity")?;
         let design = Design {

@@ -157,6 +157,7 @@ impl OverheadArgs {
             workloads = Some(name);
             params.extend(extra);
         }
+        let (decision, equivalence_auto) = self.decision.resolve_auto()?;
         Ok(OverheadRequest {
             mechanisms: self.mechanisms.clone(),
             workloads,
@@ -169,8 +170,8 @@ impl OverheadArgs {
             seed: self.seed,
             decision: self
                 .sequential
-                .resolve(self.decision.resolve_auto()?.0, self.design.pairs.is_some())?,
-            equivalence_auto: self.decision.resolve_auto()?.1,
+                .resolve(decision, self.design.pairs.is_some())?,
+            equivalence_auto,
             precision: self.precision,
             profile: self.profile.resolve()?,
             sweep: self
