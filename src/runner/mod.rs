@@ -210,7 +210,7 @@ pub fn measure_in(
         Some(&opts.cpus[..opts.tasks])
     };
     let hz = procfs::ticks_per_sec();
-    let samples = with_tasks(opts.mode, &specs, &shm, |check_alive| {
+    let samples = with_tasks(opts.mode, def.kill_at_stop, &specs, &shm, |check_alive| {
         wait_ready(&shm, check_alive).with_context(|| format!("workload {}", def.name))?;
         let tids: Vec<i32> = (0..opts.tasks)
             .map(|i| shm.slot(i).info.tid.load(Ordering::Relaxed))

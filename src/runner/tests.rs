@@ -360,3 +360,44 @@ fn every_catalog_workload_runs_briefly() {
         assert_eq!(r.unit_rate.is_some(), w.unit.is_some(), "{}", w.name);
     }
 }
+
+/// A slow workload whose second operation would take 20 s: it may be
+/// killed at the stop, so the measurement does not wait for it.
+struct LongSecondOp(u32);
+impl Workload for LongSecondOp {
+    const NAME: &'static str = "long_second_op";
+    const DESCRIPTION: &'static str = "test";
+    const HOOKS: &'static [&'static str] = &["none"];
+    const SYSCALLS: &'static [&'static str] = &[];
+    const SLOW: bool = true;
+    const KILL_AT_STOP: bool = true;
+    fn prepare(_: &TaskCtx) -> Result<Self> {
+        Ok(LongSecondOp(0))
+    }
+    fn op(&mut self) -> Result<(), SysError> {
+        self.0 += 1;
+        let ms = if self.0 == 1 { 60 } else { 20_000 };
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_task_that_may_be_killed_is_not_waited_for_at_the_stop() {
+    let d = def::<LongSecondOp>();
+    let mut o = opts(1, Mode::Process, Params::new());
+    o.warmup = 0;
+    o.samples = 1;
+    o.sample_ms = 20;
+    let started = std::time::Instant::now();
+    let r = measure(&d, &o, &mut |_| {}).unwrap();
+    // Waiting would take the 20 s operation, or the 10 s grace.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.samples, 1);
+    // One 60 ms operation, measured from the release to its completion.
+    assert!(r.ns_per_op.median > 50e6, "{:?}", r.ns_per_op);
+}

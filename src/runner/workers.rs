@@ -190,9 +190,12 @@ fn describe_status(status: i32) -> String {
 }
 
 /// Runs `body` while the tasks run, in the chosen mode; stops and collects
-/// the tasks afterwards whatever `body` returns.
+/// the tasks afterwards whatever `body` returns. With `kill_at_stop`,
+/// process tasks are killed once `body` succeeded instead of being waited
+/// for ([`crate::workloads::Workload::KILL_AT_STOP`]).
 pub fn with_tasks<R>(
     mode: Mode,
+    kill_at_stop: bool,
     specs: &[TaskSpec],
     shm: &Shm,
     body: impl FnOnce(&mut dyn FnMut() -> Result<()>) -> Result<R>,
@@ -202,7 +205,11 @@ pub fn with_tasks<R>(
             let mut procs = Processes::spawn(specs, shm)?;
             let result = body(&mut || procs.check_alive(shm));
             shm.request_stop();
-            procs.join(Duration::from_secs(10));
+            // A task that may be killed is not waited for: its operation
+            // in progress counts for nothing (Drop kills and reaps it).
+            if !(kill_at_stop && result.is_ok()) {
+                procs.join(Duration::from_secs(10));
+            }
             result
         }
         Mode::Thread => std::thread::scope(|s| {

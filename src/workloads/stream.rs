@@ -48,6 +48,8 @@ impl Workload for Stream {
     }];
     const UNIT: Option<&'static str> = Some("bytes");
     const SLOW: bool = true;
+    /// It only computes on its own arrays: nothing to clean up.
+    const KILL_AT_STOP: bool = true;
 
     fn validate(params: &Params) -> Result<()> {
         super::check_range(params, Self::NAME, "elements", 1000..=100_000_000)

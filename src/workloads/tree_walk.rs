@@ -54,6 +54,8 @@ impl Workload for TreeWalk {
     ];
     const UNIT: Option<&'static str> = Some("entries");
     const SLOW: bool = true;
+    /// It only reads the tree: nothing to clean up.
+    const KILL_AT_STOP: bool = true;
 
     fn validate(params: &Params) -> Result<()> {
         super::check_range(params, Self::NAME, "dirs", 0..=100_000)?;
