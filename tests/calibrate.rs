@@ -235,12 +235,13 @@ fn the_default_calibration_checks_the_sequential_rule() {
     }
 }
 
-/// `--side-by-side`: every comparison measured to its budget, both tests
-/// replayed on the same pairs (as measured and with outliers), A/A alone
-/// and in a table of 29.
+/// `--side-by-side`: every comparison measured to its budget, the three
+/// tests replayed on the same pairs (as measured and with outliers), A/A
+/// alone and in a table of 29; `--replay RUN` replays them again from the
+/// store, measuring nothing, to the same figures.
 #[test]
-fn side_by_side_replays_both_tests_on_the_same_pairs() {
-    let test = "side_by_side_replays_both_tests_on_the_same_pairs";
+fn side_by_side_replays_every_test_on_the_same_pairs() {
+    let test = "side_by_side_replays_every_test_on_the_same_pairs";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
     let v = json_ok(
@@ -279,15 +280,11 @@ fn side_by_side_replays_both_tests_on_the_same_pairs() {
             )
         })
         .collect();
-    assert_eq!(
-        kinds,
-        [
-            ("sign".to_string(), false),
-            ("t".to_string(), false),
-            ("sign".to_string(), true),
-            ("t".to_string(), true)
-        ]
-    );
+    let expected: Vec<(String, bool)> = [false, true]
+        .into_iter()
+        .flat_map(|o| ["sign", "t", "both"].map(|t| (t.to_string(), o)))
+        .collect();
+    assert_eq!(kinds, expected);
     for r in rows {
         assert_eq!(r["aa_alone"]["total"], 29, "{r}");
         assert_eq!(r["aa_tables_fwer"]["total"], 1, "{r}");
@@ -305,6 +302,66 @@ fn side_by_side_replays_both_tests_on_the_same_pairs() {
             assert_eq!(inj["covered"]["total"], 2, "{r}");
         }
     }
+    let run = v["run_id"].as_i64().unwrap().to_string();
+    let replayed = json_ok(&db, &["calibrate", "--replay", &run]);
+    assert_eq!(replayed["run_id"], v["run_id"]);
+    assert_eq!(replayed["side_by_side"], v["side_by_side"]);
+    // A text form, naming the calibration and every test.
+    let out = secperf(&db)
+        .args(["calibrate", "--replay", &run])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("Replay of calibration"), "{text}");
+    assert!(text.contains("both tests (sign and t"), "{text}");
+}
+
+/// `--replay` of a run that stored no calibration, or of a calibration
+/// whose comparisons a sequential rule stopped, says what to replay.
+#[test]
+fn replay_needs_a_calibration_measured_to_one_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let v = json_ok(
+        &db,
+        &[
+            "calibrate",
+            "--quick",
+            "--max-pairs",
+            "10",
+            "--sample-ms",
+            "5",
+            "--aa-comparisons",
+            "2",
+            "--injected-comparisons",
+            "0",
+            "--seed",
+            "42",
+        ],
+    );
+    assert_eq!(v["design"]["sequential"], true);
+    let run = v["run_id"].as_i64().unwrap().to_string();
+    let out = secperf(&db)
+        .args(["calibrate", "--replay", &run])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let msg = String::from_utf8_lossy(&out);
+    assert!(msg.contains("--side-by-side"), "{msg}");
+    let out = secperf(&db)
+        .args(["calibrate", "--replay", "9999"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let msg = String::from_utf8_lossy(&out);
+    assert!(msg.contains("results list"), "{msg}");
 }
 
 /// `--injected-comparisons 0` calibrates the A/A control alone, and

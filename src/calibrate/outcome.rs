@@ -270,43 +270,33 @@ pub(super) fn report(
     })
 }
 
-/// The sign test and the t-test replayed on the calibration's pairs, each
-/// with the stop rule `overhead` would give it.
+/// Every sequential test ([`super::replay::TESTS`]) replayed on the
+/// calibration's pairs, each with the stop rule `overhead` would give it.
 fn side_by_side(
     plan: &Plan,
     aa: &[Comparison],
     injected: &[InjectedResult],
 ) -> super::replay::SideBySide {
-    use crate::stats::decision::{DecisionOpts, SeqTest};
     let ratios = |cs: &[Comparison]| -> Vec<Vec<f64>> {
         cs.iter().map(crate::engine::ab::log_ratios).collect()
     };
-    let inj: Vec<super::replay::InjectedPairs> = injected
+    let inj = injected
         .iter()
         .filter_map(|i| {
-            Some(super::replay::InjectedPairs {
-                treatment: &i.treatment,
-                truth_pct: i.truth.as_ref()?.pct,
-                comparisons: ratios(&i.comparisons),
-            })
+            Some((
+                i.treatment.clone(),
+                i.truth.as_ref()?.pct,
+                ratios(&i.comparisons),
+            ))
         })
         .collect();
-    let budget = plan.design.pairs;
-    super::replay::side_by_side(
-        &[SeqTest::Sign, SeqTest::T],
-        &ratios(aa),
-        &inj,
-        budget,
-        &|test, family, error_rate| {
-            let d = DecisionOpts {
-                test,
-                error_rate,
-                ..plan.decision
-            };
-            crate::engine::plan::stop_rule(family, Some(budget), &d, None)
-        },
-        plan.design.seed,
-    )
+    let stored = super::replay::StoredPairs {
+        budget_pairs: plan.design.pairs,
+        seed: plan.design.seed,
+        aa: ratios(aa),
+        injected: inj,
+    };
+    super::replay::side_by_side_stored(&stored, &super::replay::TESTS, &plan.decision)
 }
 
 /// Mean pairs a list of comparisons took (NaN for none).

@@ -205,7 +205,7 @@ impl Plan {
         let stop = (r.half.pairs.is_none() && !r.side_by_side)
             .then(|| crate::engine::plan::stop_rule(1, r.half.max_pairs, &decision, None));
         let pairs = if r.side_by_side {
-            [SeqTest::Sign, SeqTest::T]
+            super::replay::TESTS
                 .iter()
                 .map(|&test| {
                     let d = DecisionOpts { test, ..decision };

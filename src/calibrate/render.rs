@@ -123,7 +123,7 @@ pub fn text(r: &CalibrationReport) -> String {
 
 /// The side-by-side replay: a block per test, as measured and with
 /// outliers injected.
-fn side_by_side(b: &super::replay::SideBySide) -> String {
+pub fn side_by_side(b: &super::replay::SideBySide) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -136,7 +136,13 @@ fn side_by_side(b: &super::replay::SideBySide) -> String {
         } else {
             "pairs as measured".to_string()
         };
-        let _ = writeln!(s, "  {} test, {outliers}:", row.test);
+        let name = match row.test {
+            crate::stats::decision::SeqTest::Both => {
+                "both tests (sign and t, e-values averaged)".to_string()
+            }
+            test => format!("{test} test"),
+        };
+        let _ = writeln!(s, "  {name}, {outliers}:");
         let _ = writeln!(
             s,
             "    A/A alone: false {}; {:.1} pairs on average",

@@ -38,6 +38,8 @@ use crate::stats::sequential::{StopReason, StopRule, look, settled};
 /// Comparisons in a table of the survey's size (the default `overhead`
 /// on this machine's kernel: 29).
 pub const SURVEY_TABLE: usize = 29;
+/// The tests a side-by-side replays, in its order.
+pub const TESTS: [SeqTest; 3] = [SeqTest::Sign, SeqTest::T, SeqTest::Both];
 /// Share of pairs given an outlier half.
 pub const OUTLIER_SHARE: f64 = 0.05;
 /// Range of the factor an outlier half is slowed by.
@@ -307,6 +309,116 @@ fn is_discovery(v: Verdict) -> bool {
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 { f64::NAN } else { s / n as f64 }
+}
+
+/// The pairs a stored calibration holds for a replay
+/// (`calibrate --replay RUN`): the budget every comparison was measured
+/// to, the seed, and each A/A and injected comparison's per-pair log
+/// ratios.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPairs {
+    pub budget_pairs: u32,
+    pub seed: u64,
+    pub aa: Vec<Vec<f64>>,
+    /// Per injected slowdown: its label, its truth (percent) and its
+    /// comparisons' log ratios; slowdowns without a truth are left out.
+    pub injected: Vec<(String, f64, Vec<Vec<f64>>)>,
+}
+
+/// Reads [`StoredPairs`] from a stored calibration report, field by field
+/// (a stored report may hold nulls where a figure was not finite). Fails,
+/// saying what to run, when its comparisons were stopped by a sequential
+/// rule: a replay needs every comparison measured to the same budget.
+pub fn stored_pairs(json: &serde_json::Value) -> anyhow::Result<StoredPairs> {
+    let design = &json["design"];
+    if design["sequential"].as_bool() != Some(false) {
+        anyhow::bail!(
+            "its comparisons stopped when a sequential rule settled them, so a replay cannot \
+             see the pairs a different rule would have needed; replay a calibration measured \
+             to a fixed budget (`secperf calibrate --side-by-side`, or --pairs N)"
+        );
+    }
+    let budget_pairs = design["pairs"]
+        .as_u64()
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|&p| p > 0)
+        .ok_or_else(|| anyhow::anyhow!("its design has no pair count"))?;
+    let ratios = |cs: &serde_json::Value| -> Vec<Vec<f64>> {
+        cs.as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                c["pair_data"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| {
+                        let v = (p["treatment_ns_per_op"].as_f64()?
+                            / p["baseline_ns_per_op"].as_f64()?)
+                        .ln();
+                        v.is_finite().then_some(v)
+                    })
+                    .collect::<Vec<f64>>()
+            })
+            .filter(|r| !r.is_empty())
+            .collect()
+    };
+    let aa = ratios(&json["aa"]["comparisons"]);
+    if aa.is_empty() {
+        anyhow::bail!("it holds no A/A comparison with pairs");
+    }
+    let injected = json["injected"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| {
+            Some((
+                i["treatment"].as_str()?.to_string(),
+                i["truth"]["pct"].as_f64()?,
+                ratios(&i["comparisons"]),
+            ))
+        })
+        .collect();
+    Ok(StoredPairs {
+        budget_pairs,
+        seed: design["seed"].as_u64().unwrap_or(0),
+        aa,
+        injected,
+    })
+}
+
+/// [`side_by_side`] of `tests` on stored pairs, each test with the stop
+/// rule `overhead` would give it under `decision`'s thresholds.
+pub fn side_by_side_stored(
+    stored: &StoredPairs,
+    tests: &[SeqTest],
+    decision: &DecisionOpts,
+) -> SideBySide {
+    let injected: Vec<InjectedPairs> = stored
+        .injected
+        .iter()
+        .map(|(label, truth, cs)| InjectedPairs {
+            treatment: label,
+            truth_pct: *truth,
+            comparisons: cs.clone(),
+        })
+        .collect();
+    let budget = stored.budget_pairs;
+    side_by_side(
+        tests,
+        &stored.aa,
+        &injected,
+        budget,
+        &|test, family, error_rate| {
+            let d = DecisionOpts {
+                test,
+                error_rate,
+                ..*decision
+            };
+            crate::engine::plan::stop_rule(family, Some(budget), &d, None)
+        },
+        stored.seed,
+    )
 }
 
 #[cfg(test)]

@@ -212,9 +212,11 @@ impl DecisionArgs {
 #[derive(Debug, Args)]
 pub struct SequentialArgs {
     /// The sequential test of each comparison's log ratios: sign (only the
-    /// coin ordering each pair is assumed; at least 6 pairs) or t (the safe
+    /// coin ordering each pair is assumed; at least 6 pairs), t (the safe
     /// t-test, which also uses their size, assuming them normal; a clear
-    /// effect settles in 3 or 4 pairs). Not with --pairs.
+    /// effect settles in 3 or 4 pairs, but outlier halves cost it power) or
+    /// both (their e-values averaged: about t's pairs on clear effects, the
+    /// sign test's power under outliers). Not with --pairs.
     #[arg(long = "test", value_enum, default_value_t = TestArg::Sign, value_name = "TEST")]
     pub test: TestArg,
 
@@ -230,6 +232,18 @@ pub struct SequentialArgs {
 pub enum TestArg {
     Sign,
     T,
+    Both,
+}
+
+impl TestArg {
+    pub fn seq_test(self) -> crate::stats::decision::SeqTest {
+        use crate::stats::decision::SeqTest;
+        match self {
+            TestArg::Sign => SeqTest::Sign,
+            TestArg::T => SeqTest::T,
+            TestArg::Both => SeqTest::Both,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -243,17 +257,14 @@ impl SequentialArgs {
     /// design (`fixed`: --pairs was given).
     pub fn resolve(&self, decision: DecisionOpts, fixed: bool) -> Result<DecisionOpts> {
         use crate::stats::decision::{ErrorRate, SeqTest};
-        let test = match self.test {
-            TestArg::Sign => SeqTest::Sign,
-            TestArg::T => SeqTest::T,
-        };
+        let test = self.test.seq_test();
         let error_rate = match self.error_rate {
             ErrorRateArg::Fwer => ErrorRate::Fwer,
             ErrorRateArg::Fdr => ErrorRate::Fdr,
         };
         if fixed && test != SeqTest::Sign {
             usage_bail!(
-                "--test t applies to the sequential design; drop --pairs (use --max-pairs to \
+                "--test {test} applies to the sequential design; drop --pairs (use --max-pairs to \
                  bound it)"
             );
         }

@@ -38,9 +38,9 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub quick: bool,
 
-    /// The sequential test to check (as `overhead --test`): sign, or t
-    /// (the safe t-test, whose normality assumption the A/A false-positive
-    /// rate and the coverage check here).
+    /// The sequential test to check (as `overhead --test`): sign, t (the
+    /// safe t-test, whose normality assumption the A/A false-positive rate
+    /// and the coverage check here) or both.
     #[arg(long = "test", value_enum, default_value_t = super::args::TestArg::Sign, value_name = "TEST")]
     pub test: super::args::TestArg,
 
@@ -53,6 +53,16 @@ pub struct CalibrateArgs {
     /// --pairs.
     #[arg(long)]
     pub side_by_side: bool,
+
+    /// Measure nothing: replay every sequential test (sign, t, both) on
+    /// the pairs of the calibration stored as run RUN (`secperf results
+    /// list`), as --side-by-side does, with today's stopping rules. The
+    /// calibration must have measured every comparison to one budget
+    /// (--side-by-side or --pairs).
+    #[arg(long, value_name = "RUN", conflicts_with_all = [
+        "side_by_side", "quick", "aa_comparisons", "injected_comparisons", "seed", "label",
+    ])]
+    pub replay: Option<i64>,
 
     /// Workload to calibrate on.
     #[arg(short, long, value_name = "NAME", default_value = "getppid",
@@ -143,10 +153,7 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
         aa_comparisons: a.aa_comparisons,
         injected_comparisons: a.injected_comparisons,
         seed: a.seed,
-        test: match a.test {
-            super::args::TestArg::Sign => crate::stats::decision::SeqTest::Sign,
-            super::args::TestArg::T => crate::stats::decision::SeqTest::T,
-        },
+        test: a.test.seq_test(),
         side_by_side: a.side_by_side,
     })
 }
@@ -170,6 +177,9 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
     }
     args.vm.resolve(false)?;
+    if let Some(run) = args.replay {
+        return replay(run, db, json);
+    }
     let plan = plan_from_args(&args)?;
     let label = args.label.clone().unwrap_or_default();
     let (db_path, store) = open_store(db)?;
@@ -222,6 +232,54 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     }
     super::emit_fmt!("{}", calibrate::render::text(&report));
     super::emit_fmt!("\n{}", session.stored_line(&label));
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct ReplayOutput<'a> {
+    run_id: i64,
+    calibration_id: i64,
+    workload: &'a str,
+    side_by_side: &'a calibrate::replay::SideBySide,
+}
+
+/// `calibrate --replay RUN`: today's sequential tests on a stored
+/// calibration's pairs.
+fn replay(run: i64, db: Option<&Path>, json: bool) -> Result<()> {
+    let (_, store) = open_store(db)?;
+    let Some(cal) = crate::store::calibrations::calibration_of_run(&store, run)? else {
+        usage_bail!(
+            "--replay {run}: run {run} stored no calibration; `secperf results list` shows the \
+             calibrate runs (kind calibrate)"
+        );
+    };
+    let stored = match calibrate::replay::stored_pairs(&cal.json) {
+        Ok(s) => s,
+        Err(e) => usage_bail!("--replay {run}: cannot replay calibration {}: {e}", cal.id),
+    };
+    let sbs = calibrate::replay::side_by_side_stored(
+        &stored,
+        &calibrate::replay::TESTS,
+        &crate::stats::decision::DecisionOpts::default(),
+    );
+    if json {
+        return super::print_json(&ReplayOutput {
+            run_id: run,
+            calibration_id: cal.id,
+            workload: &cal.workload,
+            side_by_side: &sbs,
+        });
+    }
+    super::emit_fmt!(
+        "Replay of calibration {} (run {run}, {}: {} A/A comparisons, {} injected slowdown(s), \
+         each measured to {} pairs)\n\n{}\n",
+        cal.id,
+        cal.workload,
+        stored.aa.len(),
+        stored.injected.len(),
+        stored.budget_pairs,
+        calibrate::render::side_by_side(&sbs)
+    );
     Ok(())
 }
 

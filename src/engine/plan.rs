@@ -181,7 +181,7 @@ pub fn stop_rule(
     // count at which it can exclude anything.
     let min = match decision.test {
         SeqTest::Sign => (first_finite(decision.alpha) as u32).max(6),
-        SeqTest::T => first_finite_by(decision.alpha, decision.test) as u32,
+        SeqTest::T | SeqTest::Both => first_finite_by(decision.alpha, decision.test) as u32,
     }
     .min(max);
     StopRule {

@@ -73,6 +73,11 @@ pub enum SeqTest {
     /// each log ratio, assuming them normal; a clear effect settles in 3
     /// or 4 pairs.
     T,
+    /// Both, their e-values averaged (an average of e-processes is one):
+    /// about the t-test's pairs on a clear effect, and the sign test's
+    /// power when outlier halves inflate the spread the t-test divides by.
+    /// Its interval is the intersection of both tests' at alpha / 2.
+    Both,
 }
 
 /// Which error rate a table's verdicts control.

@@ -131,17 +131,37 @@ pub fn latest_calibration(store: &Store, workload: &str) -> Result<Option<Calibr
 /// Every calibration of `workload`, newest first (by creation time, then
 /// id).
 pub fn calibrations_of(store: &Store, workload: &str) -> Result<Vec<Calibration>> {
+    calibrations_where(store, "workload = ?1", &workload, &format!("of {workload}"))
+}
+
+/// The calibration stored by run `run_id` (`secperf results list`), if
+/// that run was a calibration.
+pub fn calibration_of_run(store: &Store, run_id: i64) -> Result<Option<Calibration>> {
+    Ok(
+        calibrations_where(store, "run_id = ?1", &run_id, &format!("of run {run_id}"))?
+            .into_iter()
+            .next(),
+    )
+}
+
+/// The calibrations matching `condition` (on `?1` = `value`), newest first.
+fn calibrations_where(
+    store: &Store,
+    condition: &str,
+    value: &dyn rusqlite::ToSql,
+    what: &str,
+) -> Result<Vec<Calibration>> {
     let mut stmt = store
         .conn
-        .prepare(
+        .prepare(&format!(
             "SELECT id, run_id, workload, created_at, aa_comparisons, aa_false_positives,
                     sd_log_ratio, pair_seconds, budget_s, min_effect_pct, min_effect_pairs, json
-             FROM calibrations WHERE workload = ?1
-             ORDER BY created_at DESC, id DESC",
-        )
-        .with_context(|| format!("cannot read calibrations of {workload}"))?;
+             FROM calibrations WHERE {condition}
+             ORDER BY created_at DESC, id DESC"
+        ))
+        .with_context(|| format!("cannot read calibrations {what}"))?;
     let rows = stmt
-        .query_map([workload], |r| {
+        .query_map([value], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, i64>(1)?,
@@ -158,7 +178,7 @@ pub fn calibrations_of(store: &Store, workload: &str) -> Result<Vec<Calibration>
             ))
         })
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-        .with_context(|| format!("cannot read calibrations of {workload}"))?;
+        .with_context(|| format!("cannot read calibrations {what}"))?;
     rows.into_iter()
         .map(
             |(id, run_id, workload, created, aa, fp, sd, ps, budget, eff, pairs, json)| {

@@ -106,7 +106,39 @@ pub fn look(r: &[f64], alpha: f64, margin: f64, test: SeqTest) -> Option<Look> {
     match test {
         SeqTest::Sign => look_sign(r, alpha, margin),
         SeqTest::T => look_t(r, alpha, margin),
+        SeqTest::Both => look_both(r, alpha, margin),
     }
+}
+
+/// [`look`] by both tests: the e-value of "no difference" is the mean of
+/// the sign test's and the t-test's (an e-process under the sign test's
+/// null when the t-test's holds too), the interval the intersection of
+/// their confidence sequences at alpha / 2 each (Bonferroni: it covers
+/// with probability at least 1 - alpha), the estimate the median of the
+/// log ratios (kept inside the interval), and equivalence shown when
+/// either test shows it at alpha / 2.
+fn look_both(r: &[f64], alpha: f64, margin: f64) -> Option<Look> {
+    let s = look_sign(r, alpha / 2.0, margin)?;
+    let t = look_t(r, alpha / 2.0, margin)?;
+    let mut sorted = r.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let ln_e_sign = ln_e_value(sorted.len(), count_below(&sorted, 0.0));
+    let ln_e_t = safe_t::ln_e_at(r, 0.0);
+    let top = ln_e_sign.max(ln_e_t);
+    let ln_mean = top + (((ln_e_sign - top).exp() + (ln_e_t - top).exp()) / 2.0).ln();
+    let (mut ci_low, mut ci_high) = (s.ci_low.max(t.ci_low), s.ci_high.min(t.ci_high));
+    if ci_low > ci_high {
+        // Disjoint (a 1-in-alpha event): keep both, the union's hull.
+        (ci_low, ci_high) = (s.ci_low.min(t.ci_low), s.ci_high.max(t.ci_high));
+    }
+    Some(Look {
+        pairs: s.pairs,
+        median: s.median.clamp(ci_low, ci_high),
+        ci_low,
+        ci_high,
+        p_value: (-ln_mean).exp().min(1.0),
+        equivalence_p: (2.0 * s.equivalence_p.min(t.equivalence_p)).min(1.0),
+    })
 }
 
 /// [`look`] by the safe t-test: the mean of `r` as the estimate (the
@@ -199,6 +231,7 @@ pub fn first_finite_by(alpha: f64, test: SeqTest) -> usize {
     match test {
         SeqTest::Sign => first_finite(alpha),
         SeqTest::T => safe_t::first_finite(alpha),
+        SeqTest::Both => first_finite(alpha / 2.0).min(safe_t::first_finite(alpha / 2.0)),
     }
 }
 
@@ -297,6 +330,12 @@ pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
     // "slower" or "faster") could settle it within the budget, more pairs
     // only narrow a "no difference detected" bound. Stopping is always
     // allowed: the sequence is valid at any stopping time.
+    (!reachable(r, rule)).then_some(StopReason::Futile)
+}
+
+/// Whether the most favourable remaining pairs could still settle `r`
+/// within the budget ([`settled`]'s futility check).
+fn reachable(r: &[f64], rule: &StopRule) -> bool {
     let left = rule.max_pairs as usize - r.len();
     let (lo, hi) = r
         .iter()
@@ -307,13 +346,26 @@ pub fn settled(r: &[f64], rule: &StopRule) -> Option<StopReason> {
         // Far pairs always make a t statistic large: the t-test asks the
         // projection below instead.
         SeqTest::T => &[0.0],
+        // Either test at alpha / 2 could settle it alone (the mean
+        // e-value is at least half of each). The sign test's part is
+        // projected, as the t-test's is: the extreme fills above would
+        // keep every null going to the budget.
+        SeqTest::Both => {
+            let part = |test| {
+                let mut p = *rule;
+                p.decision.test = test;
+                p.decision.alpha /= 2.0;
+                p
+            };
+            return sign_projection_reachable(r, &part(SeqTest::Sign))
+                || reachable(r, &part(SeqTest::T));
+        }
     };
-    let reachable = fills.iter().any(|&fill| {
+    fills.iter().any(|&fill| {
         let mut best = r.to_vec();
         best.extend(std::iter::repeat_n(fill, left));
         settled_now(&best, rule).is_some()
-    }) || (rule.decision.test == SeqTest::T && t_verdict_reachable(r, rule));
-    (!reachable).then_some(StopReason::Futile)
+    }) || (rule.decision.test == SeqTest::T && t_verdict_reachable(r, rule))
 }
 
 /// The t-test's futility: whether a comparison whose mean log ratio were
@@ -349,6 +401,50 @@ fn t_verdict_reachable(r: &[f64], rule: &StopRule) -> bool {
     };
     let near_end = effect - t_star * sd / (budget as f64).sqrt();
     safe_t::ln_e(budget, t2) >= threshold && pct(near_end) > d.noise_pct
+}
+
+/// The sign test's futility under `--test both`: whether the comparison
+/// could settle at the budget if the remaining pairs fell on the
+/// favourable side of 0 (or inside the equivalence margin) in the share
+/// seen so far plus [`FUTILITY_SE`] standard errors of that share. The
+/// remaining pairs are placed far on their side (or at 0), so only their
+/// side counts, as in the sign test. Like the t-test's projection, it
+/// stops a comparison whose verdict the budget would reach only with
+/// luck; it costs power, never the error rate.
+fn sign_projection_reachable(r: &[f64], rule: &StopRule) -> bool {
+    let n = r.len();
+    if n < FUTILITY_MIN_PAIRS {
+        return true;
+    }
+    let left = rule.max_pairs as usize - n;
+    let (lo, hi) = r
+        .iter()
+        .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let far = 1.0 + (hi - lo);
+    let m = margin(rule.decision.equivalence_pct);
+    // The share of pairs `hit` so far, smoothed, plus FUTILITY_SE errors.
+    let share = |hit: &dyn Fn(f64) -> bool| {
+        let k = r.iter().filter(|v| hit(**v)).count() as f64;
+        let q = (k + 0.5) / (n as f64 + 1.0);
+        (q + FUTILITY_SE * (q * (1.0 - q) / n as f64).sqrt()).min(1.0)
+    };
+    // `left` pairs: a share at `good`, the rest split between `far_a`
+    // and `far_b`.
+    let complete = |q: f64, good: f64, far_a: f64, far_b: f64| {
+        let good_n = (q * left as f64).round() as usize;
+        let mut best = r.to_vec();
+        best.extend(std::iter::repeat_n(good, good_n));
+        for i in 0..left - good_n {
+            best.push(if i % 2 == 0 { far_a } else { far_b });
+        }
+        best
+    };
+    let slower = complete(share(&|v| v > 0.0), hi + far, lo - far, lo - far);
+    let faster = complete(share(&|v| v < 0.0), lo - far, hi + far, hi + far);
+    let negligible = complete(share(&|v| v.abs() < m), 0.0, hi + far, lo - far);
+    [slower, faster, negligible]
+        .iter()
+        .any(|best| settled_now(best, rule).is_some())
 }
 
 /// How many standard errors beyond the mean so far the t-test's futility

@@ -226,7 +226,7 @@ fn pairs_to_settle(test: SeqTest, error_rate: ErrorRate, family: u32, rank: u32)
     rule.decision.test = test;
     rule.decision.error_rate = error_rate;
     rule.rank = rank;
-    if test == SeqTest::T {
+    if test != SeqTest::Sign {
         rule.min_pairs = 3;
     }
     let mut r = Vec::new();
@@ -252,6 +252,79 @@ fn the_t_test_and_the_fdr_settle_a_clear_effect_in_fewer_pairs() {
     assert_eq!(pairs_to_settle(SeqTest::T, Fwer, 29, 1), 5);
     assert_eq!(pairs_to_settle(SeqTest::Sign, Fdr, 29, 19), 8);
     assert_eq!(pairs_to_settle(SeqTest::T, Fdr, 29, 19), 4);
+    // Both tests, their e-values averaged: the t-test's pairs, or one more.
+    assert_eq!(pairs_to_settle(SeqTest::Both, Fwer, 1, 1), 4);
+    assert_eq!(pairs_to_settle(SeqTest::Both, Fwer, 29, 1), 5);
+    assert_eq!(pairs_to_settle(SeqTest::Both, Fdr, 29, 19), 4);
+}
+
+/// Both tests together: the e-value is the mean of theirs, the interval
+/// inside each one's at alpha / 2, and a null never rejected by looking
+/// after every pair more often than alpha, heavy tails included.
+#[test]
+fn both_tests_average_their_e_values_and_keep_the_error_rate() {
+    let mut rng = Rng::new(41);
+    let r: Vec<f64> = (0..12).map(|_| 0.05 + 0.03 * normal(&mut rng)).collect();
+    let both = look(&r, 0.05, margin(1.0), SeqTest::Both).unwrap();
+    let sign = look(&r, 0.025, margin(1.0), SeqTest::Sign).unwrap();
+    let t = look(&r, 0.025, margin(1.0), SeqTest::T).unwrap();
+    // The mean of two e-values is at least half the larger one.
+    assert!(both.p_value <= 2.0 * sign.p_value.min(t.p_value) + 1e-12);
+    assert!(both.p_value >= sign.p_value.min(t.p_value) - 1e-12);
+    assert!(both.ci_low >= sign.ci_low.max(t.ci_low) - 1e-12);
+    assert!(both.ci_high <= sign.ci_high.min(t.ci_high) + 1e-12);
+    assert!(both.ci_low <= both.median && both.median <= both.ci_high);
+
+    let runs = 1_000;
+    let mut rejected = 0;
+    for run in 0..runs {
+        let mut x = Vec::new();
+        for _ in 0..60 {
+            let mut v = normal(&mut rng);
+            if run % 2 == 0 && rng.next_u64().is_multiple_of(10) {
+                v *= 20.0; // a preempted half
+            }
+            x.push(v);
+            if x.len() >= 3 && look(&x, 0.05, 0.0, SeqTest::Both).unwrap().p_value < 0.05 {
+                rejected += 1;
+                break;
+            }
+        }
+    }
+    let rate = rejected as f64 / runs as f64;
+    assert!(rate <= 0.05, "rejected {rejected} of {runs}");
+    assert!(rate > 0.0, "a test that never rejects is no test");
+}
+
+/// Outlier pairs inflate the spread the t-test divides by; the sign test
+/// does not care, and both tests together keep its power.
+#[test]
+fn both_tests_keep_the_sign_tests_power_under_outliers() {
+    let mut rng = Rng::new(9);
+    let mut found = [0usize; 3];
+    let tests = [SeqTest::Sign, SeqTest::T, SeqTest::Both];
+    for _ in 0..100 {
+        // +5% in 2% noise; one pair in five an outlier of x1.5..x3.
+        let r: Vec<f64> = (0..24)
+            .map(|i| {
+                let v = 0.05 + 0.02 * normal(&mut rng);
+                let coin = if rng.next_u64() & 1 == 0 { 1.0 } else { -1.0 };
+                if i % 5 == 2 {
+                    v + coin * (1.5 + 1.5 * (rng.next_u64() % 1000) as f64 / 1000.0).ln()
+                } else {
+                    v
+                }
+            })
+            .collect();
+        for (k, &test) in tests.iter().enumerate() {
+            if look(&r, 0.05, 0.0, test).unwrap().p_value < 0.05 {
+                found[k] += 1;
+            }
+        }
+    }
+    let [sign, t, both] = found;
+    assert!(sign > t + 20, "sign {sign}, t {t}");
+    assert!(both > t + 20, "both {both}, t {t}");
 }
 
 #[test]
