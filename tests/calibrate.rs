@@ -215,8 +215,9 @@ fn the_default_calibration_checks_the_sequential_rule() {
     );
     assert_eq!(v["design"]["sequential"], true);
     assert_eq!(v["design"]["pairs"], 10);
+    // Both tests (the default) may give up on a null from the 6th pair.
     let mean = v["aa"]["mean_pairs"].as_f64().unwrap();
-    assert!((7.0..=10.0).contains(&mean), "{mean}");
+    assert!((6.0..=10.0).contains(&mean), "{mean}");
     assert!(v["aa"]["excluding_zero"]["total"] == 3, "{}", v["aa"]);
     for c in v["aa"]["comparisons"].as_array().unwrap() {
         assert!(c["sequential"]["stopped"].is_string(), "{c}");

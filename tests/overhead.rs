@@ -352,10 +352,14 @@ fn the_default_design_is_sequential_and_reports_its_stop() {
     let stop = &v["params"]["stop"];
     assert_eq!(stop["max_pairs"], 10, "{stop}");
     assert_eq!(stop["family"], 1);
-    assert_eq!(stop["min_pairs"], 7);
+    // The default test is both (sign and t), which looks from the 3rd pair,
+    // and the table's error rate the FDR.
+    assert_eq!(stop["min_pairs"], 3);
+    assert_eq!(v["params"]["decision"]["test"], "both");
+    assert_eq!(v["params"]["decision"]["error_rate"], "fdr");
     let c = &v["comparisons"][0];
     let pairs = c["pairs"].as_u64().unwrap();
-    assert!((7..=10).contains(&pairs), "{pairs}");
+    assert!((3..=10).contains(&pairs), "{pairs}");
     assert_eq!(c["pair_data"].as_array().unwrap().len() as u64, pairs);
     let s = &c["sequential"];
     assert_eq!(s["max_pairs"], 10);

@@ -208,6 +208,14 @@ impl DecisionArgs {
     }
 }
 
+/// `overhead`'s sequential test unless `--test` says otherwise (and
+/// `calibrate`'s, which checks it): docs/methodology.md 4.6 gives the
+/// measurements behind the choice.
+pub const DEFAULT_TEST: crate::stats::decision::SeqTest = crate::stats::decision::SeqTest::Both;
+/// `overhead`'s error rate over a table in the sequential design.
+pub const DEFAULT_ERROR_RATE: crate::stats::decision::ErrorRate =
+    crate::stats::decision::ErrorRate::Fdr;
+
 /// `overhead`'s choice of sequential test and error rate.
 #[derive(Debug, Args)]
 pub struct SequentialArgs {
@@ -216,16 +224,18 @@ pub struct SequentialArgs {
     /// t-test, which also uses their size, assuming them normal; a clear
     /// effect settles in 3 or 4 pairs, but outlier halves cost it power) or
     /// both (their e-values averaged: about t's pairs on clear effects, the
-    /// sign test's power under outliers). Not with --pairs.
-    #[arg(long = "test", value_enum, default_value_t = TestArg::Sign, value_name = "TEST")]
-    pub test: TestArg,
+    /// sign test's power under outliers). Default: both; the fixed design
+    /// (--pairs) has its own test.
+    #[arg(long = "test", value_enum, value_name = "TEST")]
+    pub test: Option<TestArg>,
 
     /// The error rate the table's verdicts control: fwer (Holm: the chance
     /// of any false "slower"/"faster" in the table) or fdr (e-BH: the
     /// expected share of false ones among them, which lets each settle
-    /// sooner in a table with many real effects). fdr not with --pairs.
-    #[arg(long, value_enum, default_value_t = ErrorRateArg::Fwer, value_name = "RATE")]
-    pub error_rate: ErrorRateArg,
+    /// sooner in a table with many real effects). Default: fdr; fwer with
+    /// --pairs, the only one the fixed design offers.
+    #[arg(long, value_enum, value_name = "RATE")]
+    pub error_rate: Option<ErrorRateArg>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -253,14 +263,21 @@ pub enum ErrorRateArg {
 }
 
 impl SequentialArgs {
-    /// `decision` with the test and error rate; both need the sequential
-    /// design (`fixed`: --pairs was given).
+    /// `decision` with the test and error rate: both tests and the FDR by
+    /// default in the sequential design; the fixed design (`fixed`: --pairs
+    /// was given) has the sign test's order statistics and Holm only.
     pub fn resolve(&self, decision: DecisionOpts, fixed: bool) -> Result<DecisionOpts> {
         use crate::stats::decision::{ErrorRate, SeqTest};
-        let test = self.test.seq_test();
+        let test = match self.test {
+            Some(t) => t.seq_test(),
+            None if fixed => SeqTest::Sign,
+            None => DEFAULT_TEST,
+        };
         let error_rate = match self.error_rate {
-            ErrorRateArg::Fwer => ErrorRate::Fwer,
-            ErrorRateArg::Fdr => ErrorRate::Fdr,
+            Some(ErrorRateArg::Fwer) => ErrorRate::Fwer,
+            Some(ErrorRateArg::Fdr) => ErrorRate::Fdr,
+            None if fixed => ErrorRate::Fwer,
+            None => DEFAULT_ERROR_RATE,
         };
         if fixed && test != SeqTest::Sign {
             usage_bail!(

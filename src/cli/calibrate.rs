@@ -40,8 +40,8 @@ pub struct CalibrateArgs {
 
     /// The sequential test to check (as `overhead --test`): sign, t (the
     /// safe t-test, whose normality assumption the A/A false-positive rate
-    /// and the coverage check here) or both.
-    #[arg(long = "test", value_enum, default_value_t = super::args::TestArg::Sign, value_name = "TEST")]
+    /// and the coverage check here) or both (the default, as in `overhead`).
+    #[arg(long = "test", value_enum, default_value_t = super::args::TestArg::Both, value_name = "TEST")]
     pub test: super::args::TestArg,
 
     /// Side by side: measure every A/A and injected comparison to the
