@@ -136,10 +136,18 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
              (checked by `secperf calibrate --test t`); its interval is an anytime-valid 95% \
              confidence sequence for their mean and its p-value anytime-valid, so stopping \
              early does not make them optimistic"
+        } else if sequential && decision.test == SeqTest::Both {
+            "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict \
+             was settled; test: both the sign test and the safe t-test on the log ratios, their \
+             e-values averaged (the t-test assumes them normal, the sign test only the coin \
+             that orders each pair; checked by `secperf calibrate`); its interval is the \
+             intersection of their anytime-valid 97.5% confidence sequences (a 95% one) and \
+             its p-value anytime-valid, so stopping early does not make them optimistic"
         } else if sequential {
             "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict \
-             was settled; its interval is an anytime-valid 95% confidence sequence and its \
-             p-value anytime-valid, so stopping early does not make them optimistic"
+             was settled; test: the sign test; its interval is an anytime-valid 95% confidence \
+             sequence and its p-value anytime-valid, so stopping early does not make them \
+             optimistic"
         } else {
             "95% intervals: bootstrap over pairs, widened where needed to the distribution-free \
              interval of the median"
