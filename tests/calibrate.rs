@@ -28,6 +28,37 @@ fn json_ok(db: &Path, args: &[&str]) -> serde_json::Value {
     json_of(&out)
 }
 
+/// A quick calibration with a budget of 10 pairs (measured to it with
+/// `side_by_side`), `ms` ms slices, `aa` A/A and `injected` injected
+/// comparisons: its JSON.
+fn tiny_calibration(
+    db: &Path,
+    side_by_side: bool,
+    ms: &str,
+    aa: &str,
+    injected: &str,
+    seed: &str,
+) -> serde_json::Value {
+    let mut args = vec!["calibrate"];
+    if side_by_side {
+        args.push("--side-by-side");
+    }
+    args.extend([
+        "--quick",
+        "--max-pairs",
+        "10",
+        "--sample-ms",
+        ms,
+        "--aa-comparisons",
+        aa,
+        "--injected-comparisons",
+        injected,
+        "--seed",
+        seed,
+    ]);
+    json_ok(db, &args)
+}
+
 /// `--quick` shrunk to a few seconds: 20 ms slices, 4 A/A comparisons,
 /// 3 short comparisons of the injected slowdown.
 const TINY: &[&str] = &[
@@ -196,23 +227,7 @@ fn the_default_calibration_checks_the_sequential_rule() {
     let test = "the_default_calibration_checks_the_sequential_rule";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let v = json_ok(
-        &db,
-        &[
-            "calibrate",
-            "--quick",
-            "--max-pairs",
-            "10",
-            "--sample-ms",
-            "20",
-            "--aa-comparisons",
-            "3",
-            "--injected-comparisons",
-            "2",
-            "--seed",
-            "7",
-        ],
-    );
+    let v = tiny_calibration(&db, false, "20", "3", "2", "7");
     assert_eq!(v["design"]["sequential"], true);
     assert_eq!(v["design"]["pairs"], 10);
     // Both tests (the default) may give up on a null from the 6th pair.
@@ -245,24 +260,7 @@ fn side_by_side_replays_every_test_on_the_same_pairs() {
     let test = "side_by_side_replays_every_test_on_the_same_pairs";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let v = json_ok(
-        &db,
-        &[
-            "calibrate",
-            "--side-by-side",
-            "--quick",
-            "--max-pairs",
-            "10",
-            "--sample-ms",
-            "5",
-            "--aa-comparisons",
-            "29",
-            "--injected-comparisons",
-            "2",
-            "--seed",
-            "9",
-        ],
-    );
+    let v = tiny_calibration(&db, true, "5", "29", "2", "9");
     // Measured to the budget, not stopped: the replay decides.
     assert_eq!(v["design"]["sequential"], false);
     for c in v["aa"]["comparisons"].as_array().unwrap() {
@@ -326,23 +324,7 @@ fn side_by_side_replays_every_test_on_the_same_pairs() {
 fn replay_needs_a_calibration_measured_to_one_budget() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let v = json_ok(
-        &db,
-        &[
-            "calibrate",
-            "--quick",
-            "--max-pairs",
-            "10",
-            "--sample-ms",
-            "5",
-            "--aa-comparisons",
-            "2",
-            "--injected-comparisons",
-            "0",
-            "--seed",
-            "42",
-        ],
-    );
+    let v = tiny_calibration(&db, false, "5", "2", "0", "42");
     assert_eq!(v["design"]["sequential"], true);
     let run = v["run_id"].as_i64().unwrap().to_string();
     let out = secperf(&db)
@@ -372,24 +354,7 @@ fn replay_needs_a_calibration_measured_to_one_budget() {
 fn equivalence_auto_takes_its_margin_from_the_aa_pairs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let v = json_ok(
-        &db,
-        &[
-            "calibrate",
-            "--side-by-side",
-            "--quick",
-            "--max-pairs",
-            "10",
-            "--sample-ms",
-            "5",
-            "--aa-comparisons",
-            "4",
-            "--injected-comparisons",
-            "0",
-            "--seed",
-            "3",
-        ],
-    );
+    let v = tiny_calibration(&db, true, "5", "4", "0", "3");
     assert!(v["injected"].as_array().unwrap().is_empty(), "{v}");
     assert!(
         v["injected_skipped"]
