@@ -1,5 +1,8 @@
 //! The A/B loop: randomised interleaved pairs, measured through a
-//! [`Measurer`], stored as each comparison finishes, then decided together.
+//! [`Measurer`], stored, then decided together. A table of sequential
+//! comparisons runs in rounds (one pair of each running comparison per
+//! round, [`crate::stats::sequential::rounds`]); a fixed one comparison
+//! after comparison.
 //!
 //! For each pair a coin decides whether the baseline or the treatment runs
 //! first (AB or BA); each half starts fresh tasks on the same CPUs (so
@@ -25,7 +28,7 @@ use crate::runner::{Tick, Unobserved};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
 use crate::stats::paired::{PairedOpts, compare_paired};
-use crate::stats::sequential::{self, StopReason, settled};
+use crate::stats::sequential::{self, StopReason, rounds, settled};
 use crate::store::Store;
 
 /// Measures one case as randomised pairs; `on_tick` is called after every
@@ -66,60 +69,108 @@ pub fn measure(
     let mut ratios = Vec::with_capacity(design.pairs as usize);
     let mut stopped = None;
     for i in 0..design.pairs {
-        let order = pair_order(rng);
-        let mut ns = [0.0f64; 2];
-        let cpu_before = [cpu[0].len(), cpu[1].len()];
-        for arm in order {
-            let half = measurer
-                .half(case, design, arm, &mut Unobserved, on_tick)
-                .with_context(|| {
-                    format!(
-                        "{} on {}, pair {} of {}, {arm:?} half",
-                        case.treatment,
-                        case.workload.name,
-                        i + 1,
-                        design.pairs
-                    )
+        let pair = match measure_pair(case, design, measurer, rng, on_tick, i) {
+            Ok(pair) => pair,
+            Err(error) => {
+                let stop = design.stop.as_ref().map(|_| StopReason::Interrupted);
+                return Err(Stopped {
+                    partial: partial(case, design, &pair_data, &cpu, stop),
+                    error,
                 });
-            let v = match half {
-                Ok(v) => v,
-                Err(error) => {
-                    // The pair in progress is left out, its CPU time too.
-                    cpu[0].truncate(cpu_before[0]);
-                    cpu[1].truncate(cpu_before[1]);
-                    let stop = design.stop.as_ref().map(|_| StopReason::Interrupted);
-                    let partial = summarise(case, design, &pair_data, &cpu, stop, None)
-                        .ok()
-                        .map(|mut c| {
-                            c.unfinished = true;
-                            Box::new(c)
-                        });
-                    return Err(Stopped { partial, error });
-                }
-            };
-            let side = (arm == Arm::Treatment) as usize;
-            ns[side] = v.ns_per_op;
-            cpu[side].extend(v.child_cpu);
-        }
-        pair_data.push(PairData {
-            index: i,
-            order: if order[0] == Arm::Baseline {
-                "AB"
-            } else {
-                "BA"
             }
-            .to_string(),
-            baseline_ns_per_op: ns[0],
-            treatment_ns_per_op: ns[1],
-        });
+        };
+        let (data, [b, t]) = pair;
+        cpu[0].extend(b);
+        cpu[1].extend(t);
+        let ratio = (data.treatment_ns_per_op / data.baseline_ns_per_op).ln();
+        pair_data.push(data);
         if let Some(rule) = &design.stop {
-            ratios.push((ns[1] / ns[0]).ln());
+            ratios.push(ratio);
             stopped = settled(&ratios, rule);
             if stopped.is_some() {
                 break;
             }
         }
     }
+    finish(case, design, measurer, on_tick, &pair_data, &cpu, stopped).map_err(|error| Stopped {
+        partial: None,
+        error,
+    })
+}
+
+/// Pair `i` of a case: a coin orders its halves; each half measured in
+/// fresh tasks. Its figures, and the child CPU time of its baseline and
+/// treatment halves. A failing half fails the pair, naming the case, the
+/// pair and the arm.
+fn measure_pair(
+    case: &Case,
+    design: &Design,
+    measurer: &mut dyn Measurer,
+    rng: &mut Rng,
+    on_tick: &mut dyn FnMut(Tick),
+    i: u32,
+) -> Result<(PairData, [Vec<ChildCpu>; 2])> {
+    let order = pair_order(rng);
+    let mut ns = [0.0f64; 2];
+    let mut cpu: [Vec<ChildCpu>; 2] = Default::default();
+    for arm in order {
+        let half = measurer
+            .half(case, design, arm, &mut Unobserved, on_tick)
+            .with_context(|| {
+                format!(
+                    "{} on {}, pair {} of {}, {arm:?} half",
+                    case.treatment,
+                    case.workload.name,
+                    i + 1,
+                    design.pairs
+                )
+            })?;
+        let side = (arm == Arm::Treatment) as usize;
+        ns[side] = half.ns_per_op;
+        cpu[side].extend(half.child_cpu);
+    }
+    let data = PairData {
+        index: i,
+        order: if order[0] == Arm::Baseline {
+            "AB"
+        } else {
+            "BA"
+        }
+        .to_string(),
+        baseline_ns_per_op: ns[0],
+        treatment_ns_per_op: ns[1],
+    };
+    Ok((data, cpu))
+}
+
+/// The comparison of the pairs a stopped comparison finished, marked
+/// unfinished (None before its first pair, or when they give no figure).
+fn partial(
+    case: &Case,
+    design: &Design,
+    pair_data: &[PairData],
+    cpu: &[Vec<ChildCpu>; 2],
+    stop: Option<StopReason>,
+) -> Option<Box<Comparison>> {
+    summarise(case, design, pair_data, cpu, stop, None)
+        .ok()
+        .map(|mut c| {
+            c.unfinished = true;
+            Box::new(c)
+        })
+}
+
+/// A comparison whose timed pairs are done: its profiled pairs when asked
+/// for, then its summary.
+fn finish(
+    case: &Case,
+    design: &Design,
+    measurer: &mut dyn Measurer,
+    on_tick: &mut dyn FnMut(Tick),
+    pair_data: &[PairData],
+    cpu: &[Vec<ChildCpu>; 2],
+    stopped: Option<StopReason>,
+) -> Result<Comparison> {
     let attribution = design.profile.map(|p| {
         profile_pairs(
             case,
@@ -127,14 +178,11 @@ pub fn measure(
             &p,
             measurer,
             on_tick,
-            arm_median(&pair_data, |p| p.baseline_ns_per_op),
-            arm_median(&pair_data, |p| p.treatment_ns_per_op),
+            arm_median(pair_data, |p| p.baseline_ns_per_op),
+            arm_median(pair_data, |p| p.treatment_ns_per_op),
         )
     });
-    summarise(case, design, &pair_data, &cpu, stopped, attribution).map_err(|error| Stopped {
-        partial: None,
-        error,
-    })
+    summarise(case, design, pair_data, cpu, stopped, attribution)
 }
 
 /// A comparison of the pairs measured: its overhead (the anytime-valid
@@ -273,11 +321,12 @@ fn profile_pairs(
     attribution
 }
 
-/// Measures A/B comparisons in order (each with its own design), stores
-/// each as it finishes (a late failure loses nothing), then applies the
-/// table's final verdicts (Holm, noise band, equivalence) to all of them
-/// and stores those. `role` adds to a comparison's progress line
-/// (" (negative control)").
+/// Measures a table of A/B comparisons (each with its own design), then
+/// applies the table's final verdicts (Holm or e-BH, noise band,
+/// equivalence) to all of them and stores those. Sequential comparisons
+/// run in rounds ([`measure_rounds`]); fixed ones one after the other,
+/// each stored as it finishes (a late failure loses nothing). `role` adds
+/// to a comparison's progress line (" (negative control)").
 #[allow(clippy::too_many_arguments)]
 pub fn measure_comparisons<'a>(
     store: &mut Store,
@@ -288,28 +337,18 @@ pub fn measure_comparisons<'a>(
     progress: &Progress,
     decision: &DecisionOpts,
 ) -> Result<Vec<Comparison>> {
+    let cases: Vec<(&Case, Design, &str)> = cases.into_iter().collect();
     let mut rng = Rng::new(seed);
+    if !cases.is_empty() && cases.iter().all(|(_, d, _)| d.stop.is_some()) {
+        return measure_rounds(
+            store, run_id, &cases, measurer, &mut rng, progress, decision,
+        );
+    }
     let mut comparisons = Vec::new();
     let mut ids = Vec::new();
     let mut stopped = None;
-    for (case, mut design, role) in cases {
-        // Under the FDR a comparison settles at the e-BH rank it would
-        // take: the discoveries before it, plus one.
-        if let Some(rule) = design.stop.as_mut() {
-            rule.rank = 1 + comparisons
-                .iter()
-                .filter(|c: &&Comparison| {
-                    c.sequential.is_some_and(|s| {
-                        matches!(s.stopped, StopReason::Slower | StopReason::Faster)
-                    })
-                })
-                .count() as u32;
-        }
-        let what = crate::report::label::case(
-            &case.treatment.to_string(),
-            &crate::report::label::workload(case.workload.name, &case.workload_params),
-            case.tasks as u32,
-        ) + role;
+    for (case, design, role) in cases {
+        let what = describe_case(case) + role;
         progress.start(&what);
         match measure(case, &design, measurer, &mut rng, &mut |t| progress.tick(t)) {
             Ok(c) => {
@@ -332,6 +371,156 @@ pub fn measure_comparisons<'a>(
     // stored with the verdicts of the comparisons it holds.
     store_decided(store, &mut comparisons, &ids, decision)?;
     match stopped {
+        Some(error) => Err(error),
+        None => Ok(comparisons),
+    }
+}
+
+/// A case's name in progress lines.
+fn describe_case(case: &Case) -> String {
+    crate::report::label::case(
+        &case.treatment.to_string(),
+        &crate::report::label::workload(case.workload.name, &case.workload_params),
+        case.tasks as u32,
+    )
+}
+
+/// One comparison of a table measured in rounds.
+#[derive(Default)]
+struct Lane {
+    pair_data: Vec<PairData>,
+    cpu: [Vec<ChildCpu>; 2],
+    ratios: Vec<f64>,
+    /// A stop never undone ([`rounds::Lane::hard`]).
+    hard: Option<StopReason>,
+    /// Its state after the last round: None while it needs pairs.
+    state: Option<StopReason>,
+    /// Its unneeded slices were taken off the progress bar.
+    skipped: bool,
+}
+
+/// Measures a table of sequential comparisons in rounds: each round
+/// measures one pair of every comparison that needs one, in the table's
+/// order, then decides together which of them stop
+/// ([`crate::stats::sequential::rounds`]: under the FDR the clear effects
+/// of the whole table reach the e-BH threshold together, instead of the
+/// first ones paying for the rest; one paused as a discovery resumes
+/// should the table's discoveries fall short). Once every comparison has
+/// stopped, each is profiled (when asked for) and all are stored in the
+/// table's order; at the first failure, what was measured is stored (the
+/// comparisons still running marked unfinished). Then decided together.
+#[allow(clippy::too_many_arguments)]
+fn measure_rounds(
+    store: &mut Store,
+    run_id: i64,
+    cases: &[(&Case, Design, &str)],
+    measurer: &mut dyn Measurer,
+    rng: &mut Rng,
+    progress: &Progress,
+    decision: &DecisionOpts,
+) -> Result<Vec<Comparison>> {
+    let mut lanes: Vec<Lane> = cases.iter().map(|_| Lane::default()).collect();
+    let mut joint = rounds::Rounds::new(cases.len());
+    let mut failure = None;
+    let mut round = 0u32;
+    'rounds: while lanes.iter().any(|l| l.state.is_none()) {
+        round += 1;
+        let running = lanes.iter().filter(|l| l.state.is_none()).count();
+        progress.line(&format!(
+            "round {round}: a pair of each of {running} comparisons still running"
+        ));
+        for ((case, design, role), lane) in cases.iter().zip(lanes.iter_mut()) {
+            if lane.state.is_some() {
+                continue;
+            }
+            progress.now(&(describe_case(case) + role));
+            let i = lane.pair_data.len() as u32;
+            match measure_pair(case, design, measurer, rng, &mut |t| progress.tick(t), i) {
+                Ok((data, [b, t])) => {
+                    lane.cpu[0].extend(b);
+                    lane.cpu[1].extend(t);
+                    lane.ratios
+                        .push((data.treatment_ns_per_op / data.baseline_ns_per_op).ln());
+                    lane.pair_data.push(data);
+                }
+                Err(error) => {
+                    failure = Some(error);
+                    break 'rounds;
+                }
+            }
+        }
+        let views: Vec<rounds::Lane> = cases
+            .iter()
+            .zip(&lanes)
+            .map(|((_, design, _), lane)| rounds::Lane {
+                r: &lane.ratios,
+                rule: design.stop.as_ref().expect("rounds run sequential designs"),
+                hard: lane.hard,
+            })
+            .collect();
+        let states = joint.settle(&views);
+        for (((case, design, role), lane), state) in cases.iter().zip(lanes.iter_mut()).zip(states)
+        {
+            let before = lane.state;
+            lane.state = state;
+            if state.is_some() && !rounds::is_discovery(state) {
+                lane.hard = state;
+            }
+            let what = describe_case(case) + role;
+            if before.is_none() && state.is_some() {
+                let c = summarise(case, design, &lane.pair_data, &lane.cpu, state, None)?;
+                if !lane.skipped {
+                    progress.skip(unmeasured_slices(design, &c));
+                    lane.skipped = true;
+                }
+                progress.line(&format!("{what}: {}", describe_measured(&c)));
+            } else if before.is_some() && state.is_none() {
+                progress.line(&format!(
+                    "{what}: resumed (the table has fewer discoveries than its stop counted on)"
+                ));
+            }
+        }
+    }
+    // Profiled, then stored in the table's order; after a failure the
+    // running comparisons too, marked unfinished.
+    let mut comparisons = Vec::new();
+    let mut ids = Vec::new();
+    for ((case, design, role), lane) in cases.iter().zip(lanes) {
+        let c = match (lane.state, &failure) {
+            (Some(stop), None) => {
+                progress.now(&(describe_case(case) + role));
+                match finish(
+                    case,
+                    design,
+                    measurer,
+                    &mut |t| progress.tick(t),
+                    &lane.pair_data,
+                    &lane.cpu,
+                    Some(stop),
+                ) {
+                    Ok(c) => Some(c),
+                    Err(error) => {
+                        failure = Some(error);
+                        None
+                    }
+                }
+            }
+            (state, _) => partial(
+                case,
+                design,
+                &lane.pair_data,
+                &lane.cpu,
+                Some(state.unwrap_or(StopReason::Interrupted)),
+            )
+            .map(|c| *c),
+        };
+        if let Some(c) = c {
+            ids.push(store.add_comparison(run_id, &c)?);
+            comparisons.push(c);
+        }
+    }
+    store_decided(store, &mut comparisons, &ids, decision)?;
+    match failure {
         Some(error) => Err(error),
         None => Ok(comparisons),
     }
@@ -747,5 +936,107 @@ mod tests {
             stored.comparisons[2].overhead_pct.verdict,
             decided[0].overhead_pct.verdict
         );
+    }
+
+    #[test]
+    fn sequential_tables_run_in_rounds_and_are_stored_in_their_order() {
+        use crate::stats::decision::{ErrorRate, SeqTest, Verdict};
+        use crate::stats::sequential::StopRule;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+        let run_id = store
+            .begin_run(&crate::model::testing::run(0, "t", "6.18", vec![]).meta)
+            .unwrap();
+        // "seccomp" is 30% slower, "none" unchanged with 5% wobble.
+        let cases = [case("none"), case("seccomp"), case("none"), case("seccomp")];
+        let decision = DecisionOpts {
+            test: SeqTest::Both,
+            error_rate: ErrorRate::Fdr,
+            ..DecisionOpts::default()
+        };
+        let sequential = |max_pairs| {
+            let mut d = design(max_pairs);
+            d.stop = Some(StopRule {
+                min_pairs: 2,
+                max_pairs,
+                family: 4,
+                decision,
+                precision_pct: None,
+                rank: 1,
+            });
+            d
+        };
+        let script = |c: &Case, arm: Arm, n: usize| {
+            // A wobble of +-5 drawn afresh for every half.
+            let wobble = 5.0 * (Rng::new(n as u64).below(1001) as f64 / 500.0 - 1.0);
+            Ok(match (c.treatment.mechanism.name(), arm) {
+                ("seccomp", Arm::Treatment) => 130.0 + wobble / 5.0,
+                ("seccomp", Arm::Baseline) => 100.0 + wobble / 5.0,
+                _ => 100.0 + wobble,
+            })
+        };
+        let mut m = Scripted::new(script);
+        let decided = measure_comparisons(
+            &mut store,
+            run_id,
+            cases.iter().map(|c| (c, sequential(12), "")),
+            &mut m,
+            7,
+            &Progress::new(0),
+            &decision,
+        )
+        .unwrap();
+        // Round 1 measures one pair of each case, in the table's order.
+        let first: Vec<&str> = m.calls[..8]
+            .chunks(2)
+            .map(|pair| pair[0].0.split(':').next().unwrap())
+            .collect();
+        assert_eq!(first, ["none", "seccomp", "none", "seccomp"]);
+        // Both effects settle in the same round.
+        assert_eq!(decided[1].pairs, decided[3].pairs);
+        assert!(decided[1].pairs <= 4, "{}", decided[1].pairs);
+        for i in [1, 3] {
+            assert_eq!(decided[i].overhead_pct.verdict, Verdict::Slower);
+            assert_eq!(decided[i].sequential.unwrap().stopped, StopReason::Slower);
+        }
+        assert!(decided[0].pairs > decided[1].pairs);
+        let stored = store.load_run(run_id).unwrap();
+        let mechanisms: Vec<&str> = stored
+            .comparisons
+            .iter()
+            .map(|c| c.mechanism.as_str())
+            .collect();
+        assert_eq!(mechanisms, ["none", "seccomp", "none", "seccomp"]);
+        assert_eq!(stored.comparisons[1].pair_data, decided[1].pair_data);
+
+        // A failing half stops the table: what was measured is stored,
+        // the running comparisons marked unfinished.
+        let mut m = Scripted::new(move |c, arm, n| {
+            if n == 13 {
+                anyhow::bail!("scripted failure")
+            }
+            script(c, arm, n)
+        });
+        let run_id = store
+            .begin_run(&crate::model::testing::run(1, "t", "6.18", vec![]).meta)
+            .unwrap();
+        let e = measure_comparisons(
+            &mut store,
+            run_id,
+            cases.iter().map(|c| (c, sequential(12), "")),
+            &mut m,
+            7,
+            &Progress::new(0),
+            &decision,
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("scripted failure"), "{e:#}");
+        let stored = store.load_run(run_id).unwrap();
+        assert_eq!(stored.comparisons.len(), 4);
+        // Round 2 failed in its third case's second half: cases 1 and 2
+        // have two pairs, 3 and 4 one.
+        let pairs: Vec<u32> = stored.comparisons.iter().map(|c| c.pairs).collect();
+        assert_eq!(pairs, [2, 2, 1, 1]);
+        assert!(stored.comparisons.iter().all(|c| c.unfinished));
     }
 }

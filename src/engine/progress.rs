@@ -35,6 +35,14 @@ impl Progress {
         }
     }
 
+    /// What is being measured now, on the bar only (rounds of pairs would
+    /// print a line per pair otherwise).
+    pub fn now(&self, what: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(what.to_string());
+        }
+    }
+
     /// One slice done.
     pub fn tick(&self, t: Tick) {
         if let Some(b) = &self.bar {

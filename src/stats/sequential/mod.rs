@@ -289,12 +289,13 @@ pub struct StopRule {
     pub decision: DecisionOpts,
     /// Stop when the interval's half-width is at most this, percent.
     pub precision_pct: Option<f64>,
-    /// Under the FDR (e-BH): the rank this comparison would take among
-    /// the table's discoveries if it settled now (the discoveries before
-    /// it, plus one); its e-value then needs family / (alpha x rank),
-    /// which keeps every comparison stopped so a discovery in the final
-    /// e-BH (each i-th discovery in time has an e-value of at least
-    /// family / (alpha i)). 1 under the FWER.
+    /// Under the FDR (e-BH): the size of the table's rejection set this
+    /// comparison would join if it settled now; its e-value then needs
+    /// family / (alpha x rank). A table measured in rounds sets it after
+    /// every round ([`rounds::settle_round`]: the discoveries already
+    /// stopped plus the candidates stopping with it), which keeps every
+    /// comparison stopped as slower or faster a discovery of the final
+    /// e-BH. 1 under the FWER.
     #[serde(default = "first_rank")]
     pub rank: u32,
 }
@@ -455,7 +456,7 @@ pub const FUTILITY_SE: f64 = 2.0;
 pub const FUTILITY_MIN_PAIRS: usize = 6;
 
 /// Whether `r` settles the comparison now: a verdict, or the precision.
-fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
+pub(crate) fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
     let d = &rule.decision;
     let look = look(r, d.alpha, margin(d.equivalence_pct), d.test)?;
     let rank = match d.error_rate {
@@ -636,6 +637,7 @@ fn normal_quantile(p: f64) -> f64 {
     }
 }
 
+pub mod rounds;
 pub mod safe_t;
 #[cfg(test)]
 mod tests;
