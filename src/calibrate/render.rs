@@ -166,6 +166,21 @@ pub fn side_by_side(b: &super::replay::SideBySide) -> String {
                 i.mean_pairs
             );
         }
+        if let Some(m) = &row.mixed_fdr {
+            let _ = writeln!(
+                s,
+                "    mixed tables of {} ({} A/A, the rest injected), FDR (e-BH): false discovery \
+                 proportion {:.1}% on average over {} tables; tables with any false discovery {}; \
+                 injected detected {}, {:.1} pairs on average",
+                b.table_size,
+                crate::calibrate::replay::MIXED_NULLS,
+                m.mean_fdp * 100.0,
+                m.tables,
+                m.any_false.describe(),
+                m.injected_detected.describe(),
+                m.injected_mean_pairs
+            );
+        }
     }
     s.truncate(s.trim_end().len());
     s

@@ -18,9 +18,10 @@
 //!
 //! The A/A comparisons are replayed alone (a table of one: the
 //! per-comparison false-positive rate) and in tables of the survey's size,
-//! [`SURVEY_TABLE`] comparisons, as `overhead` runs them: one after the
-//! other, each stopping against the table's threshold (under the FDR, at
-//! the e-BH rank it would take among the discoveries before it), then the
+//! [`SURVEY_TABLE`] comparisons, as `overhead` runs them: in rounds, one
+//! pair of each running comparison per round, stopping jointly against
+//! the table's threshold (under the FDR, the e-BH rejection set of the
+//! candidates and the discoveries already stopped), then the
 //! whole table decided by Holm or by e-BH. With every comparison null, a
 //! table with any "slower" or "faster" is a false one, and the share of
 //! such tables is both its family-wise error rate and its false discovery
@@ -33,6 +34,7 @@ use crate::stats::decision::{
     DecisionOpts, ErrorRate, Samples, SeqTest, Tested, Verdict, decide_table,
 };
 use crate::stats::power::Proportion;
+use crate::stats::sequential::rounds::run_table;
 use crate::stats::sequential::{StopReason, StopRule, look, settled};
 
 /// Comparisons in a table of the survey's size (the default `overhead`
@@ -91,6 +93,11 @@ pub fn replay(r: &[f64], rule: &StopRule) -> Replayed {
     let (pairs, stopped) = (1..=r.len())
         .find_map(|n| settled(&r[..n], rule).map(|s| (n, s)))
         .unwrap_or((r.len(), StopReason::MaxPairs));
+    replayed(r, pairs, stopped, rule)
+}
+
+/// What the look at `r`'s first `pairs` pairs says, stopped for `stopped`.
+fn replayed(r: &[f64], pairs: usize, stopped: StopReason, rule: &StopRule) -> Replayed {
     let d = &rule.decision;
     let l = look(&r[..pairs], d.alpha, 0.0, d.test);
     let pct = |v: f64| v.exp_m1() * 100.0;
@@ -104,24 +111,22 @@ pub fn replay(r: &[f64], rule: &StopRule) -> Replayed {
     }
 }
 
-/// Replays a table: the comparisons `rs` one after the other under
-/// `rule` (its family set to the table's size; under the FDR each at the
-/// rank it would take, the discoveries before it plus one), then the
-/// table's verdicts by Holm or e-BH, as `overhead` decides them.
+/// Replays a table: the comparisons `rs` in rounds under `rule` (its
+/// family set to the table's size), one pair of each running comparison
+/// per round and the joint stopping decision after each
+/// ([`crate::stats::sequential::rounds`]), then the table's verdicts by
+/// Holm or e-BH, as `overhead` runs and decides them. Each comparison's
+/// budget is its pairs.
 pub fn replay_table(rs: &[Vec<f64>], rule: &StopRule) -> Vec<(Replayed, Verdict)> {
-    let mut done: Vec<Replayed> = Vec::new();
-    for r in rs {
-        let rank = 1 + done
-            .iter()
-            .filter(|d| matches!(d.stopped, StopReason::Slower | StopReason::Faster))
-            .count() as u32;
-        let rule = StopRule {
-            family: rs.len() as u32,
-            rank,
-            ..*rule
-        };
-        done.push(replay(r, &rule));
-    }
+    let rule = StopRule {
+        family: rs.len() as u32,
+        ..*rule
+    };
+    let done: Vec<Replayed> = rs
+        .iter()
+        .zip(run_table(rs, &rule))
+        .map(|(r, (n, s))| replayed(r, n, s, &rule))
+        .collect();
     let verdicts = decide(&done, &rule.decision);
     done.into_iter().zip(verdicts).collect()
 }
@@ -170,6 +175,31 @@ pub struct TestReplay {
     pub aa_tables_fwer: Proportion,
     pub aa_tables_fdr: Proportion,
     pub injected: Vec<InjectedReplay>,
+    /// Survey-like tables under the FDR, [`MIXED_NULLS`] A/A comparisons
+    /// and the rest injected (absent from calibrations replayed before
+    /// they existed, and without injected comparisons).
+    #[serde(default)]
+    pub mixed_fdr: Option<MixedReplay>,
+}
+
+/// A/A comparisons in a mixed table of [`SURVEY_TABLE`] (the survey's
+/// null and negative controls number about this many).
+pub const MIXED_NULLS: usize = 10;
+
+/// Mixed tables replayed in rounds under the FDR: the A/A comparisons
+/// are the false discoveries a survey could make among real ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedReplay {
+    pub tables: u32,
+    /// The mean over tables of false discoveries / discoveries (0 for a
+    /// table without any): the false discovery rate e-BH controls.
+    pub mean_fdp: f64,
+    /// Tables with any false discovery.
+    pub any_false: Proportion,
+    /// Injected comparisons detected (slower), over every table.
+    pub injected_detected: Proportion,
+    /// Pairs an injected comparison took on average, in the tables.
+    pub injected_mean_pairs: f64,
 }
 
 /// The side-by-side replay: every test, without and with outliers.
@@ -274,7 +304,9 @@ pub fn side_by_side(
                     }
                 })
                 .collect();
+            let all_injected: Vec<Vec<f64>> = inj.iter().flatten().cloned().collect();
             rows.push(TestReplay {
+                mixed_fdr: mixed_tables(&aa, &all_injected, &rule_for(test, SURVEY_TABLE, ErrorRate::Fdr)),
                 test,
                 outliers,
                 aa_alone: Proportion::new(aa_false, aa.len() as u32),
@@ -294,12 +326,51 @@ pub fn side_by_side(
         method: format!(
             "every comparison measured to {budget_pairs} pairs, then each test's stopping rule \
              replayed on the growing prefix of the same pairs (a look at pair n uses pairs 1..n \
-             only); A/A alone and in tables of {SURVEY_TABLE} run one after the other (Holm or \
-             e-BH at the end); outliers: in {:.0}% of pairs one half, chosen by a coin, slowed by \
+             only); A/A alone and in tables of {SURVEY_TABLE} run in rounds (Holm or e-BH at \
+             the end), and in mixed tables of {MIXED_NULLS} A/A and {} injected comparisons \
+             under e-BH; outliers: in {:.0}% of pairs one half, chosen by a coin, slowed by \
              x{OUTLIER_MIN_FACTOR}..x{OUTLIER_MAX_FACTOR}, the same for every test",
+            SURVEY_TABLE - MIXED_NULLS,
             OUTLIER_SHARE * 100.0
         ),
     }
+}
+
+/// Replays mixed tables of [`SURVEY_TABLE`] under `rule`: each takes the
+/// next [`MIXED_NULLS`] A/A comparisons (while they last) and the next
+/// injected ones, cycling through them. None without injected
+/// comparisons or with too few A/A ones for a table.
+fn mixed_tables(aa: &[Vec<f64>], injected: &[Vec<f64>], rule: &StopRule) -> Option<MixedReplay> {
+    let real = SURVEY_TABLE - MIXED_NULLS;
+    let tables = aa.len() / MIXED_NULLS;
+    if injected.is_empty() || tables == 0 {
+        return None;
+    }
+    let (mut fdp_sum, mut any_false, mut detected, mut pairs) = (0.0, 0u32, 0u32, 0usize);
+    for t in 0..tables {
+        let mut table: Vec<Vec<f64>> = aa[t * MIXED_NULLS..(t + 1) * MIXED_NULLS].to_vec();
+        table.extend((0..real).map(|j| injected[(t * real + j) % injected.len()].clone()));
+        let out = replay_table(&table, rule);
+        let false_found = out[..MIXED_NULLS]
+            .iter()
+            .filter(|(_, v)| is_discovery(*v))
+            .count();
+        let found = out.iter().filter(|(_, v)| is_discovery(*v)).count();
+        fdp_sum += false_found as f64 / found.max(1) as f64;
+        any_false += (false_found > 0) as u32;
+        detected += out[MIXED_NULLS..]
+            .iter()
+            .filter(|(_, v)| *v == Verdict::Slower)
+            .count() as u32;
+        pairs += out[MIXED_NULLS..].iter().map(|(d, _)| d.pairs).sum::<usize>();
+    }
+    Some(MixedReplay {
+        tables: tables as u32,
+        mean_fdp: fdp_sum / tables as f64,
+        any_false: Proportion::new(any_false, tables as u32),
+        injected_detected: Proportion::new(detected, (tables * real) as u32),
+        injected_mean_pairs: pairs as f64 / (tables * real) as f64,
+    })
 }
 
 fn is_discovery(v: Verdict) -> bool {
@@ -512,6 +583,12 @@ mod tests {
             let inj = &row.injected[0];
             assert_eq!(inj.detected.count, 10, "{row:?}");
             assert!(inj.covered.count >= 9, "{row:?}");
+            // Mixed tables: 5 of 10 A/A and 19 injected, under e-BH.
+            let m = row.mixed_fdr.as_ref().expect("mixed tables");
+            assert_eq!(m.tables, 5);
+            assert_eq!(m.injected_detected.total, 95);
+            assert!(m.injected_detected.count >= 90, "{m:?}");
+            assert!(m.mean_fdp <= 0.1, "{m:?}");
         }
         let pairs = |t: SeqTest| {
             s.rows
