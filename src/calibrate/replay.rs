@@ -306,7 +306,11 @@ pub fn side_by_side(
                 .collect();
             let all_injected: Vec<Vec<f64>> = inj.iter().flatten().cloned().collect();
             rows.push(TestReplay {
-                mixed_fdr: mixed_tables(&aa, &all_injected, &rule_for(test, SURVEY_TABLE, ErrorRate::Fdr)),
+                mixed_fdr: mixed_tables(
+                    &aa,
+                    &all_injected,
+                    &rule_for(test, SURVEY_TABLE, ErrorRate::Fdr),
+                ),
                 test,
                 outliers,
                 aa_alone: Proportion::new(aa_false, aa.len() as u32),
@@ -362,7 +366,10 @@ fn mixed_tables(aa: &[Vec<f64>], injected: &[Vec<f64>], rule: &StopRule) -> Opti
             .iter()
             .filter(|(_, v)| *v == Verdict::Slower)
             .count() as u32;
-        pairs += out[MIXED_NULLS..].iter().map(|(d, _)| d.pairs).sum::<usize>();
+        pairs += out[MIXED_NULLS..]
+            .iter()
+            .map(|(d, _)| d.pairs)
+            .sum::<usize>();
     }
     Some(MixedReplay {
         tables: tables as u32,
