@@ -34,6 +34,7 @@
 
 pub mod calibrate;
 pub mod cli;
+pub mod clients;
 pub mod compare;
 pub mod engine;
 pub mod error;
