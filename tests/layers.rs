@@ -41,7 +41,7 @@ const LAYERS: &[&[&str]] = &[
     &["workloads", "probe"],
     &["model"],
     &["stats"],
-    &["params", "sys"],
+    &["params", "sys", "clients"],
     &["error"],
     // Test support only (`#[cfg(test)]`, included from tests/common/skips.rs:
     // how a test skips): it imports nothing of the crate.
