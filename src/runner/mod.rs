@@ -11,6 +11,7 @@
 //! quantised to whole operations.
 
 pub mod procfs;
+pub mod ready;
 pub mod shm;
 pub mod workers;
 
