@@ -153,6 +153,13 @@ pub struct PairData {
     pub treatment_ns_per_op: f64,
 }
 
+impl PairData {
+    /// The pair's ln(treatment / baseline).
+    pub fn log_ratio(&self) -> f64 {
+        (self.treatment_ns_per_op / self.baseline_ns_per_op).ln()
+    }
+}
+
 /// The cost of one mechanism (variant, parameters) on one workload at one
 /// task count, from randomised interleaved pairs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@
 
 use anyhow::{Context, Result};
 
-use super::design::{Case, Design, pair_order, pair_orders};
+use super::design::{Case, Design, order_label, pair_order, pair_orders};
 use super::measurer::Measurer;
 use super::progress::Progress;
 use crate::mechanisms::Arm;
@@ -82,7 +82,7 @@ pub fn measure(
         let (data, [b, t]) = pair;
         cpu[0].extend(b);
         cpu[1].extend(t);
-        let ratio = (data.treatment_ns_per_op / data.baseline_ns_per_op).ln();
+        let ratio = data.log_ratio();
         pair_data.push(data);
         if let Some(rule) = &design.stop {
             ratios.push(ratio);
@@ -131,12 +131,7 @@ fn measure_pair(
     }
     let data = PairData {
         index: i,
-        order: if order[0] == Arm::Baseline {
-            "AB"
-        } else {
-            "BA"
-        }
-        .to_string(),
+        order: order_label(order),
         baseline_ns_per_op: ns[0],
         treatment_ns_per_op: ns[1],
     };
@@ -439,8 +434,7 @@ fn measure_rounds(
                 Ok((data, [b, t])) => {
                     lane.cpu[0].extend(b);
                     lane.cpu[1].extend(t);
-                    lane.ratios
-                        .push((data.treatment_ns_per_op / data.baseline_ns_per_op).ln());
+                    lane.ratios.push(data.log_ratio());
                     lane.pair_data.push(data);
                 }
                 Err(error) => {
@@ -596,10 +590,7 @@ pub fn log_ratios(c: &Comparison) -> Vec<f64> {
 
 /// The per-pair ln(treatment / baseline) of measured pairs.
 pub(super) fn pair_log_ratios(pairs: &[PairData]) -> Vec<f64> {
-    pairs
-        .iter()
-        .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
-        .collect()
+    pairs.iter().map(PairData::log_ratio).collect()
 }
 
 /// The median over pairs of one arm's ns/op (NaN without pairs).

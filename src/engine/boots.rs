@@ -237,12 +237,7 @@ pub fn pairs_over_boots(
             }
             pairs[c].push(PairData {
                 index: i,
-                order: if order[0] == Arm::Baseline {
-                    "AB"
-                } else {
-                    "BA"
-                }
-                .to_string(),
+                order: super::design::order_label(order),
                 baseline_ns_per_op: b.ns_per_op,
                 treatment_ns_per_op: t.ns_per_op,
             });

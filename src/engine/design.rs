@@ -87,3 +87,13 @@ pub fn pair_order(rng: &mut Rng) -> [Arm; 2] {
         [Arm::Treatment, Arm::Baseline]
     }
 }
+
+/// A pair's order as stored: "AB" when the baseline ran first, else "BA".
+pub fn order_label(order: [Arm; 2]) -> String {
+    if order[0] == Arm::Baseline {
+        "AB"
+    } else {
+        "BA"
+    }
+    .to_string()
+}
