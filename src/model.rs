@@ -123,6 +123,10 @@ pub struct WorkloadResult {
     /// (`command`); absent for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_cpu: Option<ChildCpu>,
+    /// The figures the client reported (`service` with a client secperf
+    /// reads), each the median over the kept runs; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_metrics: Vec<crate::clients::ClientMetric>,
 }
 
 /// What identifies a run: who started it, when, where, with what.
@@ -151,6 +155,33 @@ pub struct PairData {
     pub order: String,
     pub baseline_ns_per_op: f64,
     pub treatment_ns_per_op: f64,
+    /// The client's figures of each half (`service`), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<PairMetric>,
+}
+
+/// One client figure of a pair: its value in each half.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairMetric {
+    pub name: String,
+    pub higher_is_better: bool,
+    pub baseline: f64,
+    pub treatment: f64,
+}
+
+/// A client figure's change under the treatment, from the pairs that
+/// reported it: the medians of each arm and the paired interval of the
+/// change (treatment / baseline - 1, in %), computed as the run time's
+/// overhead is, at the comparison's level, not corrected across the
+/// table (the verdict is the run time's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricChange {
+    pub name: String,
+    pub higher_is_better: bool,
+    pub baseline: f64,
+    pub treatment: f64,
+    pub change_pct: crate::stats::paired::OverheadPct,
+    pub pairs: u32,
 }
 
 impl PairData {
@@ -195,6 +226,10 @@ pub struct Comparison {
     /// absent for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_cpu: Option<[ChildCpu; 2]>,
+    /// The client's own figures (`service` with a client secperf reads:
+    /// requests/s, latency), each with its paired interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_metrics: Vec<MetricChange>,
     /// How the sequential design (the default) ended this comparison;
     /// absent for a fixed number of pairs (`--pairs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -357,6 +357,28 @@ pub struct CommandArgs {
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 
+    /// Start this server (one string, split as a shell would) fresh in
+    /// each half, under the mechanism; the command after `--` is then its
+    /// client, run outside the mechanism, and one operation is one client
+    /// run (wall time per run; the server's user and system CPU time per
+    /// run; requests/s and latency in ms for redis-benchmark, ab, wrk and
+    /// pgbench, each with its own paired interval). E.g. --server
+    /// 'redis-server --port 6390 --save ""' --ready tcp:6390 --
+    /// redis-benchmark -p 6390 -n 100000 -q
+    #[arg(long, value_name = "'CMD ARGS'", requires = "command")]
+    pub server: Option<String>,
+
+    /// When the server is ready for its client: tcp:PORT (it accepts
+    /// connections on 127.0.0.1:PORT, which must be free before it
+    /// starts), unix:PATH, or delay:MS (a fixed wait) [default: delay:1000]
+    #[arg(long, value_name = "tcp:PORT|unix:PATH|delay:MS", requires = "server")]
+    pub ready: Option<String>,
+
+    /// How long to wait for the server to be ready, milliseconds
+    /// [default: 10000]
+    #[arg(long, value_name = "MS", requires = "server")]
+    pub ready_timeout: Option<u64>,
+
     /// Whether the arguments end in a bare `--`, which clap drops: set by
     /// [`super::parse_args`], so that `--` with no command after it is an
     /// error rather than the built-in workloads.
@@ -381,6 +403,16 @@ impl CommandArgs {
             usage_bail!(
                 "-w and a command after `--` exclude each other: the command is the workload"
             );
+        }
+        if let Some(server) = &self.server {
+            let params = crate::workloads::service::params_for(
+                server,
+                &self.command,
+                self.ready.as_deref(),
+                self.ready_timeout,
+                self.show_output,
+            )?;
+            return Ok(Some((crate::workloads::service::NAME.to_string(), params)));
         }
         let name = crate::workloads::command::NAME;
         let mut params = vec![format!(

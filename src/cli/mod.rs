@@ -253,6 +253,25 @@ pub(crate) fn emit(text: &str) {
 fn command_trial(
     params: &std::collections::BTreeMap<String, crate::model::Params>,
 ) -> Result<Option<f64>> {
+    if let Some(p) = params.get(crate::workloads::service::NAME) {
+        let label = crate::workloads::service::label(p).unwrap_or_default();
+        eprintln!("secperf: a trial run of `{label}` (no mechanism) ...");
+        let (wall_ms, metrics) = crate::workloads::service::trial(p)?;
+        let figures: Vec<String> = metrics
+            .iter()
+            .take(4)
+            .map(|m| format!("{} {}", m.name, m.value))
+            .collect();
+        eprintln!(
+            "secperf: the client took {wall_ms:.1} ms on a trial run{}",
+            if figures.is_empty() {
+                String::new()
+            } else {
+                format!(" ({}{})", figures.join(", "), if metrics.len() > 4 { ", ..." } else { "" })
+            }
+        );
+        return Ok(Some(wall_ms));
+    }
     let Some(p) = params.get(crate::workloads::command::NAME) else {
         return Ok(None);
     };

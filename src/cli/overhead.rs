@@ -158,11 +158,15 @@ impl OverheadArgs {
             params.extend(extra);
         }
         let (decision, equivalence_auto) = self.decision.resolve_auto()?;
+        let placement = self.placement.resolve("1")?;
+        if self.command.server.is_some() {
+            crate::workloads::service::check_placement(&placement.tasks, self.placement.mode)?;
+        }
         Ok(OverheadRequest {
             mechanisms: self.mechanisms.clone(),
             workloads,
             params,
-            placement: self.placement.resolve("1")?,
+            placement,
             mode: self.placement.mode,
             half: self.design.resolve_with_min(self.quick, min_pairs)?,
             quick: self.quick,

@@ -71,7 +71,13 @@ impl RunArgs {
             }
             None => parse_list(&a.workloads)?,
         };
-        let placement = a.placement.resolve("auto")?;
+        let service = a.command.server.is_some();
+        let placement = a
+            .placement
+            .resolve(if service { "1" } else { "auto" })?;
+        if service {
+            crate::workloads::service::check_placement(&placement.tasks, a.placement.mode)?;
+        }
         let samples = a.samples.unwrap_or(if a.quick { 5 } else { 10 });
         let sample_ms = a.sample_ms.unwrap_or(if a.quick { 200 } else { 500 });
         let warmup = a.warmup.unwrap_or(1);

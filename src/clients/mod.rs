@@ -19,7 +19,7 @@ pub mod redis_benchmark;
 pub mod wrk;
 
 /// One figure a client reported for one run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientMetric {
     /// Its name, with its unit: `requests_per_sec`, `latency_p99_ms`,
     /// `GET.requests_per_sec` for a tool that runs several tests.

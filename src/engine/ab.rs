@@ -21,7 +21,9 @@ use super::design::{Case, Design, order_label, pair_order, pair_orders};
 use super::measurer::Measurer;
 use super::progress::Progress;
 use crate::mechanisms::Arm;
-use crate::model::{Attribution, ChildCpu, Comparison, PairData, SequentialStop};
+use crate::model::{
+    Attribution, ChildCpu, Comparison, MetricChange, PairData, PairMetric, SequentialStop,
+};
 use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};
 use crate::profile::{ProfileOpts, profile_half};
 use crate::runner::{Tick, Unobserved};
@@ -113,6 +115,7 @@ fn measure_pair(
     let order = pair_order(rng);
     let mut ns = [0.0f64; 2];
     let mut cpu: [Vec<ChildCpu>; 2] = Default::default();
+    let mut metrics: [Vec<crate::clients::ClientMetric>; 2] = Default::default();
     for arm in order {
         let half = measurer
             .half(case, design, arm, &mut Unobserved, on_tick)
@@ -128,14 +131,84 @@ fn measure_pair(
         let side = (arm == Arm::Treatment) as usize;
         ns[side] = half.ns_per_op;
         cpu[side].extend(half.child_cpu);
+        metrics[side] = half.client_metrics;
     }
     let data = PairData {
         index: i,
         order: order_label(order),
         baseline_ns_per_op: ns[0],
         treatment_ns_per_op: ns[1],
+        metrics: pair_metrics(&metrics[0], &metrics[1]),
     };
     Ok((data, cpu))
+}
+
+/// A pair's client figures: those both halves reported, by name.
+fn pair_metrics(
+    baseline: &[crate::clients::ClientMetric],
+    treatment: &[crate::clients::ClientMetric],
+) -> Vec<PairMetric> {
+    baseline
+        .iter()
+        .filter_map(|b| {
+            let t = treatment.iter().find(|t| t.name == b.name)?;
+            Some(PairMetric {
+                name: b.name.clone(),
+                higher_is_better: b.higher_is_better,
+                baseline: b.value,
+                treatment: t.value,
+            })
+        })
+        .collect()
+}
+
+/// Each client figure's change over the pairs that reported it, with the
+/// interval the run time's overhead gets (the sequence's when sequential,
+/// else the fixed design's), at the comparison's own level.
+fn metric_changes(design: &Design, pair_data: &[PairData]) -> Vec<MetricChange> {
+    let mut names: Vec<(&str, bool)> = Vec::new();
+    for m in pair_data.iter().flat_map(|p| &p.metrics) {
+        if !names.iter().any(|(n, _)| *n == m.name) {
+            names.push((&m.name, m.higher_is_better));
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|(name, higher_is_better)| {
+            let (b, t): (Vec<f64>, Vec<f64>) = pair_data
+                .iter()
+                .flat_map(|p| &p.metrics)
+                .filter(|m| m.name == name && m.baseline > 0.0 && m.treatment > 0.0)
+                .map(|m| (m.baseline, m.treatment))
+                .unzip();
+            let change_pct = match &design.stop {
+                Some(rule) => {
+                    let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
+                    sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test)
+                }
+                None => compare_paired(
+                    &b,
+                    &t,
+                    &PairedOpts {
+                        seed: design.seed,
+                        ..Default::default()
+                    },
+                )
+                .ok(),
+            }?;
+            Some(MetricChange {
+                name: name.to_string(),
+                higher_is_better,
+                baseline: crate::stats::median(&b)?,
+                treatment: crate::stats::median(&t)?,
+                change_pct: crate::stats::paired::OverheadPct {
+                    verdict: crate::stats::paired::Verdict::NoChange,
+                    ..change_pct
+                },
+                pairs: b.len() as u32,
+            })
+        })
+        .collect()
 }
 
 /// The comparison of the pairs a stopped comparison finished, marked
@@ -231,6 +304,7 @@ pub(super) fn summarise(
         child_cpu: median_child_cpu(&cpu[0])
             .zip(median_child_cpu(&cpu[1]))
             .map(|(b, t)| [b, t]),
+        client_metrics: metric_changes(design, pair_data),
         sequential: design.stop.as_ref().map(|rule| SequentialStop {
             max_pairs: design.pairs,
             family: rule.family,

@@ -216,7 +216,7 @@ pub fn pairs_over_boots(
             });
         }
         for (k, &c) in open.iter().enumerate() {
-            let (Some(b), Some(t)) = (got[0][k].half, got[1][k].half) else {
+            let (Some(b), Some(t)) = (got[0][k].half.clone(), got[1][k].half.clone()) else {
                 continue;
             };
             match (got[0][k].profile.take(), got[1][k].profile.take()) {
@@ -240,6 +240,7 @@ pub fn pairs_over_boots(
                 order: super::design::order_label(order),
                 baseline_ns_per_op: b.ns_per_op,
                 treatment_ns_per_op: t.ns_per_op,
+                metrics: Vec::new(),
             });
             cpu[c][0].extend(b.child_cpu);
             cpu[c][1].extend(t.child_cpu);
@@ -328,6 +329,7 @@ impl Booter for GuestBooter<'_> {
                     half: Some(HalfResult {
                         ns_per_op: h.ns_per_op,
                         child_cpu: h.child_cpu,
+                        client_metrics: Vec::new(),
                     }),
                     profile: h.profile.clone(),
                     profile_note: h.profile_note.clone(),

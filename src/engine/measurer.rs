@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 
 use super::design::{Case, Design};
 use crate::mechanisms::{Arm, Scope, SystemEnv, WorkerEnv};
+use crate::clients::ClientMetric;
 use crate::model::{ChildCpu, WorkloadResult};
 #[cfg(doc)]
 use crate::runner::Unobserved;
@@ -17,13 +18,15 @@ use crate::safety::StateLock;
 use crate::workloads::WorkloadDef;
 
 /// What one half of a pair measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HalfResult {
     /// Median of the half's slices.
     pub ns_per_op: f64,
     /// CPU time per operation of the processes the workload started
     /// (`command`); None for other workloads.
     pub child_cpu: Option<ChildCpu>,
+    /// The client's figures (`service`), medians over the half's runs.
+    pub client_metrics: Vec<ClientMetric>,
 }
 
 impl HalfResult {
@@ -31,6 +34,7 @@ impl HalfResult {
         HalfResult {
             ns_per_op,
             child_cpu: None,
+            client_metrics: Vec::new(),
         }
     }
 }
@@ -133,6 +137,7 @@ impl Measurer for Live<'_> {
         Ok(HalfResult {
             ns_per_op: result.ns_per_op.median,
             child_cpu: result.child_cpu,
+            client_metrics: result.client_metrics,
         })
     }
 

@@ -24,7 +24,7 @@ pub fn workload(name: &str, params: &Params) -> String {
 /// default (every parameter of a workload not in the catalog; none of a
 /// command's, whose label is its command line).
 pub fn non_default_params(name: &str, params: &Params) -> Vec<String> {
-    if name == crate::workloads::command::NAME {
+    if name == crate::workloads::command::NAME || name == crate::workloads::service::NAME {
         return Vec::new();
     }
     let defs = crate::workloads::find(name)

@@ -294,14 +294,21 @@ pub fn measure_in(
             prev = cur;
         }
         observer.done()?;
+        let kept_to = counters();
         let child_cpu = def
             .child_cpu
-            .then(|| child_cpu_between(&kept_from, &counters()));
-        Ok((kept, child_cpu))
+            .then(|| child_cpu_between(&kept_from, &kept_to));
+        let kept_ops: Vec<(u64, u64)> = kept_from
+            .iter()
+            .zip(&kept_to)
+            .map(|(a, b)| (a.ops, b.ops))
+            .collect();
+        Ok((kept, child_cpu, kept_ops))
     })?;
-    let (samples, child_cpu) = samples;
+    let (samples, child_cpu, kept_ops) = samples;
     // A task that failed while the last slice was read still fails the run.
     check_failed(&shm).with_context(|| format!("workload {}", def.name))?;
+    let client_metrics = client_metrics(scratch, &kept_ops)?;
 
     let ops: Vec<f64> = samples.iter().map(|s| s.ops_per_sec).collect();
     let ns: Vec<f64> = samples.iter().map(|s| s.ns_per_op).collect();
@@ -336,7 +343,50 @@ pub fn measure_in(
         finished_at: Utc::now(),
         profile: None,
         child_cpu: child_cpu.flatten(),
+        client_metrics,
     })
+}
+
+/// The median over the kept operations of each figure a client reported
+/// (`service`: one JSON line per client run in the scratch directory,
+/// [`crate::workloads::service::metrics_path`]); empty when none did.
+/// `kept_ops[i]`: task i's operation counts when the kept slices began
+/// and ended (runs after the first and up to the second are kept).
+fn client_metrics(
+    scratch: &Path,
+    kept_ops: &[(u64, u64)],
+) -> Result<Vec<crate::clients::ClientMetric>> {
+    use crate::workloads::service::{RunMetrics, metrics_path};
+    let mut by_name: Vec<(String, bool, Vec<f64>)> = Vec::new();
+    for (task, &(from, to)) in kept_ops.iter().enumerate() {
+        let path = metrics_path(scratch, task);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let run: RunMetrics = serde_json::from_str(line)
+                .with_context(|| format!("reading the client's figures in {}", path.display()))?;
+            if run.op <= from || run.op > to {
+                continue;
+            }
+            for m in run.metrics {
+                match by_name.iter_mut().find(|(n, _, _)| *n == m.name) {
+                    Some((_, _, v)) => v.push(m.value),
+                    None => by_name.push((m.name, m.higher_is_better, vec![m.value])),
+                }
+            }
+        }
+    }
+    Ok(by_name
+        .into_iter()
+        .filter_map(|(name, higher_is_better, values)| {
+            Some(crate::clients::ClientMetric {
+                name,
+                value: crate::stats::median(&values)?,
+                higher_is_better,
+            })
+        })
+        .collect())
 }
 
 /// CPU per operation of the tasks' children between two readings of every

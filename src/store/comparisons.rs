@@ -41,9 +41,10 @@ impl Store {
             "INSERT INTO comparisons (run_id, workload, workload_params_json, mechanism, variant,
                  params_json, mode, tasks, pairs, sample_ms, samples_per_half,
                  baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
-                 overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json, unfinished)
+                 overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json, unfinished,
+                 client_metrics_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                     ?19, ?20, ?21)",
+                     ?19, ?20, ?21, ?22)",
             params![
                 run_id,
                 c.workload,
@@ -72,6 +73,9 @@ impl Store {
                     .map(|x| json_to_sql(x, "comparisons.sequential_json"))
                     .transpose()?,
                 c.unfinished,
+                (!c.client_metrics.is_empty())
+                    .then(|| json_to_sql(&c.client_metrics, "comparisons.client_metrics_json"))
+                    .transpose()?,
             ],
         )
         .with_context(context)?;
@@ -79,7 +83,7 @@ impl Store {
         {
             let mut insert = tx.prepare(
                 "INSERT INTO comparison_pairs (comparison_id, idx, run_order, baseline_ns_per_op,
-                     treatment_ns_per_op) VALUES (?1, ?2, ?3, ?4, ?5)",
+                     treatment_ns_per_op, metrics_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for p in &c.pair_data {
                 insert
@@ -88,7 +92,10 @@ impl Store {
                         p.index,
                         p.order,
                         p.baseline_ns_per_op,
-                        p.treatment_ns_per_op
+                        p.treatment_ns_per_op,
+                        (!p.metrics.is_empty())
+                            .then(|| json_to_sql(&p.metrics, "comparison_pairs.metrics_json"))
+                            .transpose()?,
                     ])
                     .with_context(context)?;
             }
@@ -196,11 +203,11 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
         "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
                 pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
                 overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json,
-                sequential_json, unfinished
+                sequential_json, unfinished, client_metrics_json
          FROM comparisons WHERE run_id = ?1 ORDER BY id",
     )?;
     let mut pairs = conn.prepare(
-        "SELECT idx, run_order, baseline_ns_per_op, treatment_ns_per_op
+        "SELECT idx, run_order, baseline_ns_per_op, treatment_ns_per_op, metrics_json
          FROM comparison_pairs WHERE comparison_id = ?1 ORDER BY idx",
     )?;
     let mut out = Vec::new();
@@ -216,15 +223,20 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                         r.get::<_, String>(1)?,
                         r.get(2)?,
                         r.get(3)?,
+                        r.get::<_, Option<String>>(4)?,
                     ))
                 })?
                 .map(|r| {
-                    let (idx, order, b, t) = r?;
+                    let (idx, order, b, t, m) = r?;
                     Ok(PairData {
                         index: int_from_sql(idx, "comparison_pairs.idx")?,
                         order,
                         baseline_ns_per_op: real_from_sql(b),
                         treatment_ns_per_op: real_from_sql(t),
+                        metrics: m
+                            .map(|j| json_from_sql(&j, "comparison_pairs.metrics_json"))
+                            .transpose()?
+                            .unwrap_or_default(),
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -274,6 +286,11 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                     .map(|j| json_from_sql(&j, "comparisons.sequential_json"))
                     .transpose()?,
                 unfinished: row.get(20)?,
+                client_metrics: row
+                    .get::<_, Option<String>>(21)?
+                    .map(|j| json_from_sql(&j, "comparisons.client_metrics_json"))
+                    .transpose()?
+                    .unwrap_or_default(),
             })
         };
         out.push(read().with_context(|| format!("comparison {id} is corrupt"))?);

@@ -196,6 +196,16 @@ CREATE TABLE policy_files (
 );
 CREATE INDEX policy_files_run_id ON policy_files(run_id);
 "#,
+    // 9: a load client's own figures (the `service` workload with a client
+    // secperf reads: requests/s, latency): a result's medians
+    // [{name, value, higher_is_better}], a pair's values per half
+    // [{name, higher_is_better, baseline, treatment}], and a comparison's
+    // changes with their paired intervals. NULL for other workloads.
+    r#"
+ALTER TABLE results ADD COLUMN client_metrics_json TEXT;
+ALTER TABLE comparison_pairs ADD COLUMN metrics_json TEXT;
+ALTER TABLE comparisons ADD COLUMN client_metrics_json TEXT;
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

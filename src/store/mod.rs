@@ -360,9 +360,9 @@ impl Store {
                  ns_per_op_median, ns_per_op_ci_low, ns_per_op_ci_high,
                  unit_rate_unit, unit_rate_per_op,
                  unit_rate_per_sec_median, unit_rate_per_sec_ci_low, unit_rate_per_sec_ci_high,
-                 started_at, finished_at, child_cpu_json)
+                 started_at, finished_at, child_cpu_json, client_metrics_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             params![
                 run_id,
                 result.workload,
@@ -391,6 +391,9 @@ impl Store {
                     .child_cpu
                     .as_ref()
                     .map(|c| json_to_sql(c, "results.child_cpu_json"))
+                    .transpose()?,
+                (!result.client_metrics.is_empty())
+                    .then(|| json_to_sql(&result.client_metrics, "results.client_metrics_json"))
                     .transpose()?,
             ],
         )

@@ -141,7 +141,7 @@ impl Store {
                     ns_per_op_median, ns_per_op_ci_low, ns_per_op_ci_high,
                     unit_rate_unit, unit_rate_per_op,
                     unit_rate_per_sec_median, unit_rate_per_sec_ci_low, unit_rate_per_sec_ci_high,
-                    started_at, finished_at, child_cpu_json
+                    started_at, finished_at, child_cpu_json, client_metrics_json
              FROM results WHERE run_id = ?1 ORDER BY id",
         )?;
         let mut samples_stmt = self.conn.prepare(
@@ -198,6 +198,11 @@ impl Store {
                         .get::<_, Option<String>>(23)?
                         .map(|j| json_from_sql(&j, "results.child_cpu_json"))
                         .transpose()?,
+                    client_metrics: row
+                        .get::<_, Option<String>>(24)?
+                        .map(|j| json_from_sql(&j, "results.client_metrics_json"))
+                        .transpose()?
+                        .unwrap_or_default(),
                 })
             };
             results.push(read().with_context(|| format!("result {result_id} is corrupt"))?);

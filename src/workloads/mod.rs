@@ -29,6 +29,7 @@ pub mod open;
 pub mod pipe;
 pub mod pipe_ctx;
 pub mod select;
+pub mod service;
 pub mod spawn;
 pub mod stat;
 pub mod stream;
@@ -116,6 +117,13 @@ pub trait Workload: Sized {
     /// Per-task preparation, outside the timed loop.
     fn prepare(ctx: &TaskCtx) -> Result<Self>;
 
+    /// After the worker-scope mechanism was applied to the task, before it
+    /// reports ready: where a workload starts what must run under the
+    /// mechanism (`service`'s server). Default: nothing.
+    fn after_mechanism(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// One operation. Checks every call; the first failure ends the run.
     fn op(&mut self) -> Result<(), SysError>;
 
@@ -202,6 +210,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     def::<file_copy::FileCopy>(),
     def::<stream::Stream>(),
     def::<command::Command>(),
+    def::<service::Service>(),
 ];
 
 /// Looks a workload up by name.
@@ -227,20 +236,26 @@ impl WorkloadDef {
 }
 
 /// How tables name a measured workload: the command line for `command`
-/// (`dd if=/dev/zero ...`), the catalog name otherwise.
+/// (`dd if=/dev/zero ...`), the client and its server for `service`, the
+/// catalog name otherwise.
 pub fn label(name: &str, params: &Params) -> String {
     if name == command::NAME
         && let Ok(argv) = command::argv_of(params)
     {
         return command::shown(&argv);
     }
+    if name == service::NAME
+        && let Some(l) = service::label(params)
+    {
+        return l;
+    }
     name.to_string()
 }
 
 /// The parameters worth showing beside [`label`]: all of them, except a
-/// command's own (its label already shows it).
+/// command's or a service's own (its label already shows them).
 pub fn shown_params(name: &str, params: &Params) -> Vec<String> {
-    if name == command::NAME {
+    if name == command::NAME || name == service::NAME {
         return Vec::new();
     }
     params.iter().map(|(k, v)| format!("{k}={v}")).collect()

@@ -121,6 +121,9 @@ pub fn task_body<W: Workload>(ctx: &TaskCtx, harness: &dyn Harness, after: &Afte
     if let Err(e) = after(ctx) {
         return harness.fail(&format!("{e:#}"));
     }
+    if let Err(e) = w.after_mechanism() {
+        return harness.fail(&format!("{e:#}"));
+    }
     harness.ready_and_wait();
     match hot_loop(&mut w, harness.counter(), harness.stop_flag()) {
         Ok(()) => harness.done(),

@@ -219,9 +219,10 @@ pub fn child_cpu(doc: &RunDoc, m: &mut dyn Markup) {
         ]);
     }
     t.footer(
-        "CPU time per run of the command (wait4's rusage), baseline -> treatment, each the \
-         median over the halves of its arm.",
+        "CPU time per run of the command (wait4's rusage), or with --server the server's CPU \
+         time per client run (its threads and reaped children, from /proc/PID/stat, in clock \
+         ticks), baseline -> treatment, each the median over the halves of its arm.",
     );
-    m.heading("CPU time of the command's runs");
+    m.heading("CPU time of the command's runs (with --server: the server's)");
     m.table(&t);
 }

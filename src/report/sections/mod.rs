@@ -16,6 +16,7 @@
 //! policy files' content.
 
 pub mod attribution;
+mod clients;
 mod comparisons;
 pub mod control;
 mod facts;
@@ -94,6 +95,7 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
         results::profiles(doc, m);
         comparisons::comparisons(doc, m);
         comparisons::child_cpu(doc, m);
+        clients::client_metrics(doc, m);
         control::negative_control(doc, m);
         sweeps::sweeps(doc, m);
         attribution::attributions(doc, m);

@@ -1,0 +1,70 @@
+//! The load client's own figures (`service` with a client secperf reads:
+//! redis-benchmark, ab, wrk, pgbench): one row per figure of each
+//! comparison with the baseline and treatment medians over pairs and the
+//! paired change with its interval. The verdict of the comparison is the
+//! run time's; these intervals are at the comparison's level and not
+//! corrected across figures, so they say how large a change the client
+//! saw, not whether it is significant on its own.
+
+use super::super::doc::RunDoc;
+use super::super::label;
+use super::super::markup::{Align, Cell, Column, Markup, Table};
+use super::super::number::si;
+
+/// The client figures of every comparison that has them.
+pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
+    let with: Vec<_> = doc
+        .comparisons
+        .iter()
+        .filter(|c| !c.client_metrics.is_empty())
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    let mut t = Table::new(
+        "client_metrics",
+        vec![
+            Column::new("workload", Align::Left, "workload"),
+            Column::new("mechanism", Align::Left, "treatment"),
+            Column::new("figure", Align::Left, "figure"),
+            Column::new("pairs", Align::Right, "pairs"),
+            Column::new("baseline", Align::Right, "baseline"),
+            Column::new("treatment", Align::Right, "treatment"),
+            Column::with_fields(
+                "change [95% CI]",
+                Align::Right,
+                &["change_pct", "change_ci_low_pct", "change_ci_high_pct"],
+            ),
+            Column::new("better", Align::Left, "better"),
+        ],
+    );
+    t.group = Some(2);
+    for c in with {
+        for f in &c.client_metrics {
+            let o = &f.change_pct;
+            t.row(vec![
+                Cell::text(label::workload(&c.workload, &c.workload_params)),
+                Cell::text(label::treatment(c)),
+                Cell::text(f.name.clone()),
+                Cell::value(f.pairs.to_string(), f.pairs),
+                Cell::value(si(f.baseline), f.baseline),
+                Cell::value(si(f.treatment), f.treatment),
+                Cell::values(
+                    format!("{:+.1}% [{:+.1}, {:+.1}]", o.estimate, o.ci_low, o.ci_high),
+                    vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
+                ),
+                Cell::text(if f.higher_is_better { "higher" } else { "lower" }),
+            ]);
+        }
+    }
+    t.footer(
+        "What the client reported, per run: requests or transactions per second, latencies in \
+         ms. baseline and treatment: medians over pairs of each arm's half (a half's value is \
+         the median of its runs); change: treatment / baseline - 1 from the pairs, with the \
+         interval the run time gets, at the comparison's level and not corrected across \
+         figures (the verdict above is the run time's). better: which direction is better for \
+         that figure (a fall in requests/s is a cost, a rise in latency is).",
+    );
+    m.heading("The client's figures");
+    m.table(&t);
+}

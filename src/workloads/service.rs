@@ -1,0 +1,1005 @@
+//! `service`: your server under the mechanism, a real client outside it
+//! (`--server 'CMD ARGS' [--ready ...] -- CLIENT ARGS`). What platform
+//! engineers ask: what does this policy cost *my service*, redis, nginx,
+//! PostgreSQL, measured with the load client they already use.
+//!
+//! In each half the server is started fresh, by the task, after the arm's
+//! worker-scope mechanism was applied to it (seccomp, Landlock, cred): the
+//! server and every process it forks run under the mechanism, as under a
+//! container runtime. System-wide mechanisms (audit) are switched around
+//! the whole half, as for every workload. The task then waits until the
+//! server is ready (`--ready tcp:PORT|unix:PATH|delay:MS`).
+//!
+//! One operation is one complete run of the client. The client runs
+//! *outside* the mechanism: a launcher process forked by the task before
+//! the mechanism is applied starts it (fork, execve, wait4) when the task
+//! asks, over a pipe. So the figure is the service's cost as its client
+//! sees it, with the client's own calls unfiltered. Each run:
+//! - must exit with status 0 (its stderr's tail is reported otherwise);
+//! - must finish while the server runs: a server that dies ends the run
+//!   (a client such as redis-benchmark would otherwise wait forever);
+//! - is read by its parser when secperf knows the client
+//!   ([`crate::clients`]: redis-benchmark, ab, wrk, pgbench): requests/s
+//!   and latencies become extra figures with their own paired intervals,
+//!   and failed requests are an error, never a fast run.
+//!
+//! The server's CPU time (user and system, its threads and the children it
+//! reaped, from `/proc/PID/stat`) is read after every client run and
+//! reported per run in place of a command's child CPU time.
+//!
+//! After the half the server's process group gets SIGTERM, then SIGKILL
+//! after [`STOP_GRACE`]; the half ends only once it is gone, so the next
+//! half finds its address free. Should the task die (SIGKILL), the
+//! launcher sees its pipe close and stops the group itself. A taken
+//! address is refused before the server starts (after waiting
+//! [`FREE_WAIT`] for a previous half's server to let it go): the client
+//! would measure whatever listens there.
+//!
+//! The server and the client run on every online CPU, as in production:
+//! only the task that relays between them is pinned.
+//!
+//! One task only, in process mode (one server per half; the launcher is
+//! forked, which a threaded process must not do with this much work in
+//! the child).
+
+use std::ffi::{CString, c_char};
+use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::{ParamDef, TaskCtx, Workload, command};
+use crate::model::Params;
+use crate::runner::ready::Ready;
+use crate::sys::SysError;
+
+pub const NAME: &str = "service";
+
+/// How long a stopped server has between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long a half waits for its address to be let go by the previous
+/// half's server before calling it taken.
+pub const FREE_WAIT: Duration = Duration::from_secs(5);
+/// Bytes of an output's end that a failure report quotes.
+const TAIL_BYTES: usize = 1200;
+
+/// Replies from the launcher.
+const OK: u8 = 0;
+const CLIENT_FAILED: u8 = 1;
+const SERVER_GONE: u8 = 2;
+const UNREADABLE: u8 = 3;
+const TIMED_OUT: u8 = 4;
+const NOT_READY: u8 = 5;
+
+/// Where a task's client figures go, one JSON line per run
+/// (`{"op": N, "metrics": [...]}`), read by the runner after the
+/// measurement.
+pub fn metrics_path(scratch: &Path, task: usize) -> PathBuf {
+    scratch.join(format!("service-metrics-{task}.jsonl"))
+}
+
+/// One client run's figures, as the launcher writes them.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RunMetrics {
+    /// Which run (1 = the first), as the task's operation counter counts.
+    pub op: u64,
+    pub metrics: Vec<crate::clients::ClientMetric>,
+}
+
+pub struct Service {
+    /// Owns what the pointers below point into.
+    _strings: Vec<CString>,
+    server_program: CString,
+    server_argv: Vec<*const c_char>,
+    server_output: CString,
+    show_output: bool,
+    /// Every online CPU: the server and the client are not pinned with
+    /// the task that relays for them.
+    all_cpus: libc::cpu_set_t,
+    /// The pipe ends the task keeps: commands to the launcher, replies
+    /// from it (-1 once closed).
+    to_launcher: libc::c_int,
+    from_launcher: libc::c_int,
+    launcher: libc::pid_t,
+    /// The server's pid (and process group), once started.
+    server: Option<libc::pid_t>,
+    task_pid: libc::pid_t,
+    /// Where the launcher explains a failure.
+    error_file: PathBuf,
+    last_reply: u8,
+    user_ns: u64,
+    sys_ns: u64,
+}
+
+impl Workload for Service {
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "your server (--server) under the mechanism, your client \
+         (after --) outside it: one operation is one complete client run; wall time per run, \
+         the server's CPU time per run, and the client's own figures (requests/s, latency) \
+         where secperf reads its output";
+    const HOOKS: &'static [&'static str] = &[
+        "whatever the server reaches",
+        "socket_sendmsg, socket_recvmsg and the network path",
+    ];
+    /// The server makes its own; these are the task's per run.
+    const SYSCALLS: &'static [&'static str] = &["write", "read"];
+    const SLOW: bool = true;
+    const IN_ALL: bool = false;
+    const CHILD_CPU: bool = true;
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef {
+            name: "server",
+            default: "",
+            help: "the server and its arguments as a JSON array of strings; set by --server \
+                   'CMD ARGS'",
+        },
+        ParamDef {
+            name: "argv",
+            default: "",
+            help: "the client and its arguments as a JSON array of strings; set by `-- CLIENT \
+                   ARGS...`",
+        },
+        ParamDef {
+            name: "ready",
+            default: "delay:1000",
+            help: "when the server is ready for its client: tcp:PORT (it accepts connections on \
+                   127.0.0.1:PORT), unix:PATH, or delay:MS (a fixed wait); set by --ready",
+        },
+        ParamDef {
+            name: "ready_timeout_ms",
+            default: "10000",
+            help: "how long to wait for the server to be ready, milliseconds (--ready-timeout)",
+        },
+        ParamDef {
+            name: "client_timeout_ms",
+            default: "600000",
+            help: "how long one client run may take before it counts as hung, milliseconds",
+        },
+        ParamDef {
+            name: "show_output",
+            default: "0",
+            help: "1: the server's output and the client's stderr pass through \
+                   (--show-output); 0: kept for the failure report",
+        },
+    ];
+
+    fn validate(params: &Params) -> Result<()> {
+        let server = server_of(params)?;
+        command::resolve_program(&server[0])?;
+        let client = command::argv_of(params)?;
+        command::resolve_program(&client[0])?;
+        ready_of(params)?;
+        crate::workloads::check_range(params, NAME, "ready_timeout_ms", 1..=3_600_000)?;
+        crate::workloads::check_range(params, NAME, "client_timeout_ms", 1..=86_400_000)?;
+        crate::workloads::check_range(params, NAME, "show_output", 0..=1)?;
+        Ok(())
+    }
+
+    fn prepare(ctx: &TaskCtx) -> Result<Self> {
+        if ctx.tasks != 1 {
+            crate::usage_bail!(
+                "workload service runs one server and one client per half: measure it with one \
+                 task (--tasks 1), not {}",
+                ctx.tasks
+            );
+        }
+        if threads_of_this_process() != Some(1) {
+            crate::usage_bail!(
+                "workload service needs process mode (--mode process): its launcher is forked \
+                 from the task"
+            );
+        }
+        let p = ctx.params;
+        let server = server_of(p)?;
+        let client = command::argv_of(p)?;
+        let ready = ready_of(p)?;
+        let ready_timeout =
+            Duration::from_millis(crate::workloads::param_u64(p, NAME, "ready_timeout_ms")?);
+        let client_timeout =
+            Duration::from_millis(crate::workloads::param_u64(p, NAME, "client_timeout_ms")?);
+        let show_output = p.get("show_output").map(String::as_str) == Some("1");
+        wait_until_free(&ready)?;
+
+        let server_program = command::resolve_program(&server[0])?;
+        let client_program = command::resolve_program(&client[0])?;
+        let cstr = |s: &str| {
+            CString::new(s.as_bytes()).context("service: an argument contains a NUL byte")
+        };
+        let path_c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes()).context("service: a path contains a NUL byte")
+        };
+        let server_strings: Vec<CString> =
+            server.iter().map(|a| cstr(a)).collect::<Result<_>>()?;
+        let mut server_argv: Vec<*const c_char> =
+            server_strings.iter().map(|s| s.as_ptr()).collect();
+        server_argv.push(std::ptr::null());
+        let server_output_file = ctx.scratch.join(format!("service-server-{}", ctx.task));
+        let error_file = ctx.scratch.join(format!("service-error-{}", ctx.task));
+
+        let all_cpus = cpu_set(&crate::sys::cpus::online_cpus()?);
+        let launcher = Launcher {
+            all_cpus,
+            program: path_c(&client_program)?,
+            strings: client.iter().map(|a| cstr(a)).collect::<Result<_>>()?,
+            shown: command::shown(&client),
+            args: client[1..].to_vec(),
+            parser: crate::clients::find(&client[0]),
+            stdout_file: ctx.scratch.join(format!("service-client-out-{}", ctx.task)),
+            stderr_file: ctx.scratch.join(format!("service-client-err-{}", ctx.task)),
+            metrics_file: metrics_path(ctx.scratch, ctx.task),
+            error_file: error_file.clone(),
+            server_output_file: server_output_file.clone(),
+            ready,
+            ready_timeout,
+            client_timeout,
+            show_output,
+        };
+        let (cmd_read, cmd_write) = pipe()?;
+        let (reply_read, reply_write) = pipe()?;
+        // SAFETY: getpid cannot fail.
+        let task_pid = unsafe { libc::getpid() };
+        // SAFETY: the task is single-threaded (checked above), so the
+        // child may run ordinary code; it leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(SysError::last("fork (the client launcher)").into());
+        }
+        if pid == 0 {
+            // SAFETY: closing the task's ends in the child, so that the
+            // launcher sees EOF when the task goes.
+            unsafe {
+                libc::close(cmd_write);
+                libc::close(reply_read);
+            }
+            let code = launcher.serve(cmd_read, reply_write);
+            // SAFETY: leaves without the task's destructors.
+            unsafe { libc::_exit(code) }
+        }
+        // SAFETY: the launcher's ends, not used by the task.
+        unsafe {
+            libc::close(cmd_read);
+            libc::close(reply_write);
+        }
+        Ok(Service {
+            server_program: path_c(&server_program)?,
+            _strings: server_strings,
+            server_argv,
+            server_output: path_c(&server_output_file)?,
+            all_cpus,
+            show_output,
+            to_launcher: cmd_write,
+            from_launcher: reply_read,
+            launcher: pid,
+            server: None,
+            task_pid,
+            error_file,
+            last_reply: OK,
+            user_ns: 0,
+            sys_ns: 0,
+        })
+    }
+
+    fn after_mechanism(&mut self) -> Result<()> {
+        // SAFETY: the child runs only async-signal-safe calls on data
+        // prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(SysError::last("fork (the server)").into());
+        }
+        if pid == 0 {
+            // SAFETY: see above; never returns.
+            unsafe { self.server_child() }
+        }
+        // SAFETY: puts the child in its own group, as it does itself
+        // (whichever runs first), so that the group can be signalled.
+        unsafe { libc::setpgid(pid, pid) };
+        self.server = Some(pid);
+        let mut msg = [b'S', 0, 0, 0, 0];
+        msg[1..].copy_from_slice(&pid.to_ne_bytes());
+        write_all(self.to_launcher, &msg)
+            .map_err(|e| anyhow::anyhow!("service: telling the launcher the server's pid: {e}"))?;
+        let mut reply = [0u8; 17];
+        read_exact(self.from_launcher, &mut reply)
+            .map_err(|e| anyhow::anyhow!("service: the launcher did not answer: {e}"))?;
+        if reply[0] != OK {
+            let why = std::fs::read_to_string(&self.error_file).unwrap_or_default();
+            crate::usage_bail!("service: {}", why.trim_end());
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn op(&mut self) -> Result<(), SysError> {
+        write_all(self.to_launcher, b"R").map_err(|errno| SysError {
+            call: "write (to the client launcher)",
+            errno,
+        })?;
+        let mut reply = [0u8; 17];
+        read_exact(self.from_launcher, &mut reply).map_err(|errno| SysError {
+            call: "read (from the client launcher)",
+            errno,
+        })?;
+        self.last_reply = reply[0];
+        if reply[0] != OK {
+            return Err(SysError {
+                call: "the client run",
+                errno: libc::EIO,
+            });
+        }
+        self.user_ns = u64::from_ne_bytes(reply[1..9].try_into().expect("8 bytes"));
+        self.sys_ns = u64::from_ne_bytes(reply[9..17].try_into().expect("8 bytes"));
+        Ok(())
+    }
+
+    fn failure_detail(&self) -> Option<String> {
+        let why = std::fs::read_to_string(&self.error_file).ok()?;
+        Some(format!("service: {}", why.trim_end()))
+    }
+
+    #[inline(always)]
+    fn child_cpu_ns(&self) -> Option<(u64, u64)> {
+        Some((self.user_ns, self.sys_ns))
+    }
+}
+
+impl Service {
+    /// The forked server: own process group, dies with the task,
+    /// output to its file, exec.
+    ///
+    /// # Safety
+    /// Only in the child of a fork; async-signal-safe calls only.
+    unsafe fn server_child(&self) -> ! {
+        // SAFETY: (the whole body) async-signal-safe calls on strings
+        // prepared before the fork; never returns.
+        unsafe {
+            libc::setpgid(0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != self.task_pid {
+                libc::_exit(127);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.all_cpus);
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            if null >= 0 {
+                libc::dup2(null, 0);
+            }
+            if !self.show_output {
+                let fd = libc::open(
+                    self.server_output.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
+                    0o600,
+                );
+                if fd >= 0 {
+                    libc::dup2(fd, 1);
+                    libc::dup2(fd, 2);
+                }
+            }
+            libc::execv(self.server_program.as_ptr(), self.server_argv.as_ptr());
+            let msg = b"secperf: execve of the server failed\n";
+            libc::write(2, msg.as_ptr().cast(), msg.len());
+            libc::_exit(127)
+        }
+    }
+}
+
+impl Drop for Service {
+    /// Stops the server: the launcher, told by its pipe closing, signals
+    /// the group (SIGTERM, SIGKILL after the grace) and exits once the
+    /// group is gone; the task reaps both meanwhile.
+    fn drop(&mut self) {
+        // SAFETY: closing our own descriptors.
+        unsafe {
+            libc::close(self.to_launcher);
+            libc::close(self.from_launcher);
+        }
+        let deadline = Instant::now() + STOP_GRACE + Duration::from_secs(5);
+        let mut server = self.server;
+        let mut launcher = Some(self.launcher);
+        while server.is_some() || launcher.is_some() {
+            for slot in [&mut server, &mut launcher] {
+                if let Some(pid) = *slot {
+                    // SAFETY: pid is our unreaped child.
+                    let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                    if r == pid || r < 0 {
+                        *slot = None;
+                    }
+                }
+            }
+            if Instant::now() > deadline {
+                // The launcher is stuck: do its job.
+                for pid in [server, launcher].into_iter().flatten() {
+                    // SAFETY: signals and reaps our own children (and the
+                    // server's group).
+                    unsafe {
+                        libc::kill(-pid, libc::SIGKILL);
+                        libc::kill(pid, libc::SIGKILL);
+                        libc::waitpid(pid, std::ptr::null_mut(), 0);
+                    }
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// What the launcher needs: the client, where its output goes, the
+/// readiness rule.
+struct Launcher {
+    all_cpus: libc::cpu_set_t,
+    program: CString,
+    strings: Vec<CString>,
+    shown: String,
+    args: Vec<String>,
+    parser: Option<&'static crate::clients::ClientDef>,
+    stdout_file: PathBuf,
+    stderr_file: PathBuf,
+    metrics_file: PathBuf,
+    error_file: PathBuf,
+    server_output_file: PathBuf,
+    ready: Ready,
+    ready_timeout: Duration,
+    client_timeout: Duration,
+    show_output: bool,
+}
+
+impl Launcher {
+    /// The launcher's loop, outside the mechanism: 'S' + pid (await the
+    /// server), 'R' (one client run); EOF: stop the server's group and
+    /// leave. Returns the exit code.
+    fn serve(&self, cmd: libc::c_int, reply: libc::c_int) -> i32 {
+        let mut server: Option<libc::pid_t> = None;
+        let mut runs = 0u64;
+        loop {
+            let mut b = [0u8; 1];
+            if read_exact(cmd, &mut b).is_err() {
+                if let Some(pid) = server {
+                    stop_group(pid);
+                }
+                return 0;
+            }
+            let mut answer = [0u8; 17];
+            match b[0] {
+                b'S' => {
+                    let mut pid = [0u8; 4];
+                    if read_exact(cmd, &mut pid).is_err() {
+                        return 1;
+                    }
+                    let pid = libc::pid_t::from_ne_bytes(pid);
+                    server = Some(pid);
+                    let waited = self
+                        .ready
+                        .wait(self.ready_timeout, &mut || self.server_gone(pid));
+                    if let Err(e) = waited {
+                        answer[0] = NOT_READY;
+                        self.explain(&format!("{e}{}", self.server_tail()));
+                    }
+                }
+                b'R' => {
+                    runs += 1;
+                    let Some(pid) = server else {
+                        return 1;
+                    };
+                    answer[0] = self.run_client(pid, runs);
+                    let (user, sys) = server_cpu_ns(pid).unwrap_or((0, 0));
+                    answer[1..9].copy_from_slice(&user.to_ne_bytes());
+                    answer[9..17].copy_from_slice(&sys.to_ne_bytes());
+                }
+                _ => return 1,
+            }
+            if write_all(reply, &answer).is_err() {
+                if let Some(pid) = server {
+                    stop_group(pid);
+                }
+                return 0;
+            }
+        }
+    }
+
+    /// One client run; the reply code. Writes the figures or the failure.
+    fn run_client(&self, server: libc::pid_t, run: u64) -> u8 {
+        let mut argv: Vec<*const c_char> = self.strings.iter().map(|s| s.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let (Ok(out), Ok(err)) = (
+            CString::new(self.stdout_file.as_os_str().as_bytes()),
+            CString::new(self.stderr_file.as_os_str().as_bytes()),
+        ) else {
+            self.explain("a scratch path contains a NUL byte");
+            return CLIENT_FAILED;
+        };
+        // SAFETY: getpid cannot fail.
+        let me = unsafe { libc::getpid() };
+        // SAFETY: the launcher is single-threaded; the child makes only
+        // async-signal-safe calls on data prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            self.explain(&format!("fork (the client): {}", SysError::last("fork")));
+            return CLIENT_FAILED;
+        }
+        if pid == 0 {
+            // SAFETY: as above; never returns.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != me {
+                    libc::_exit(127);
+                }
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.all_cpus);
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+                if null >= 0 {
+                    libc::dup2(null, 0);
+                }
+                let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+                let fd = libc::open(out.as_ptr(), flags, 0o600);
+                if fd >= 0 {
+                    libc::dup2(fd, 1);
+                }
+                if !self.show_output {
+                    let fd = libc::open(err.as_ptr(), flags, 0o600);
+                    if fd >= 0 {
+                        libc::dup2(fd, 2);
+                    }
+                }
+                libc::execv(self.program.as_ptr(), argv.as_ptr());
+                let msg = b"secperf: execve of the client failed\n";
+                libc::write(2, msg.as_ptr().cast(), msg.len());
+                libc::_exit(127)
+            }
+        }
+        let status = match self.wait_client(pid, server) {
+            Ok(status) => status,
+            Err(code) => return code,
+        };
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+            let how = if libc::WIFEXITED(status) {
+                format!("exited with status {}", libc::WEXITSTATUS(status))
+            } else {
+                format!("was killed by signal {}", libc::WTERMSIG(status))
+            };
+            let tail = tail_of(&self.stderr_file).unwrap_or_default();
+            let out_tail = tail_of(&self.stdout_file).unwrap_or_default();
+            self.explain(&format!(
+                "the client `{}` {how}; the end of its output:\n{}{}{}",
+                self.shown,
+                out_tail.trim_end(),
+                if tail.trim().is_empty() { "" } else { "\n" },
+                tail.trim_end()
+            ));
+            return CLIENT_FAILED;
+        }
+        let Some(parser) = self.parser else {
+            return OK;
+        };
+        let mut output = std::fs::read_to_string(&self.stdout_file).unwrap_or_default();
+        output.push_str(&std::fs::read_to_string(&self.stderr_file).unwrap_or_default());
+        match (parser.parse)(&output, &self.args) {
+            Ok(metrics) => {
+                let line = RunMetrics { op: run, metrics };
+                let written = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.metrics_file)
+                    .and_then(|mut f| {
+                        writeln!(f, "{}", serde_json::to_string(&line).expect("serialises"))
+                    });
+                if let Err(e) = written {
+                    self.explain(&format!(
+                        "writing the client's figures to {}: {e}",
+                        self.metrics_file.display()
+                    ));
+                    return UNREADABLE;
+                }
+                OK
+            }
+            Err(e) => {
+                self.explain(&format!("the client `{}`: {e}", self.shown));
+                UNREADABLE
+            }
+        }
+    }
+
+    /// Waits for the client `pid` to exit, watching the server; its wait
+    /// status, or the reply code when the server went or the client hung
+    /// (the client is then killed and reaped).
+    fn wait_client(&self, pid: libc::pid_t, server: libc::pid_t) -> Result<libc::c_int, u8> {
+        // SAFETY: pidfd_open on our own child; -1 on kernels without it.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        let started = Instant::now();
+        let give_up = |code: u8, why: String| {
+            // SAFETY: our unreaped child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+                if pidfd >= 0 {
+                    libc::close(pidfd);
+                }
+            }
+            self.explain(&why);
+            Err(code)
+        };
+        loop {
+            let mut status = 0;
+            // SAFETY: our child; status is a valid out pointer.
+            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if r == pid {
+                if pidfd >= 0 {
+                    // SAFETY: our descriptor.
+                    unsafe { libc::close(pidfd) };
+                }
+                return Ok(status);
+            }
+            if let Some(why) = self.server_gone(server) {
+                return give_up(
+                    SERVER_GONE,
+                    format!(
+                        "the server {why} while the client `{}` ran{}",
+                        self.shown,
+                        self.server_tail()
+                    ),
+                );
+            }
+            if started.elapsed() > self.client_timeout {
+                return give_up(
+                    TIMED_OUT,
+                    format!(
+                        "the client `{}` ran longer than {} ms (client_timeout_ms): killed as \
+                         hung; check that it reaches the server{}",
+                        self.shown,
+                        self.client_timeout.as_millis(),
+                        self.server_tail()
+                    ),
+                );
+            }
+            if pidfd >= 0 {
+                let mut p = libc::pollfd {
+                    fd: pidfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                unsafe { libc::poll(&mut p, 1, 100) };
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    /// Why the server is gone (exited, killed), or None while it runs.
+    fn server_gone(&self, pid: libc::pid_t) -> Option<String> {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return Some("exited".to_string());
+        };
+        let fields = stat_fields(&stat)?;
+        if fields.first() != Some(&"Z") && fields.first() != Some(&"X") {
+            return None;
+        }
+        // Field 52, exit_code, in waitpid's format (fields[0] is field 3).
+        let code: Option<i32> = fields.get(49).and_then(|c| c.parse().ok());
+        Some(match code {
+            Some(c) if libc::WIFEXITED(c) => format!("exited with status {}", libc::WEXITSTATUS(c)),
+            Some(c) if libc::WIFSIGNALED(c) => {
+                format!("was killed by signal {}", libc::WTERMSIG(c))
+            }
+            _ => "exited".to_string(),
+        })
+    }
+
+    /// "; the end of the server's output: ..." when it said anything.
+    fn server_tail(&self) -> String {
+        if self.show_output {
+            return " (see its output above)".to_string();
+        }
+        match tail_of(&self.server_output_file) {
+            Some(t) if !t.trim().is_empty() => {
+                format!("; the end of the server's output:\n{}", t.trim_end())
+            }
+            _ => " (the server printed nothing)".to_string(),
+        }
+    }
+
+    fn explain(&self, why: &str) {
+        let _ = std::fs::write(&self.error_file, why);
+    }
+}
+
+/// The fields of a `/proc/PID/stat` line after the command name (the
+/// first is the state).
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    let after = stat.rfind(')')?;
+    Some(stat[after + 1..].split_whitespace().collect())
+}
+
+/// The server's CPU time so far, user and system, in ns: its threads and
+/// the children it reaped (`utime + cutime`, `stime + cstime`).
+fn server_cpu_ns(pid: libc::pid_t) -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f = stat_fields(&stat)?;
+    // utime is field 14: fields[11] (fields[0] is field 3).
+    let at = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+    let ns_per_tick = 1e9 / crate::runner::procfs::ticks_per_sec();
+    let ns = |ticks: u64| (ticks as f64 * ns_per_tick) as u64;
+    Some((
+        ns(at(11)? + at(13)?),
+        ns(at(12)? + at(14)?),
+    ))
+}
+
+/// SIGTERM to the group of `pid`, SIGKILL after [`STOP_GRACE`]; returns
+/// once no process of the group is left (or 2 s after the SIGKILL).
+fn stop_group(pid: libc::pid_t) {
+    let alive = || {
+        // SAFETY: signal 0 only checks; -pid is the server's group.
+        unsafe { libc::kill(-pid, 0) == 0 }
+    };
+    // SAFETY: the server's group, which only the server and its children
+    // are in.
+    unsafe { libc::kill(-pid, libc::SIGTERM) };
+    let start = Instant::now();
+    let mut killed = false;
+    while alive() {
+        if !killed && start.elapsed() > STOP_GRACE {
+            // SAFETY: as above.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            killed = true;
+        }
+        if start.elapsed() > STOP_GRACE + Duration::from_secs(2) {
+            return;
+        }
+        // A zombie leader counts as alive until the task reaps it.
+        if only_zombies(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Whether every process left in `pgid`'s group is a zombie (none of them
+/// holds an address any more).
+fn only_zombies(pgid: libc::pid_t) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(f) = stat_fields(&stat) else {
+            continue;
+        };
+        // pgrp is field 5: f[2].
+        if f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+            && f.first() != Some(&"Z")
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// The last bytes of a file, as text.
+fn tail_of(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let start = bytes.len().saturating_sub(TAIL_BYTES);
+    Some(String::from_utf8_lossy(&bytes[start..]).into_owned())
+}
+
+/// Waits up to [`FREE_WAIT`] for `ready`'s address to be free (a previous
+/// half's server letting it go); a usage error if it stays taken.
+fn wait_until_free(ready: &Ready) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        match ready.check_free() {
+            Ok(()) => return Ok(()),
+            Err(e) if start.elapsed() >= FREE_WAIT => {
+                crate::usage_bail!("service: {e}")
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// A CPU set of `cpus`.
+fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain old data; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: CPU_SET bounds-checks against the set's size.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    set
+}
+
+/// Threads of the calling process (`/proc/self/status`).
+fn threads_of_this_process() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// A pipe with both ends close-on-exec: (read, write).
+fn pipe() -> Result<(libc::c_int, libc::c_int)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(SysError::last("pipe2").into());
+    }
+    Ok((fds[0], fds[1]))
+}
+
+/// Writes all of `buf` to `fd`, retrying on EINTR; the errno otherwise.
+fn write_all(fd: libc::c_int, mut buf: &[u8]) -> Result<(), i32> {
+    while !buf.is_empty() {
+        // SAFETY: buf is valid for its length.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            if e == libc::EINTR {
+                continue;
+            }
+            return Err(e);
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `fd`, retrying on EINTR; EPIPE at end of file.
+fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> Result<(), i32> {
+    let mut done = 0;
+    while done < buf.len() {
+        // SAFETY: the rest of buf is valid for writing.
+        let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            if e == libc::EINTR {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(libc::EPIPE);
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
+/// The `server` parameter: a non-empty JSON array of strings.
+pub fn server_of(params: &Params) -> Result<Vec<String>> {
+    let raw = params.get("server").map(String::as_str).unwrap_or("");
+    if raw.trim().is_empty() {
+        crate::usage_bail!(
+            "workload service needs the server to start: give it with --server 'CMD ARGS', e.g. \
+             --server 'redis-server --port 6390 --save \"\"'"
+        );
+    }
+    let argv: Vec<String> = serde_json::from_str(raw).map_err(|e| {
+        crate::error::UsageError::new(format!(
+            "workload service: server={raw} is not a JSON array of strings ({e}); give it with \
+             --server 'CMD ARGS' instead"
+        ))
+    })?;
+    if argv.is_empty() || argv[0].is_empty() {
+        crate::usage_bail!("workload service: the server command is empty; give it with --server");
+    }
+    if argv.iter().any(|a| a.contains('\0')) {
+        crate::usage_bail!("workload service: a server argument contains a NUL byte");
+    }
+    Ok(argv)
+}
+
+/// The `ready` parameter.
+pub fn ready_of(params: &Params) -> Result<Ready> {
+    let raw = params.get("ready").map(String::as_str).unwrap_or("delay:1000");
+    raw.parse::<Ready>()
+        .map_err(|e| crate::error::UsageError::new(e.to_string()).into())
+}
+
+/// A usage error unless the placement is one task in process mode (one
+/// server per half, on its address).
+pub fn check_placement(tasks: &[usize], mode: crate::model::Mode) -> Result<()> {
+    if tasks != [1] {
+        crate::usage_bail!(
+            "--server: one server and one client per half, so one task: use --tasks 1 (or leave \
+             --tasks out), not {tasks:?}"
+        );
+    }
+    if mode != crate::model::Mode::Process {
+        crate::usage_bail!("--server needs --mode process: the client launcher is forked");
+    }
+    Ok(())
+}
+
+/// "CLIENT against SERVER", for tables.
+pub fn label(params: &Params) -> Option<String> {
+    let client = command::argv_of(params).ok()?;
+    let server = server_of(params).ok()?;
+    Some(format!(
+        "{} against {}",
+        command::shown(&client),
+        command::shown(&server)
+    ))
+}
+
+/// One trial of the whole half before measuring (server started, ready,
+/// one client run, server stopped), without any mechanism: a usage error
+/// that says what failed, and how long a client run took (ms), with its
+/// figures.
+pub fn trial(params: &Params) -> Result<(f64, Vec<crate::clients::ClientMetric>)> {
+    let dir = tempfile::tempdir().context("service: a directory for the trial run")?;
+    let setup = super::Setup::default();
+    let ctx = TaskCtx {
+        task: 0,
+        tasks: 1,
+        scratch: dir.path(),
+        params,
+        setup: &setup,
+    };
+    let mut s = Service::prepare(&ctx)?;
+    s.after_mechanism()
+        .context("on a trial run before measuring")?;
+    let t0 = Instant::now();
+    let r = s.op();
+    let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if r.is_err() {
+        crate::usage_bail!(
+            "{} (on a trial run before measuring; every client run must succeed)",
+            s.failure_detail()
+                .unwrap_or_else(|| "service: the client run failed".to_string())
+        );
+    }
+    drop(s);
+    let metrics = std::fs::read_to_string(metrics_path(dir.path(), 0))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .next()
+                .and_then(|l| serde_json::from_str::<RunMetrics>(l).ok())
+        })
+        .map(|m| m.metrics)
+        .unwrap_or_default();
+    Ok((wall_ms, metrics))
+}
+
+/// The `--param` values that select this workload for a server command
+/// line (`--server 'CMD ARGS'`, split as a shell would) and a client.
+pub fn params_for(
+    server: &str,
+    client: &[String],
+    ready: Option<&str>,
+    ready_timeout_ms: Option<u64>,
+    show_output: bool,
+) -> Result<Vec<String>> {
+    let words = shell_words::split(server).map_err(|e| {
+        crate::error::UsageError::new(format!(
+            "--server {server:?}: {e}; quote it as a shell would (e.g. --server 'redis-server \
+             --port 6390')"
+        ))
+    })?;
+    if words.is_empty() {
+        crate::usage_bail!("--server is empty: give the server's command line");
+    }
+    let mut params = vec![
+        format!("{NAME}.server={}", command::argv_param(&words)),
+        format!("{NAME}.argv={}", command::argv_param(client)),
+    ];
+    if let Some(r) = ready {
+        r.parse::<Ready>()
+            .map_err(|e| crate::error::UsageError::new(e.to_string()))?;
+        params.push(format!("{NAME}.ready={r}"));
+    }
+    if let Some(ms) = ready_timeout_ms {
+        params.push(format!("{NAME}.ready_timeout_ms={ms}"));
+    }
+    if show_output {
+        params.push(format!("{NAME}.show_output=1"));
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests;
