@@ -655,6 +655,7 @@ pub mod testing {
             finished_at: Utc::now(),
             profile: None,
             child_cpu: None,
+            client_metrics: Vec::new(),
         }
     }
 
@@ -687,6 +688,7 @@ pub mod testing {
             child_cpu: None,
             sequential: None,
             unfinished: false,
+            client_metrics: Vec::new(),
         }
     }
 

@@ -73,6 +73,7 @@ const KNOWN: &[Known] = &[
             "src/workloads/file_copy.rs",
             "src/workloads/http.rs",
             "src/workloads/pipe.rs",
+            "src/workloads/service/tests.rs",
             "src/workloads/spawn.rs",
             "src/workloads/stream.rs",
         ],

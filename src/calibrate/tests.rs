@@ -59,6 +59,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
             order: "AB".into(),
             baseline_ns_per_op: 100.0,
             treatment_ns_per_op: 100.0 * (effect + noise * u).exp(),
+            metrics: Vec::new(),
         })
         .collect();
     let (b, t): (Vec<f64>, Vec<f64>) = pair_data
@@ -86,6 +87,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        client_metrics: Vec::new(),
     }
 }
 

@@ -267,7 +267,11 @@ fn command_trial(
             if figures.is_empty() {
                 String::new()
             } else {
-                format!(" ({}{})", figures.join(", "), if metrics.len() > 4 { ", ..." } else { "" })
+                format!(
+                    " ({}{})",
+                    figures.join(", "),
+                    if metrics.len() > 4 { ", ..." } else { "" }
+                )
             }
         );
         return Ok(Some(wall_ms));

@@ -72,9 +72,7 @@ impl RunArgs {
             None => parse_list(&a.workloads)?,
         };
         let service = a.command.server.is_some();
-        let placement = a
-            .placement
-            .resolve(if service { "1" } else { "auto" })?;
+        let placement = a.placement.resolve(if service { "1" } else { "auto" })?;
         if service {
             crate::workloads::service::check_placement(&placement.tasks, a.placement.mode)?;
         }

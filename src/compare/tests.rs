@@ -178,18 +178,21 @@ fn overhead_runs_give_one_row_per_arm() {
                 order: "AB".into(),
                 baseline_ns_per_op: 300.0,
                 treatment_ns_per_op: 350.0,
+                metrics: Vec::new(),
             },
             PairData {
                 index: 1,
                 order: "BA".into(),
                 baseline_ns_per_op: 301.0,
                 treatment_ns_per_op: 349.0,
+                metrics: Vec::new(),
             },
         ],
         attribution: None,
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        client_metrics: Vec::new(),
     });
     let s = series(&a);
     assert_eq!(s.len(), 2);

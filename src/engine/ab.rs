@@ -709,12 +709,14 @@ mod tests {
                     order: "AB".into(),
                     baseline_ns_per_op: b,
                     treatment_ns_per_op: t,
+                    metrics: Vec::new(),
                 })
                 .collect(),
             attribution: None,
             child_cpu: None,
             sequential: None,
             unfinished: false,
+            client_metrics: Vec::new(),
         }
     }
 

@@ -8,8 +8,8 @@
 use anyhow::{Context, Result};
 
 use super::design::{Case, Design};
-use crate::mechanisms::{Arm, Scope, SystemEnv, WorkerEnv};
 use crate::clients::ClientMetric;
+use crate::mechanisms::{Arm, Scope, SystemEnv, WorkerEnv};
 use crate::model::{ChildCpu, WorkloadResult};
 #[cfg(doc)]
 use crate::runner::Unobserved;

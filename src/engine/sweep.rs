@@ -239,6 +239,7 @@ mod tests {
                 order: "AB".into(),
                 baseline_ns_per_op: 300.0,
                 treatment_ns_per_op: 300.0 + d,
+                metrics: Vec::new(),
             })
             .collect();
         c

@@ -11,7 +11,6 @@
 //! quantised to whole operations.
 
 pub mod procfs;
-pub mod ready;
 pub mod shm;
 pub mod workers;
 

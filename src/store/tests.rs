@@ -81,6 +81,7 @@ fn result(workload: &str, tasks: u32, values: &[f64]) -> WorkloadResult {
         finished_at: t(2, 987_654_321),
         profile: None,
         child_cpu: None,
+        client_metrics: Vec::new(),
     }
 }
 
@@ -666,18 +667,21 @@ fn comparisons_round_trip_and_cascade() {
                 order: "AB".into(),
                 baseline_ns_per_op: 200.0,
                 treatment_ns_per_op: 300.0,
+                metrics: Vec::new(),
             },
             PairData {
                 index: 1,
                 order: "BA".into(),
                 baseline_ns_per_op: 202.5,
                 treatment_ns_per_op: 297.0,
+                metrics: Vec::new(),
             },
         ],
         attribution: None,
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        client_metrics: Vec::new(),
     };
     store.add_comparison(run_id, &c).unwrap();
     // A profiled one: the attribution (NaN bounds included) and the folded

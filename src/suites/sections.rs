@@ -490,12 +490,14 @@ mod tests {
                     order: "AB".into(),
                     baseline_ns_per_op: 1000.0,
                     treatment_ns_per_op: treated,
+                    metrics: Vec::new(),
                 })
                 .collect(),
             attribution: None,
             child_cpu: None,
             sequential: None,
             unfinished: false,
+            client_metrics: Vec::new(),
         }
     }
 

@@ -31,9 +31,8 @@
 //! after [`STOP_GRACE`]; the half ends only once it is gone, so the next
 //! half finds its address free. Should the task die (SIGKILL), the
 //! launcher sees its pipe close and stops the group itself. A taken
-//! address is refused before the server starts (after waiting
-//! [`FREE_WAIT`] for a previous half's server to let it go): the client
-//! would measure whatever listens there.
+//! address is refused before the server starts: the client would measure
+//! whatever listens there.
 //!
 //! The server and the client run on every online CPU, as in production:
 //! only the task that relays between them is pinned.
@@ -50,18 +49,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use self::ready::Ready;
 use super::{ParamDef, TaskCtx, Workload, command};
 use crate::model::Params;
-use crate::runner::ready::Ready;
 use crate::sys::SysError;
 
 pub const NAME: &str = "service";
 
 /// How long a stopped server has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
-/// How long a half waits for its address to be let go by the previous
-/// half's server before calling it taken.
-pub const FREE_WAIT: Duration = Duration::from_secs(5);
 /// Bytes of an output's end that a failure report quotes.
 const TAIL_BYTES: usize = 1200;
 
@@ -200,7 +196,7 @@ impl Workload for Service {
         let client_timeout =
             Duration::from_millis(crate::workloads::param_u64(p, NAME, "client_timeout_ms")?);
         let show_output = p.get("show_output").map(String::as_str) == Some("1");
-        wait_until_free(&ready)?;
+        check_free(&ready)?;
 
         let server_program = command::resolve_program(&server[0])?;
         let client_program = command::resolve_program(&client[0])?;
@@ -210,8 +206,7 @@ impl Workload for Service {
         let path_c = |p: &Path| {
             CString::new(p.as_os_str().as_bytes()).context("service: a path contains a NUL byte")
         };
-        let server_strings: Vec<CString> =
-            server.iter().map(|a| cstr(a)).collect::<Result<_>>()?;
+        let server_strings: Vec<CString> = server.iter().map(|a| cstr(a)).collect::<Result<_>>()?;
         let mut server_argv: Vec<*const c_char> =
             server_strings.iter().map(|s| s.as_ptr()).collect();
         server_argv.push(std::ptr::null());
@@ -716,12 +711,11 @@ fn server_cpu_ns(pid: libc::pid_t) -> Option<(u64, u64)> {
     let f = stat_fields(&stat)?;
     // utime is field 14: fields[11] (fields[0] is field 3).
     let at = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-    let ns_per_tick = 1e9 / crate::runner::procfs::ticks_per_sec();
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ns_per_tick = 1e9 / if hz > 0 { hz as f64 } else { 100.0 };
     let ns = |ticks: u64| (ticks as f64 * ns_per_tick) as u64;
-    Some((
-        ns(at(11)? + at(13)?),
-        ns(at(12)? + at(14)?),
-    ))
+    Some((ns(at(11)? + at(13)?), ns(at(12)? + at(14)?)))
 }
 
 /// SIGTERM to the group of `pid`, SIGKILL after [`STOP_GRACE`]; returns
@@ -770,9 +764,7 @@ fn only_zombies(pgid: libc::pid_t) -> bool {
             continue;
         };
         // pgrp is field 5: f[2].
-        if f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
-            && f.first() != Some(&"Z")
-        {
+        if f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) && f.first() != Some(&"Z") {
             return false;
         }
     }
@@ -786,19 +778,15 @@ fn tail_of(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes[start..]).into_owned())
 }
 
-/// Waits up to [`FREE_WAIT`] for `ready`'s address to be free (a previous
-/// half's server letting it go); a usage error if it stays taken.
-fn wait_until_free(ready: &Ready) -> Result<()> {
-    let start = Instant::now();
-    loop {
-        match ready.check_free() {
-            Ok(()) => return Ok(()),
-            Err(e) if start.elapsed() >= FREE_WAIT => {
-                crate::usage_bail!("service: {e}")
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
+/// A usage error if `ready`'s address is taken before the server starts.
+/// One try only: retrying would fill a silent listener's backlog until
+/// connections time out and the address looked free. A previous half's
+/// server is gone by then (the half ends only once its group is).
+fn check_free(ready: &Ready) -> Result<()> {
+    if let Err(e) = ready.check_free() {
+        crate::usage_bail!("service: {e}");
     }
+    Ok(())
 }
 
 /// A CPU set of `cpus`.
@@ -836,7 +824,9 @@ fn write_all(fd: libc::c_int, mut buf: &[u8]) -> Result<(), i32> {
         // SAFETY: buf is valid for its length.
         let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
         if n < 0 {
-            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            let e = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
             if e == libc::EINTR {
                 continue;
             }
@@ -854,7 +844,9 @@ fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> Result<(), i32> {
         // SAFETY: the rest of buf is valid for writing.
         let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
         if n < 0 {
-            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            let e = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
             if e == libc::EINTR {
                 continue;
             }
@@ -894,7 +886,10 @@ pub fn server_of(params: &Params) -> Result<Vec<String>> {
 
 /// The `ready` parameter.
 pub fn ready_of(params: &Params) -> Result<Ready> {
-    let raw = params.get("ready").map(String::as_str).unwrap_or("delay:1000");
+    let raw = params
+        .get("ready")
+        .map(String::as_str)
+        .unwrap_or("delay:1000");
     raw.parse::<Ready>()
         .map_err(|e| crate::error::UsageError::new(e.to_string()).into())
 }
@@ -1000,6 +995,8 @@ pub fn params_for(
     }
     Ok(params)
 }
+
+pub mod ready;
 
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,10 @@ pub const TOOLS: &[(&str, &str)] = &[
     ),
     ("secilc", ".ci/run installs Debian's secilc"),
     (
+        "redis-server",
+        ".ci/run installs Debian's redis-server (which brings redis-tools' redis-benchmark)",
+    ),
+    (
         "virtme-ng",
         ".ci/run installs virtme-ng from PyPI (pip) and Debian's qemu-system-x86",
     ),

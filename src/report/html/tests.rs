@@ -42,12 +42,14 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
                 order: if i % 3 == 0 { "BA" } else { "AB" }.into(),
                 baseline_ns_per_op: 300.0 + f64::from(i),
                 treatment_ns_per_op: 330.0 + f64::from(i),
+                metrics: Vec::new(),
             })
             .collect(),
         attribution: None,
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        client_metrics: Vec::new(),
     }
 }
 

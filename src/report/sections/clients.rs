@@ -53,7 +53,11 @@ pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
                     format!("{:+.1}% [{:+.1}, {:+.1}]", o.estimate, o.ci_low, o.ci_high),
                     vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
                 ),
-                Cell::text(if f.higher_is_better { "higher" } else { "lower" }),
+                Cell::text(if f.higher_is_better {
+                    "higher"
+                } else {
+                    "lower"
+                }),
             ]);
         }
     }

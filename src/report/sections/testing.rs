@@ -32,6 +32,7 @@ pub fn decided(
             treatment_ns_per_op: (100.0 + f64::from(i % 3))
                 * ratio
                 * (1.0 + 0.002 * f64::from(i % 4)),
+            metrics: Vec::new(),
         })
         .collect();
     let mut c = crate::model::testing::comparison(workload, mechanism, variant);
