@@ -223,12 +223,14 @@ fn newer_database_is_refused_untouched() {
     quick_run(&db, "old");
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.pragma_update(None, "user_version", 9).unwrap();
+        conn.pragma_update(None, "user_version", MIGRATIONS.len() as i64 + 1)
+            .unwrap();
     }
     let before = std::fs::read(&db).unwrap();
     let expected = format!(
-        "written by a newer secperf (schema 9; this secperf knows up to {}): upgrade secperf or \
+        "written by a newer secperf (schema {}; this secperf knows up to {}): upgrade secperf or \
          use another --db",
+        MIGRATIONS.len() + 1,
         MIGRATIONS.len()
     );
     let results_list = ["results", "list"];

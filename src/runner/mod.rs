@@ -200,6 +200,7 @@ pub fn measure_in(
                 scratch,
                 params: &opts.params,
                 setup: &setup,
+                stop: Some(&shm.flags().stop),
             },
         })
         .collect();

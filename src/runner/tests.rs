@@ -353,6 +353,11 @@ fn every_catalog_workload_runs_briefly() {
         if w.name == "command" {
             params.insert("argv".into(), r#"["true"]"#.into());
         }
+        if w.name == "service" {
+            params.insert("server".into(), r#"["sleep","60"]"#.into());
+            params.insert("argv".into(), r#"["true"]"#.into());
+            params.insert("ready".into(), "delay:10".into());
+        }
         let mut o = opts(1, Mode::Process, params);
         o.sample_ms = 50;
         let r = measure(w, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e:#}", w.name));

@@ -376,6 +376,7 @@ pub fn trial(params: &Params) -> Result<Trial> {
         scratch: dir.path(),
         params,
         setup: &setup,
+        stop: None,
     };
     let mut c = Command::prepare(&ctx)?;
     let t0 = std::time::Instant::now();

@@ -253,6 +253,7 @@ mod tests {
             scratch: scratch.path(),
             params: &params,
             setup: &setup,
+            stop: None,
         };
         let mut w = Dbench::prepare(&ctx).unwrap();
         w.op().unwrap();

@@ -296,6 +296,7 @@ mod tests {
             scratch: dir.path(),
             params: &p,
             setup: &setup,
+            stop: None,
         };
         let mut w = Exec::prepare(&ctx).unwrap();
         let e = w.op().unwrap_err();
@@ -318,6 +319,7 @@ mod tests {
             scratch: dir.path(),
             params: &p,
             setup: &setup,
+            stop: None,
         };
         let mut w = Exec::prepare(&ctx).unwrap();
         let e = w.op().unwrap_err();

@@ -188,6 +188,7 @@ mod tests {
             scratch: dir.path(),
             params: &p,
             setup: &setup,
+            stop: None,
         };
         let mut w = FileCopy::prepare(&ctx).unwrap();
         for _ in 0..3 {

@@ -234,6 +234,7 @@ mod tests {
             scratch: &scratch,
             params: &params,
             setup: &setup,
+            stop: None,
         };
         let mut w = Hackbench::prepare(&ctx).unwrap();
         // SAFETY: receiver 0 is our child; killing it is the test.

@@ -413,6 +413,7 @@ mod tests {
             scratch: scratch.path(),
             params: &params,
             setup: &setup,
+            stop: None,
         };
         let mut w = Http::prepare(&ctx).unwrap();
         for _ in 0..10 {

@@ -72,6 +72,10 @@ pub struct TaskCtx<'a> {
     pub scratch: &'a Path,
     pub params: &'a Params,
     pub setup: &'a Setup,
+    /// The measurement's stop flag (non-zero once the last slice was
+    /// read), for a workload whose operation runs in another process and
+    /// can be cut short at the stop (`service`); None outside the runner.
+    pub stop: Option<&'a std::sync::atomic::AtomicU32>,
 }
 
 /// One workload: per-task state plus one timed operation.

@@ -226,6 +226,7 @@ mod tests {
             scratch: &ctx_scratch,
             params: &params,
             setup: &setup,
+            stop: None,
         };
         let mut w = PipeCtx::prepare(&ctx).unwrap();
         // SAFETY: the partner's pid is our child; killing it is the test.

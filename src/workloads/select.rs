@@ -96,10 +96,14 @@ mod tests {
 
     #[test]
     fn workload_selection() {
-        // `all` leaves out the workloads that need a value (the command).
+        // `all` leaves out the workloads that need a value (the command,
+        // the service).
         let all = parse_list("all").unwrap();
-        assert_eq!(all.len(), WORKLOADS.len() - 1);
-        assert!(all.iter().all(|w| w.name != "command"));
+        assert_eq!(all.len(), WORKLOADS.len() - 2);
+        assert!(
+            all.iter()
+                .all(|w| w.name != "command" && w.name != "service")
+        );
         let w = parse_list("open,getppid,open").unwrap();
         assert_eq!(
             w.iter().map(|d| d.name).collect::<Vec<_>>(),

@@ -10,7 +10,9 @@
 //! the whole half, as for every workload. The task then waits until the
 //! server is ready (`--ready tcp:PORT|unix:PATH|delay:MS`).
 //!
-//! One operation is one complete run of the client. The client runs
+//! One operation is one complete run of the client; the run in progress
+//! when the half's last slice was read is cut short (it would count for
+//! nothing). The client runs
 //! *outside* the mechanism: a launcher process forked by the task before
 //! the mechanism is applied starts it (fork, execve, wait4) when the task
 //! asks, over a pipe. So the figure is the service's cost as its client
@@ -68,6 +70,12 @@ const SERVER_GONE: u8 = 2;
 const UNREADABLE: u8 = 3;
 const TIMED_OUT: u8 = 4;
 const NOT_READY: u8 = 5;
+/// The measurement stopped while the client ran: the run was cut short
+/// and counts for nothing (the last slice was already read).
+const ABORTED: u8 = 6;
+/// How often the launcher looks at the server and the stop flag while a
+/// client runs (it wakes at once when the client exits).
+const WATCH: Duration = Duration::from_millis(20);
 
 /// Where a task's client figures go, one JSON line per run
 /// (`{"op": N, "metrics": [...]}`), read by the runner after the
@@ -248,7 +256,7 @@ impl Workload for Service {
                 libc::close(cmd_write);
                 libc::close(reply_read);
             }
-            let code = launcher.serve(cmd_read, reply_write);
+            let code = launcher.serve(cmd_read, reply_write, ctx.stop);
             // SAFETY: leaves without the task's destructors.
             unsafe { libc::_exit(code) }
         }
@@ -317,6 +325,9 @@ impl Workload for Service {
             errno,
         })?;
         self.last_reply = reply[0];
+        if reply[0] == ABORTED {
+            return Ok(());
+        }
         if reply[0] != OK {
             return Err(SysError {
                 call: "the client run",
@@ -443,7 +454,12 @@ impl Launcher {
     /// The launcher's loop, outside the mechanism: 'S' + pid (await the
     /// server), 'R' (one client run); EOF: stop the server's group and
     /// leave. Returns the exit code.
-    fn serve(&self, cmd: libc::c_int, reply: libc::c_int) -> i32 {
+    fn serve(
+        &self,
+        cmd: libc::c_int,
+        reply: libc::c_int,
+        stop: Option<&std::sync::atomic::AtomicU32>,
+    ) -> i32 {
         let mut server: Option<libc::pid_t> = None;
         let mut runs = 0u64;
         loop {
@@ -476,7 +492,7 @@ impl Launcher {
                     let Some(pid) = server else {
                         return 1;
                     };
-                    answer[0] = self.run_client(pid, runs);
+                    answer[0] = self.run_client(pid, runs, stop);
                     let (user, sys) = server_cpu_ns(pid).unwrap_or((0, 0));
                     answer[1..9].copy_from_slice(&user.to_ne_bytes());
                     answer[9..17].copy_from_slice(&sys.to_ne_bytes());
@@ -493,7 +509,12 @@ impl Launcher {
     }
 
     /// One client run; the reply code. Writes the figures or the failure.
-    fn run_client(&self, server: libc::pid_t, run: u64) -> u8 {
+    fn run_client(
+        &self,
+        server: libc::pid_t,
+        run: u64,
+        stop: Option<&std::sync::atomic::AtomicU32>,
+    ) -> u8 {
         let mut argv: Vec<*const c_char> = self.strings.iter().map(|s| s.as_ptr()).collect();
         argv.push(std::ptr::null());
         let (Ok(out), Ok(err)) = (
@@ -541,7 +562,7 @@ impl Launcher {
                 libc::_exit(127)
             }
         }
-        let status = match self.wait_client(pid, server) {
+        let status = match self.wait_client(pid, server, stop) {
             Ok(status) => status,
             Err(code) => return code,
         };
@@ -596,7 +617,12 @@ impl Launcher {
     /// Waits for the client `pid` to exit, watching the server; its wait
     /// status, or the reply code when the server went or the client hung
     /// (the client is then killed and reaped).
-    fn wait_client(&self, pid: libc::pid_t, server: libc::pid_t) -> Result<libc::c_int, u8> {
+    fn wait_client(
+        &self,
+        pid: libc::pid_t,
+        server: libc::pid_t,
+        stop: Option<&std::sync::atomic::AtomicU32>,
+    ) -> Result<libc::c_int, u8> {
         // SAFETY: pidfd_open on our own child; -1 on kernels without it.
         let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
         let started = Instant::now();
@@ -622,6 +648,17 @@ impl Launcher {
                     unsafe { libc::close(pidfd) };
                 }
                 return Ok(status);
+            }
+            if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed) != 0) {
+                // SAFETY: our unreaped child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                    if pidfd >= 0 {
+                        libc::close(pidfd);
+                    }
+                }
+                return Err(ABORTED);
             }
             if let Some(why) = self.server_gone(server) {
                 return give_up(
@@ -652,7 +689,7 @@ impl Launcher {
                     revents: 0,
                 };
                 // SAFETY: one valid pollfd.
-                unsafe { libc::poll(&mut p, 1, 100) };
+                unsafe { libc::poll(&mut p, 1, WATCH.as_millis() as libc::c_int) };
             } else {
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -933,6 +970,7 @@ pub fn trial(params: &Params) -> Result<(f64, Vec<crate::clients::ClientMetric>)
         scratch: dir.path(),
         params,
         setup: &setup,
+        stop: None,
     };
     let mut s = Service::prepare(&ctx)?;
     s.after_mechanism()

@@ -199,7 +199,7 @@ pub fn child_cpu(doc: &RunDoc, m: &mut dyn Markup) {
         ],
     );
     t.group = Some(1);
-    for c in with_cpu {
+    for c in &with_cpu {
         let Some([b, tr]) = &c.child_cpu else {
             continue;
         };
@@ -218,11 +218,32 @@ pub fn child_cpu(doc: &RunDoc, m: &mut dyn Markup) {
             ),
         ]);
     }
-    t.footer(
-        "CPU time per run of the command (wait4's rusage), or with --server the server's CPU \
-         time per client run (its threads and reaped children, from /proc/PID/stat, in clock \
-         ticks), baseline -> treatment, each the median over the halves of its arm.",
-    );
-    m.heading("CPU time of the command's runs (with --server: the server's)");
+    let servers = with_cpu
+        .iter()
+        .filter(|c| c.workload == crate::workloads::service::NAME)
+        .count();
+    let (footer, heading) = if servers == 0 {
+        (
+            "CPU time per run of the command (wait4's rusage), baseline -> treatment, each the \
+             median over the halves of its arm.",
+            "CPU time of the command's runs",
+        )
+    } else if servers == with_cpu.len() {
+        (
+            "The server's CPU time per client run (its threads and the children it reaped, from \
+             /proc/PID/stat, in clock ticks), baseline -> treatment, each the median over the \
+             halves of its arm.",
+            "The server's CPU time per client run",
+        )
+    } else {
+        (
+            "CPU time per run of the command (wait4's rusage), or for a client against a \
+             server the server's CPU time per client run (from /proc/PID/stat, in clock \
+             ticks), baseline -> treatment, each the median over the halves of its arm.",
+            "CPU time of the command's runs, or of the server per client run",
+        )
+    };
+    t.footer(footer);
+    m.heading(heading);
     m.table(&t);
 }

@@ -90,6 +90,7 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
         // A suite's report says it all in the post's shape, skipped
         // mechanisms and profiles included.
         suite::suite(doc, m);
+        clients::client_metrics(doc, m);
     } else {
         results::results(doc, m);
         results::profiles(doc, m);
