@@ -15,11 +15,86 @@
 //! and after each workload where SELinux is active. SELinux enforcing vs
 //! permissive is an A/B on the live kernel where SELinux runs; the post's
 //! other configurations (SELinux off, another kernel) are the reboot side.
+//! Beside the in-binary `http`, ApacheBench runs against a real web
+//! server where nginx and ab are installed: nginx serving the 500 kB
+//! document at the post's concurrencies (the `service` workload).
 
 use super::{
     AbShape, Citation, Item, Layout, Metric, PctStyle, PlanCtx, RunShape, SuiteDef, SuitePlan,
     capped_ladder,
 };
+
+/// The port the nginx case's server listens on (fixed, so that a stored
+/// run's results match the plan when reported again).
+pub const NGINX_PORT: u16 = 16380;
+/// Where the nginx case keeps its configuration and its document.
+pub const NGINX_DIR: &str = "/tmp/secperf-avc2004-nginx";
+/// The post's document: 500 kB.
+pub const DOCUMENT_BYTES: u64 = 512_000;
+/// Requests per ApacheBench run.
+pub const AB_REQUESTS: u64 = 200;
+
+/// ApacheBench against a real web server, beside the in-binary `http`:
+/// nginx serving the post's 500 kB document on loopback, `ab -n 200` at
+/// the post's concurrencies (the `service` workload: the server started
+/// fresh for each measurement, the client outside any mechanism); or why
+/// it is left out (nginx or ab not installed, its port taken).
+fn nginx_ab() -> Result<Vec<Item>, String> {
+    let missing: Vec<&str> = ["nginx", "ab"]
+        .into_iter()
+        .filter(|t| crate::sys::which(t).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "ApacheBench against nginx is skipped: {} not installed (Debian: apt-get install \
+             nginx-light apache2-utils)",
+            missing.join(" and ")
+        ));
+    }
+    if crate::workloads::service::ready::Ready::Tcp(NGINX_PORT)
+        .check_free()
+        .is_err()
+    {
+        return Err(format!(
+            "ApacheBench against nginx is skipped: its port {NGINX_PORT} on 127.0.0.1 is taken"
+        ));
+    }
+    let (d, port) = (NGINX_DIR, NGINX_PORT);
+    let temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
+        .map(|k| format!("{k}_temp_path {d}/tmp;"))
+        .join(" ");
+    // nginx's workers drop to nobody: the directory and the document are
+    // world-readable. The configuration is written afresh each time.
+    let script = format!(
+        "mkdir -p {d}/tmp && chmod 755 {d} && \
+         {{ [ \"$(stat -c %s {d}/doc 2>/dev/null)\" = {DOCUMENT_BYTES} ] || \
+         head -c {DOCUMENT_BYTES} /dev/urandom > {d}/doc; }} && chmod 644 {d}/doc && \
+         printf '%s\\n' 'worker_processes 1; error_log stderr; pid {d}/nginx.pid; \
+         events {{ worker_connections 256; }} http {{ access_log off; {temp} \
+         server {{ listen 127.0.0.1:{port}; root {d}; }} }}' > {d}/nginx.conf && \
+         exec nginx -e stderr -p {d} -c {d}/nginx.conf -g 'daemon off;'"
+    );
+    let argv = |v: &[&str]| {
+        crate::workloads::command::argv_param(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    };
+    let server = argv(&["sh", "-c", &script]);
+    let url = format!("http://127.0.0.1:{port}/doc");
+    Ok([1, 2, 4, 8]
+        .into_iter()
+        .map(|c: u32| {
+            let (n, c) = (AB_REQUESTS.to_string(), c.to_string());
+            Item::new("service", vec![1], Metric::OpsPerSec)
+                .param("server", server.clone())
+                .param("argv", argv(&["ab", "-q", "-n", &n, "-c", &c, &url]))
+                .param("ready", format!("tcp:{port}"))
+                .titled(format!(
+                    "ApacheBench against nginx, 500 kB document, concurrency {c} (runs of \
+                     {AB_REQUESTS} requests per s)"
+                ))
+                .laid_out(Layout::ItemRows)
+        })
+        .collect())
+}
 
 pub static SUITE: SuiteDef = SuiteDef {
     name: "avc-2004",
@@ -81,6 +156,11 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
         single("hackbench", Metric::OpsPerSec, "hackbench messages"),
         single("stream", Metric::MBPerSec, "Stream triad"),
     ];
+    let mut current = current;
+    match nginx_ab() {
+        Ok(items) => current.extend(items),
+        Err(why) => notes.push(why),
+    }
     notes.push(
         "rates of all tasks together (higher is better); hackbench as messages per second \
          where the post gave seconds; no UnixBench index (its reference machine's figures \
@@ -97,5 +177,56 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
         pct_style: PctStyle::Change,
         collect_avc: true,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The nginx case really serves the document to ab, and nothing is
+    /// left running (CI installs nginx-light and apache2-utils).
+    #[test]
+    fn apachebench_against_nginx_serves_the_document() {
+        let items = match nginx_ab() {
+            Ok(items) => items,
+            Err(why) if why.contains("not installed") => {
+                crate::testing::skip_missing_tool(
+                    "apachebench_against_nginx_serves_the_document",
+                    "nginx",
+                    &why,
+                );
+                return;
+            }
+            Err(why) => panic!("{why}"),
+        };
+        let item = &items[1];
+        let params = item.full_params();
+        (item.def().validate)(&params).unwrap();
+        let mut opts =
+            crate::runner::testing::brief_opts(crate::model::Mode::Process, 20, params.clone());
+        opts.warmup = 0;
+        opts.samples = 2;
+        let r = crate::runner::measure(item.def(), &opts, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        let rps = r
+            .client_metrics
+            .iter()
+            .find(|m| m.name == "requests_per_sec")
+            .unwrap_or_else(|| panic!("{:?}", r.client_metrics));
+        assert!(rps.value > 10.0, "{rps:?}");
+        assert_eq!(
+            std::fs::metadata(format!("{NGINX_DIR}/doc")).unwrap().len(),
+            DOCUMENT_BYTES
+        );
+        let cpu = r.child_cpu.expect("the server's CPU");
+        // nginx's worker does the sending: its group's CPU is counted.
+        assert!(cpu.sys_ns_per_op > 0.0, "{cpu:?}");
+        assert!(
+            crate::workloads::service::ready::Ready::Tcp(NGINX_PORT)
+                .check_free()
+                .is_ok(),
+            "nginx still listens"
+        );
     }
 }

@@ -25,9 +25,10 @@
 //!   and latencies become extra figures with their own paired intervals,
 //!   and failed requests are an error, never a fast run.
 //!
-//! The server's CPU time (user and system, its threads and the children it
-//! reaped, from `/proc/PID/stat`) is read after every client run and
-//! reported per run in place of a command's child CPU time.
+//! The server's CPU time (user and system of every process in its group,
+//! their threads and the children they reaped, from `/proc/PID/stat`) is
+//! read after every client run and reported per run in place of a
+//! command's child CPU time.
 //!
 //! After the half the server's process group gets SIGTERM, then SIGKILL
 //! after [`STOP_GRACE`]; the half ends only once it is gone, so the next
@@ -461,6 +462,7 @@ impl Launcher {
         stop: Option<&std::sync::atomic::AtomicU32>,
     ) -> i32 {
         let mut server: Option<libc::pid_t> = None;
+        let mut members = Vec::new();
         let mut runs = 0u64;
         loop {
             let mut b = [0u8; 1];
@@ -493,7 +495,7 @@ impl Launcher {
                         return 1;
                     };
                     answer[0] = self.run_client(pid, runs, stop);
-                    let (user, sys) = server_cpu_ns(pid).unwrap_or((0, 0));
+                    let (user, sys) = server_cpu_ns(pid, &mut members).unwrap_or((0, 0));
                     answer[1..9].copy_from_slice(&user.to_ne_bytes());
                     answer[9..17].copy_from_slice(&sys.to_ne_bytes());
                 }
@@ -741,18 +743,63 @@ fn stat_fields(stat: &str) -> Option<Vec<&str>> {
     Some(stat[after + 1..].split_whitespace().collect())
 }
 
-/// The server's CPU time so far, user and system, in ns: its threads and
-/// the children it reaped (`utime + cutime`, `stime + cstime`).
-fn server_cpu_ns(pid: libc::pid_t) -> Option<(u64, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let f = stat_fields(&stat)?;
-    // utime is field 14: fields[11] (fields[0] is field 3).
-    let at = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+/// The server's CPU time so far, user and system, in ns: every process of
+/// its group (the server and the children it keeps, such as nginx's
+/// workers or PostgreSQL's auxiliary processes), their threads, and the
+/// children they reaped (`utime + cutime`, `stime + cstime` of each).
+/// `members` caches the group's pids: the whole of /proc is scanned only
+/// when one of them is gone or has left the group (a child that exited
+/// and was reaped is then in its parent's `cutime`).
+fn server_cpu_ns(pgid: libc::pid_t, members: &mut Vec<libc::pid_t>) -> Option<(u64, u64)> {
     // SAFETY: sysconf has no memory effects.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     let ns_per_tick = 1e9 / if hz > 0 { hz as f64 } else { 100.0 };
-    let ns = |ticks: u64| (ticks as f64 * ns_per_tick) as u64;
-    Some((ns(at(11)? + at(13)?), ns(at(12)? + at(14)?)))
+    let ticks = |pid: libc::pid_t| -> Option<(u64, u64)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let f = stat_fields(&stat)?;
+        // pgrp is field 5 (f[2]); utime, stime, cutime, cstime fields
+        // 14-17 (f[11..15]).
+        let at = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+        if f.get(2).and_then(|g| g.parse::<i32>().ok()) != Some(pgid) {
+            return None;
+        }
+        Some((at(11)? + at(13)?, at(12)? + at(14)?))
+    };
+    let sum = |members: &[libc::pid_t]| {
+        members.iter().try_fold((0u64, 0u64), |(u, s), &pid| {
+            let (pu, ps) = ticks(pid)?;
+            Some((u + pu, s + ps))
+        })
+    };
+    let total = match sum(members) {
+        Some(t) if !members.is_empty() => t,
+        _ => {
+            *members = group_members(pgid);
+            sum(members)?
+        }
+    };
+    let ns = |t: u64| (t as f64 * ns_per_tick) as u64;
+    Some((ns(total.0), ns(total.1)))
+}
+
+/// Every process in `pgid`'s group, from /proc.
+fn group_members(pgid: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    stat_fields(&stat)?
+                        .get(2)
+                        .and_then(|g| g.parse::<i32>().ok())
+                })
+                == Some(pgid)
+        })
+        .collect()
 }
 
 /// SIGTERM to the group of `pid`, SIGKILL after [`STOP_GRACE`]; returns

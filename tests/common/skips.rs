@@ -42,7 +42,11 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("secilc", ".ci/run installs Debian's secilc"),
     (
         "redis-server",
-        ".ci/run installs Debian's redis-server (which brings redis-tools' redis-benchmark)",
+        ".ci/run installs Debian's redis-server and redis-tools (redis-benchmark)",
+    ),
+    (
+        "nginx",
+        ".ci/run installs Debian's nginx-light and apache2-utils (ab)",
     ),
     (
         "virtme-ng",
