@@ -42,6 +42,7 @@ pub mod mechanisms;
 pub mod model;
 pub mod params;
 pub mod policy;
+pub mod predict;
 pub mod probe;
 pub mod profile;
 pub mod report;

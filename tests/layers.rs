@@ -35,7 +35,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     &["store"],
     &["safety"],
-    &["mechanisms", "profile", "vm"],
+    &["mechanisms", "profile", "vm", "predict"],
     &["policy"],
     &["runner"],
     &["workloads", "probe"],

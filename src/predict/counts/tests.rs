@@ -1,0 +1,184 @@
+//! Counting a real command's syscalls, against `perf trace -s` where perf
+//! is installed (CI installs it). Root only (tracepoints; tracefs is
+//! mounted for the test when it is not, and unmounted after).
+
+use super::*;
+
+/// Mounts tracefs at /sys/kernel/tracing for the test when nothing is
+/// mounted; unmounts it when dropped, if it mounted it. The tests that use
+/// it take turns (one must not unmount it under another).
+struct Tracefs {
+    mounted: bool,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Tracefs {
+    fn ensure() -> Tracefs {
+        let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        if tracefs().is_ok() {
+            return Tracefs {
+                mounted: false,
+                _turn: turn,
+            };
+        }
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mount -t tracefs failed");
+        Tracefs {
+            mounted: true,
+            _turn: turn,
+        }
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = std::process::Command::new("umount")
+                .arg("/sys/kernel/tracing")
+                .status();
+        }
+    }
+}
+
+/// `perf trace -s`'s calls per syscall, summed over the processes of its
+/// summary.
+fn parse_perf_trace_summary(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 4
+            && f[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && let (Ok(calls), Ok(_errors)) = (f[1].parse::<u64>(), f[2].parse::<u64>())
+            && f[3].contains('.')
+        {
+            *out.entry(f[0].to_string()).or_insert(0) += calls;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_summary_parser_reads_perf_trace_s() {
+    let text = "\n Summary of events:\n\n tar (12831), 462 events, 98.1%\n\n   syscall            calls  errors  total       min       avg       max       stddev\n                                     (msec)    (msec)    (msec)    (msec)        (%)\n   --------------- --------  ------ -------- --------- --------- ---------     ------\n   newfstatat            63      0     1.426     0.018     0.023     0.124      7.77%\n   openat                44     19     1.072     0.020     0.024     0.076      5.46%\n\n sh (12830), 10 events\n\n   openat                 2      0     0.1     0.018     0.023     0.124      7.77%\n";
+    let m = parse_perf_trace_summary(text);
+    assert_eq!(m["newfstatat"], 63);
+    assert_eq!(m["openat"], 46);
+    assert_eq!(m.len(), 2);
+}
+
+#[test]
+fn a_command_s_syscalls_are_counted_as_perf_trace_counts_them() {
+    let test = "a_command_s_syscalls_are_counted_as_perf_trace_counts_them";
+    if !crate::testing::root_or_skip(test, "tracepoints and mounting tracefs") {
+        return;
+    }
+    let _tracefs = Tracefs::ensure();
+    let tree = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let argv: Vec<String> = ["tar", "cf", "/dev/null", tree]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (ours, status) = count_command(&argv).unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    // tar stats every file of the tree (it writes to /dev/null, so GNU
+    // tar does not read them), and exits once.
+    let files = walk_files(std::path::Path::new(tree));
+    assert!(
+        ours["newfstatat"] as usize >= files,
+        "{files} files: {ours:?}"
+    );
+    assert_eq!(ours.get("exit_group"), Some(&1), "{ours:?}");
+    assert_eq!(ours.get("execve"), Some(&1), "{ours:?}");
+
+    let Some(perf) = crate::sys::which("perf") else {
+        crate::testing::skip_missing_tool(test, "perf", "perf is not installed");
+        return;
+    };
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let ok = std::process::Command::new(perf)
+        .args(["trace", "-s", "-o"])
+        .arg(out.path())
+        .arg("--")
+        .args(&argv)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "perf trace -s failed");
+    let theirs = parse_perf_trace_summary(&std::fs::read_to_string(out.path()).unwrap());
+    assert!(!theirs.is_empty(), "perf trace printed no summary");
+    eprintln!("secperf's counts: {ours:?}\nperf trace -s:    {theirs:?}");
+    // Every syscall perf counted 20 times or more: within 5%.
+    for (name, &n) in theirs.iter().filter(|(_, n)| **n >= 20) {
+        let m = ours.get(name).copied().unwrap_or(0);
+        let off = (m as f64 - n as f64).abs() / n as f64;
+        assert!(
+            off <= 0.05,
+            "{name}: ours {m}, perf trace {n}\n{ours:?}\n{theirs:?}"
+        );
+    }
+    let (a, b): (u64, u64) = (ours.values().sum(), theirs.values().sum());
+    assert!(
+        (a as f64 - b as f64).abs() / (b as f64) <= 0.05,
+        "total: ours {a}, perf trace {b}"
+    );
+}
+
+fn walk_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            if e.file_type().unwrap().is_dir() {
+                walk_files(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn a_running_process_is_counted_over_a_window() {
+    let test = "a_running_process_is_counted_over_a_window";
+    if !crate::testing::root_or_skip(test, "tracepoints and mounting tracefs") {
+        return;
+    }
+    let _tracefs = Tracefs::ensure();
+    // A shell that starts a process over and over: clone and wait4 in the
+    // shell itself, execve in its children (counted through inherit once
+    // they exit).
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "while :; do /bin/true; done"])
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let counted = (|| -> Result<BTreeMap<String, u64>> {
+        let mut c = SyscallCounters::open(syscall_events()?, &threads_of(pid)?)?;
+        c.enable()?;
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        c.disable()?;
+        c.read()
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    let counts = counted.unwrap_or_else(|e| panic!("{e:#}"));
+    let spawned = ["clone", "clone3", "fork", "vfork"]
+        .iter()
+        .filter_map(|n| counts.get(*n))
+        .max();
+    assert!(spawned.is_some_and(|n| *n > 5), "{counts:?}");
+    assert!(counts.get("execve").is_some_and(|n| *n > 5), "{counts:?}");
+    assert!(counts.get("wait4").is_some_and(|n| *n > 5), "{counts:?}");
+}
+
+#[test]
+fn a_missing_process_and_a_missing_tracefs_are_said_plainly() {
+    let e = threads_of(i32::MAX - 7).unwrap_err();
+    assert!(format!("{e:#}").contains("no such process"), "{e:#}");
+}
