@@ -255,6 +255,12 @@ fn command_trial(
 ) -> Result<Option<f64>> {
     if let Some(p) = params.get(crate::workloads::service::NAME) {
         let label = crate::workloads::service::label(p).unwrap_or_default();
+        if let Some(ms) = p.get("ready").and_then(|r| r.strip_prefix("delay:")) {
+            eprintln!(
+                "secperf: note: each half gives the server {ms} ms to start (--ready delay:{ms}); \
+                 --ready tcp:PORT or unix:PATH starts the client as soon as it listens"
+            );
+        }
         eprintln!("secperf: a trial run of `{label}` (no mechanism) ...");
         let (wall_ms, metrics) = crate::workloads::service::trial(p)?;
         let figures: Vec<String> = metrics

@@ -18,6 +18,7 @@
 
 pub mod attribution;
 pub mod child_cpu;
+pub mod client_metrics;
 pub mod flame;
 pub mod header;
 pub mod markup;
@@ -187,6 +188,7 @@ fn run_section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
     attribution::section(doc, run)?;
     attribution::profiles_section(doc, run)?;
     child_cpu::section(doc, run)?;
+    client_metrics::section(doc, run);
     policy_section(doc, r);
     doc.close();
     Ok(())
