@@ -7,8 +7,11 @@
 //! worker-scope mechanism was applied to it (seccomp, Landlock, cred): the
 //! server and every process it forks run under the mechanism, as under a
 //! container runtime. System-wide mechanisms (audit) are switched around
-//! the whole half, as for every workload. The task then waits until the
-//! server is ready (`--ready tcp:PORT|unix:PATH|delay:MS`).
+//! the whole half, as for every workload. As for `command`, the `cred`
+//! mechanism's overrides do not survive the server's execve (it recomputes
+//! fsuid and the capability sets), so `cred` shows no difference here.
+//! The task then waits until the server is ready (`--ready
+//! tcp:PORT|unix:PATH|delay:MS`).
 //!
 //! One operation is one complete run of the client; the run in progress
 //! when the half's last slice was read is cut short (it would count for
