@@ -181,3 +181,31 @@ fn contradictory_options_exit_2() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn run_shows_the_figures_of_a_client_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // A stand-in for redis-benchmark (chosen by its file name) that prints
+    // the real tool's captured --csv output.
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/clients/redis-benchmark-csv.txt"
+    );
+    let client = dir.path().join("redis-benchmark");
+    std::fs::write(&client, format!("#!/bin/sh\nsleep 0.01\ncat '{fixture}'\n")).unwrap();
+    std::fs::set_permissions(&client, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = secperf(&db)
+        .args(["run", "--samples", "2", "--sample-ms", "20", "--no-pin"])
+        .args(["--server", "sleep 60", "--ready", "delay:10", "--"])
+        .arg(&client)
+        .arg("--csv")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("The client's figures"), "{text}");
+    assert!(text.contains("requests_per_sec"), "{text}");
+}

@@ -93,6 +93,7 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
         clients::client_metrics(doc, m);
     } else {
         results::results(doc, m);
+        clients::result_metrics(doc, m);
         results::profiles(doc, m);
         comparisons::comparisons(doc, m);
         comparisons::child_cpu(doc, m);
