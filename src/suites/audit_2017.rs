@@ -78,13 +78,10 @@ fn redis(ctx: &PlanCtx) -> Result<Item, String> {
         ));
     }
     let port = REDIS_PORT.to_string();
-    let argv = |v: &[&str]| {
-        crate::workloads::command::argv_param(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-    };
     Ok(Item::new("service", vec![1], Metric::NsPerOp)
         .param(
             "server",
-            argv(&[
+            crate::workloads::command::argv_param(&[
                 "redis-server",
                 "--port",
                 &port,
@@ -96,7 +93,7 @@ fn redis(ctx: &PlanCtx) -> Result<Item, String> {
         )
         .param(
             "argv",
-            argv(&[
+            crate::workloads::command::argv_param(&[
                 "redis-benchmark",
                 "-p",
                 &port,

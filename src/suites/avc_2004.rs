@@ -74,10 +74,7 @@ fn nginx_ab() -> Result<Vec<Item>, String> {
          server {{ listen 127.0.0.1:{port}; root {d}; }} }}' > {d}/nginx.conf && \
          exec nginx -e stderr -p {d} -c {d}/nginx.conf -g 'daemon off;'"
     );
-    let argv = |v: &[&str]| {
-        crate::workloads::command::argv_param(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-    };
-    let server = argv(&["sh", "-c", &script]);
+    let server = crate::workloads::command::argv_param(&["sh", "-c", &script]);
     let url = format!("http://127.0.0.1:{port}/doc");
     Ok([1, 2, 4, 8]
         .into_iter()
@@ -85,7 +82,10 @@ fn nginx_ab() -> Result<Vec<Item>, String> {
             let (n, c) = (AB_REQUESTS.to_string(), c.to_string());
             Item::new("service", vec![1], Metric::OpsPerSec)
                 .param("server", server.clone())
-                .param("argv", argv(&["ab", "-q", "-n", &n, "-c", &c, &url]))
+                .param(
+                    "argv",
+                    crate::workloads::command::argv_param(&["ab", "-q", "-n", &n, "-c", &c, &url]),
+                )
                 .param("ready", format!("tcp:{port}"))
                 .titled(format!(
                     "ApacheBench against nginx, 500 kB document, concurrency {c} (runs of \
@@ -134,7 +134,7 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
             .titled(title)
             .laid_out(Layout::ItemRows)
     };
-    let current = vec![
+    let mut current = vec![
         write.clone(),
         Item::new("dbench", dbench_clients, Metric::MBPerSec)
             .titled("dbench throughput")
@@ -156,7 +156,6 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
         single("hackbench", Metric::OpsPerSec, "hackbench messages"),
         single("stream", Metric::MBPerSec, "Stream triad"),
     ];
-    let mut current = current;
     match nginx_ab() {
         Ok(items) => current.extend(items),
         Err(why) => notes.push(why),

@@ -301,8 +301,9 @@ pub fn argv_of(params: &Params) -> Result<Vec<String>> {
 }
 
 /// The `argv` parameter's value for a command line.
-pub fn argv_param(argv: &[String]) -> String {
-    serde_json::to_string(argv).expect("strings serialise")
+pub fn argv_param<S: AsRef<str>>(argv: &[S]) -> String {
+    let argv: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    serde_json::to_string(&argv).expect("strings serialise")
 }
 
 /// The command as a shell would show it (quoted where needed).

@@ -905,46 +905,29 @@ fn pipe() -> Result<(libc::c_int, libc::c_int)> {
     Ok((fds[0], fds[1]))
 }
 
-/// Writes all of `buf` to `fd`, retrying on EINTR; the errno otherwise.
-fn write_all(fd: libc::c_int, mut buf: &[u8]) -> Result<(), i32> {
-    while !buf.is_empty() {
-        // SAFETY: buf is valid for its length.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(e);
-        }
-        buf = &buf[n as usize..];
-    }
-    Ok(())
+/// `fd` as a file for std's `write_all` and `read_exact` (which retry on
+/// EINTR), without closing it when done.
+fn borrowed(fd: libc::c_int) -> std::mem::ManuallyDrop<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fd is an open pipe end the caller owns; ManuallyDrop keeps
+    // the File from closing it.
+    std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
-/// Fills `buf` from `fd`, retrying on EINTR; EPIPE at end of file.
+/// Writes all of `buf` to `fd`; the errno otherwise.
+fn write_all(fd: libc::c_int, buf: &[u8]) -> Result<(), i32> {
+    use std::io::Write;
+    borrowed(fd)
+        .write_all(buf)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// Fills `buf` from `fd`; EPIPE at end of file, the errno otherwise.
 fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> Result<(), i32> {
-    let mut done = 0;
-    while done < buf.len() {
-        // SAFETY: the rest of buf is valid for writing.
-        let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(libc::EPIPE);
-        }
-        done += n as usize;
-    }
-    Ok(())
+    use std::io::Read;
+    borrowed(fd)
+        .read_exact(buf)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EPIPE))
 }
 
 /// The `server` parameter: a non-empty JSON array of strings.

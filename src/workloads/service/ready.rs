@@ -141,12 +141,12 @@ impl Ready {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::net::TcpListener;
 
     /// A port nothing listens on (bound, then let go).
-    fn free_port() -> u16 {
+    pub(in crate::workloads::service) fn free_port() -> u16 {
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .unwrap()
             .local_addr()

@@ -10,7 +10,7 @@ use crate::runner::testing::brief_opts;
 use crate::workloads::def;
 
 fn params(server: &[&str], client: &[&str], ready: &str) -> Params {
-    let s = |v: &[&str]| command::argv_param(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    let s = command::argv_param::<&str>;
     let mut p = Params::new();
     p.insert("server".into(), s(server));
     p.insert("argv".into(), s(client));
@@ -27,14 +27,7 @@ fn measure(p: &Params) -> Result<WorkloadResult> {
     crate::runner::measure(&d, &opts, &mut |_| {})
 }
 
-/// A port nothing listens on (bound, then let go).
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use super::ready::tests::free_port;
 
 /// Processes whose command line contains `marker`.
 fn running_with(marker: &str) -> Vec<String> {
