@@ -608,6 +608,23 @@ pub struct RunSummary {
     pub workloads: Vec<String>,
 }
 
+/// A cost probe's measured figure (`secperf predict`'s models): ns a
+/// treatment adds per operation of a workload, from one comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeFigure {
+    pub spec: String,
+    pub workload: String,
+    pub baseline_ns_per_op: f64,
+    pub delta_ns_per_op: f64,
+    /// The comparison's 95% interval, in ns per operation.
+    pub delta_low_ns: f64,
+    pub delta_high_ns: f64,
+    pub pairs: u32,
+    /// The run that measured it.
+    pub run_id: i64,
+    pub measured_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// Stored runs and results built in memory, for tests of what reads them.
 #[cfg(test)]
 pub mod testing {

@@ -8,6 +8,7 @@ mod compare;
 mod list;
 mod output;
 mod overhead;
+mod predict;
 mod probe;
 mod report;
 mod rerun;
@@ -59,6 +60,12 @@ pub enum Command {
     Overhead(overhead::OverheadArgs),
     /// Measure workloads under the current security configuration and store the results.
     Run(run::RunArgs),
+    /// Predict what a policy (seccomp, audit, Landlock) would cost a
+    /// program without switching it: its syscalls are counted (read-only,
+    /// a running --pid or one run of -- CMD), each priced by a per-syscall
+    /// cost model measured here by A/B pairs (stored and reused), summed
+    /// against its CPU time: % with a 95% interval, and which calls pay.
+    Predict(predict::PredictArgs),
     /// List the workloads, what they do and which security hooks they reach,
     /// and the mechanisms with whether each can be measured here (or, with
     /// --vm, in a guest of that kernel).
@@ -199,6 +206,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Overhead(args) => overhead::overhead(args, cli.db.as_deref(), cli.json),
         Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
+        Command::Predict(args) => predict::predict(args, cli.db.as_deref(), cli.json),
         Command::Calibrate(args) => calibrate::calibrate(args, cli.db.as_deref(), cli.json),
         Command::Compare(args) => compare::compare(args, cli.db.as_deref(), cli.json),
         Command::Restore => crate::safety::restore_command(cli.json),

@@ -202,6 +202,17 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         return kernel_ab(&args, db, json);
     }
     args.vm.resolve(false)?;
+    let (session, _, label) = measure(&args, db)?;
+    super::output::show_measured(&session, &label, json, &args.report)
+}
+
+/// Plans and measures `args`' request on this machine (the trial of a
+/// command, the plan's line on stderr, the stored run), as `overhead`
+/// does: the finished session, its comparisons and the run's label.
+pub(super) fn measure(
+    args: &OverheadArgs,
+    db: Option<&Path>,
+) -> Result<(Session, Vec<crate::model::Comparison>, String)> {
     let mut plan = OverheadPlan::new(&args.request()?)?;
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
@@ -285,7 +296,7 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         crate::engine::sweep::record(&mut session.store, session.run_id, spec, &comparisons)?;
     }
     session.finish()?;
-    super::output::show_measured(&session, &plan.label, json, &args.report)
+    Ok((session, comparisons, plan.label.clone()))
 }
 
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.

@@ -493,27 +493,7 @@ mod tests {
         d
     }
 
-    /// kernel/seccomp.c `seccomp_is_const_allow`: whether the action cache
-    /// would mark `nr` as always allowed.
-    fn const_allow(prog: &[SockFilter], arch: u32, nr: u32) -> bool {
-        let mut a = 0u32;
-        let mut pc = 0usize;
-        while let Some(insn) = prog.get(pc) {
-            pc += 1;
-            match insn.code {
-                0x20 => match insn.k {
-                    DATA_NR => a = nr,
-                    DATA_ARCH => a = arch,
-                    _ => return false,
-                },
-                0x06 => return insn.k == libc::SECCOMP_RET_ALLOW,
-                0x05 => pc += insn.k as usize,
-                0x15 => pc += usize::from(if a == insn.k { insn.jt } else { insn.jf }),
-                _ => return false,
-            }
-        }
-        false
-    }
+    use crate::sys::bpf_emulate::const_allow;
 
     fn native() -> u32 {
         AUDIT_ARCH_NATIVE.unwrap()

@@ -87,6 +87,11 @@ pub fn syscall_events() -> Result<Vec<SyscallEvent>> {
     Ok(out)
 }
 
+/// The number of syscall `name` on this architecture.
+pub fn number_of(name: &str) -> Option<u32> {
+    syscalls::Sysno::from_str(name).ok().map(|s| s.id() as u32)
+}
+
 /// The mounted tracefs, or a usage error saying how to mount it.
 pub fn tracefs() -> Result<PathBuf> {
     for root in TRACEFS {
@@ -158,6 +163,54 @@ impl SyscallCounters {
     }
 }
 
+impl Drop for SyscallCounters {
+    /// Hands the counters' last references to a detached process, which
+    /// closes them as it exits. Releasing a tracepoint's last perf event
+    /// unregisters its probe and waits for an RCU grace period under the
+    /// kernel's `event_mutex`, one tracepoint after another: 370 of them
+    /// took 13 s here. The counters are disabled by then; a grandchild
+    /// (reparented to init, which reaps it) holds them until ours are
+    /// closed, then exits and pays that time, not the user.
+    fn drop(&mut self) {
+        if self.counters.iter().map(Vec::len).sum::<usize>() < 16 {
+            return;
+        }
+        let mut held = [0; 2];
+        // SAFETY: a valid array of two ints.
+        if unsafe { libc::pipe2(held.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return;
+        }
+        // SAFETY: the children make async-signal-safe calls only (fork,
+        // close, read, _exit); the grandchild waits for EOF on `held`, that
+        // is until this process closed its end (after its counters).
+        unsafe {
+            let child = libc::fork();
+            if child == 0 {
+                if libc::fork() == 0 {
+                    libc::close(held[1]);
+                    let mut b = 0u8;
+                    libc::read(held[0], (&mut b as *mut u8).cast(), 1);
+                    libc::_exit(0);
+                }
+                libc::_exit(0);
+            }
+            if child > 0 {
+                let mut status = 0;
+                while libc::waitpid(child, &mut status, 0) < 0
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+                {
+                }
+            }
+        }
+        drop(std::mem::take(&mut self.counters));
+        // SAFETY: our ends of the pipe; the grandchild now exits.
+        unsafe {
+            libc::close(held[0]);
+            libc::close(held[1]);
+        }
+    }
+}
+
 /// A refused perf_event_open, with what to do about it.
 fn open_error(err: std::io::Error, name: &str, tid: libc::pid_t) -> anyhow::Error {
     let hint = match err.raw_os_error() {
@@ -202,10 +255,21 @@ pub fn threads_of(pid: libc::pid_t) -> Result<Vec<libc::pid_t>> {
     Ok(tids)
 }
 
+/// What a count saw: the calls by syscall name, and the target's CPU time
+/// and wall time over the window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counted {
+    pub counts: BTreeMap<String, u64>,
+    /// User + system time of the target (its threads, and the children it
+    /// waited for), ns.
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
+}
+
 /// Runs `argv` to completion with its syscalls counted (its threads and
-/// every process it starts, from before its execve); returns the counts
-/// and its exit status (a wait status).
-pub fn count_command(argv: &[String]) -> Result<(BTreeMap<String, u64>, libc::c_int)> {
+/// every process it starts, from before its execve), its stdout to
+/// /dev/null; returns the counts and its exit status (a wait status).
+pub fn count_command(argv: &[String]) -> Result<(Counted, libc::c_int)> {
     use std::ffi::CString;
     let events = syscall_events()?;
     let strings: Vec<CString> = argv
@@ -219,12 +283,19 @@ pub fn count_command(argv: &[String]) -> Result<(BTreeMap<String, u64>, libc::c_
         .context("the program path contains a NUL byte")?;
     let mut ptrs: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
     ptrs.push(std::ptr::null());
+    // The command's output is not secperf's: its stdout goes to
+    // /dev/null (stderr is kept, for its errors).
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .context("opening /dev/null")?;
+    let null_fd = std::os::fd::AsRawFd::as_raw_fd(&null);
     let mut go = [0; 2];
     // SAFETY: a valid array of two ints.
     if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(crate::sys::SysError::last("pipe2").into());
     }
-    // SAFETY: the child makes async-signal-safe calls only (read, execv,
+    // SAFETY: the child makes async-signal-safe calls only (read, close, dup2, execv,
     // _exit) on data prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -238,6 +309,7 @@ pub fn count_command(argv: &[String]) -> Result<(BTreeMap<String, u64>, libc::c_
             // Wait until the counters are on: EOF or a byte.
             libc::read(go[0], (&mut b as *mut u8).cast(), 1);
             libc::close(go[0]);
+            libc::dup2(null_fd, 1);
             libc::execv(program.as_ptr(), ptrs.as_ptr());
             libc::_exit(127)
         }
@@ -256,16 +328,84 @@ pub fn count_command(argv: &[String]) -> Result<(BTreeMap<String, u64>, libc::c_
         }
         libc::close(go[1]);
     }
+    let started = std::time::Instant::now();
     let mut status = 0;
-    // SAFETY: our child.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+    // SAFETY: all-zero is a valid rusage.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: our child; valid out-pointers.
+    while unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } < 0 {
         if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(crate::sys::SysError::last("waitpid").into());
+            return Err(crate::sys::SysError::last("wait4").into());
         }
     }
+    let wall_ns = started.elapsed().as_nanos() as u64;
     let mut counters = counters?;
     counters.disable()?;
-    Ok((counters.read()?, status))
+    let tv_ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    Ok((
+        Counted {
+            counts: counters.read()?,
+            cpu_ns: tv_ns(usage.ru_utime) + tv_ns(usage.ru_stime),
+            wall_ns,
+        },
+        status,
+    ))
+}
+
+/// CPU time of process `pid` so far, ns: user + system of its threads and
+/// of the children it waited for (`/proc/PID/stat` fields 14-17).
+pub fn cpu_ns_of(pid: libc::pid_t) -> Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .with_context(|| format!("process {pid}: no such process"))?;
+    // The command name (field 2) may hold spaces: fields after its ')'.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .with_context(|| format!("/proc/{pid}/stat: {stat}"))?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state): fields 14..=17 are f[11..=14].
+    let ticks: u64 = f
+        .get(11..15)
+        .with_context(|| format!("/proc/{pid}/stat is short: {stat}"))?
+        .iter()
+        .map(|v| v.parse::<u64>())
+        .sum::<Result<u64, _>>()
+        .with_context(|| format!("/proc/{pid}/stat: {stat}"))?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Ok(ticks * 1_000_000_000 / hz)
+}
+
+/// Counts the syscalls of running process `pid` (every thread it has now,
+/// and what they start) for `window`, calling `tick` about once a second
+/// with the time left. Read-only: nothing is applied to the process.
+pub fn count_pid(
+    pid: libc::pid_t,
+    window: std::time::Duration,
+    tick: &mut dyn FnMut(std::time::Duration),
+) -> Result<Counted> {
+    let events = syscall_events()?;
+    let mut counters = SyscallCounters::open(events, &threads_of(pid)?)?;
+    let cpu_before = cpu_ns_of(pid)?;
+    let started = std::time::Instant::now();
+    counters.enable()?;
+    while let Some(left) = window.checked_sub(started.elapsed()) {
+        tick(left);
+        std::thread::sleep(left.min(std::time::Duration::from_secs(1)));
+        if left.is_zero() {
+            break;
+        }
+    }
+    counters.disable()?;
+    let wall_ns = started.elapsed().as_nanos() as u64;
+    let cpu_after = cpu_ns_of(pid).with_context(|| {
+        format!("process {pid} exited during the count: count a shorter --for, or give -- CMD")
+    })?;
+    Ok(Counted {
+        counts: counters.read()?,
+        cpu_ns: cpu_after.saturating_sub(cpu_before),
+        wall_ns,
+    })
 }
 
 #[cfg(test)]

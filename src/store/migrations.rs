@@ -206,6 +206,22 @@ ALTER TABLE results ADD COLUMN client_metrics_json TEXT;
 ALTER TABLE comparison_pairs ADD COLUMN metrics_json TEXT;
 ALTER TABLE comparisons ADD COLUMN client_metrics_json TEXT;
 "#,
+    // 10: the cost probes of `secperf predict`'s models: one A/B figure
+    // (ns added per operation, with its interval) per machine, treatment,
+    // workload and policy-file digest, the latest kept, with the run that
+    // measured it.
+    r#"
+CREATE TABLE cost_probes (
+    machine TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    policy_sha256 TEXT NOT NULL,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    measured_at TEXT NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (machine, spec, workload, policy_sha256)
+);
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

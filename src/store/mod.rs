@@ -32,6 +32,7 @@
 pub mod calibrations;
 mod codec;
 mod comparisons;
+mod cost_probes;
 mod import;
 pub mod migrations;
 mod notes;

@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod bpf;
+pub mod bpf_emulate;
 pub mod cpus;
 pub mod query;
 pub mod seccomp;

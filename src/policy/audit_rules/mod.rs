@@ -71,7 +71,7 @@ use crate::sys::audit::{self as au, RuleData};
 mod fields;
 mod getopt;
 mod host;
-mod kernel;
+pub(crate) mod kernel;
 mod line;
 mod setopt;
 mod syscalls;

@@ -83,7 +83,14 @@ fn a_command_s_syscalls_are_counted_as_perf_trace_counts_them() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let (ours, status) = count_command(&argv).unwrap_or_else(|e| panic!("{e:#}"));
+    let (counted, status) = count_command(&argv).unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(
+        counted.cpu_ns > 0 && counted.wall_ns >= counted.cpu_ns / 4,
+        "cpu {} ns, wall {} ns",
+        counted.cpu_ns,
+        counted.wall_ns
+    );
+    let ours = counted.counts;
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     // tar stats every file of the tree (it writes to /dev/null, so GNU
     // tar does not read them), and exits once.

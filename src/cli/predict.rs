@@ -1,0 +1,264 @@
+//! `secperf predict`: what a policy would cost a program, predicted
+//! without switching it. Counts the program's syscalls (read-only),
+//! takes the mechanism's cost model from stored probes or measures them
+//! (as `overhead` would, stored), and renders the prediction.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, ValueEnum};
+
+use super::args::WaitArgs;
+use crate::mechanisms::Treatment;
+use crate::predict::{self, ProbeFigure, counts};
+use crate::usage_bail;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PredictFormat {
+    /// A table of the dearest syscalls (the default).
+    Table,
+    Markdown,
+    Json,
+    /// Prometheus text format, for the node exporter's textfile collector
+    /// (ratios and seconds).
+    Prometheus,
+}
+
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// The policy: NAME[:VARIANT][,KEY=VALUE...] of seccomp, audit or
+    /// landlock, e.g. seccomp:profile=docker.json,
+    /// audit:rules=/etc/audit/rules.d/stig.rules,
+    /// landlock:ro=/usr:/etc,rw=/tmp.
+    #[arg(short, long = "mechanism", value_name = "SPEC")]
+    pub mechanism: String,
+
+    /// Count this running process (its threads, and what they start while
+    /// counted) instead of running a command. Read-only: no policy is
+    /// applied to it, no ptrace; each counted syscall costs it a
+    /// tracepoint's few tens of ns. Needs root or CAP_PERFMON.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
+
+    /// With --pid: how long to count, seconds [default: 10].
+    #[arg(long = "for", value_name = "SECONDS", requires = "pid")]
+    pub window_s: Option<f64>,
+
+    /// Measure the model's probes again, even where this machine has them
+    /// stored.
+    #[arg(long)]
+    pub remeasure: bool,
+
+    /// Measure missing probes with overhead's fast design (--quick).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Output format [default: table]; --json is the same as --format json.
+    #[arg(long, value_enum)]
+    pub format: Option<PredictFormat>,
+
+    /// Write the output to this file instead of stdout.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
+
+    /// The program to count: everything after `--`. It runs once, without
+    /// any policy, and must exit with status 0.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Pairs per probe: default, and with --quick.
+const PROBE_PAIRS: [u32; 2] = [20, 10];
+
+/// `overhead`'s arguments, to measure probes as `overhead` does.
+#[derive(Debug, Parser)]
+struct ProbeRun {
+    #[command(flatten)]
+    overhead: super::overhead::OverheadArgs,
+}
+
+pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    let format = if json {
+        PredictFormat::Json
+    } else {
+        args.format.unwrap_or(PredictFormat::Table)
+    };
+    let (pid, target) = match (&args.pid, args.command.is_empty()) {
+        (Some(_), false) => usage_bail!("give either --pid PID or -- CMD, not both"),
+        (None, true) => usage_bail!(
+            "predict needs a program: --pid PID [--for SECONDS] (a running process) or -- CMD \
+             ARGS (run once, counted)"
+        ),
+        (Some(pid), true) => (*pid, format!("pid {pid}")),
+        (None, false) => (std::process::id() as i32, shell_words::join(&args.command)),
+    };
+    let window = match args.window_s {
+        Some(s) if !(s > 0.0 && s <= 86_400.0) => {
+            usage_bail!("--for {s}: give seconds between 0 and 86400 (e.g. 10)")
+        }
+        Some(s) => std::time::Duration::from_secs_f64(s),
+        None => std::time::Duration::from_secs(10),
+    };
+    let t = Treatment::parse(&args.mechanism)?;
+    let creds = predict::audit::Creds::of(pid).map_err(|e| {
+        crate::error::UsageError::new(format!("--pid {pid}: {e:#}: is the process running?"))
+    })?;
+    let plan = predict::plan_for(&t, creds)?;
+    counts::tracefs()?;
+
+    let counted = if args.command.is_empty() {
+        eprintln!(
+            "secperf: counting the syscalls of pid {pid} for {:.0} s (read-only: nothing is \
+             applied to it)",
+            window.as_secs_f64()
+        );
+        let mut last = u64::MAX;
+        counts::count_pid(pid, window, &mut |left| {
+            let s = left.as_secs();
+            if s % 5 == 0 && s != last && s > 0 {
+                eprintln!("secperf: {s} s left");
+                last = s;
+            }
+        })?
+    } else {
+        eprintln!("secperf: counting the syscalls of {target} (one run, no policy applied)");
+        let (counted, status) = counts::count_command(&args.command)?;
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+            usage_bail!(
+                "{target} failed (wait status {status:#x}): a prediction needs a run that \
+                 succeeds"
+            );
+        }
+        counted
+    };
+
+    let figures = probe_figures(&plan, &args, db)?;
+    let prediction = predict::model::predict(
+        &plan,
+        figures,
+        &counted.counts,
+        target,
+        counted.wall_ns as f64 / 1e9,
+        counted.cpu_ns,
+    );
+    let out = match format {
+        PredictFormat::Table => predict::render::text(&prediction),
+        PredictFormat::Markdown => predict::render::markdown(&prediction),
+        PredictFormat::Prometheus => predict::render::prometheus(&prediction),
+        PredictFormat::Json => serde_json::to_string_pretty(&prediction)? + "\n",
+    };
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("secperf: {}", predict::render::headline(&prediction));
+            eprintln!("secperf: wrote {}", path.display());
+        }
+        None => print!("{out}"),
+    }
+    Ok(())
+}
+
+/// The figures of the plan's probes: stored ones for this machine and
+/// policy, the others measured now (one `overhead` run per workload) and
+/// stored.
+fn probe_figures(
+    plan: &predict::ModelPlan,
+    args: &PredictArgs,
+    db: Option<&Path>,
+) -> Result<Vec<ProbeFigure>> {
+    let machine = predict::machine_key(&crate::probe::probe());
+    let shas: Vec<String> = plan
+        .probes
+        .iter()
+        .map(|p| predict::policy_sha256(&p.spec))
+        .collect::<Result<_>>()?;
+    let mut figures: Vec<Option<ProbeFigure>> = {
+        let (_, store) = crate::engine::session::open_store(db)?;
+        plan.probes
+            .iter()
+            .zip(&shas)
+            .map(|(p, sha)| match args.remeasure {
+                true => Ok(None),
+                false => store.cost_probe(&machine, &p.spec, &p.workload, sha),
+            })
+            .collect::<Result<_>>()?
+    };
+    let mut workloads: Vec<&str> = Vec::new();
+    for (p, f) in plan.probes.iter().zip(&figures) {
+        if f.is_none() && !workloads.contains(&p.workload.as_str()) {
+            workloads.push(&p.workload);
+        }
+    }
+    for workload in workloads {
+        let missing: Vec<usize> = (0..plan.probes.len())
+            .filter(|&i| figures[i].is_none() && plan.probes[i].workload == workload)
+            .collect();
+        eprintln!(
+            "secperf: measuring the cost model's probes on {workload} (stored for this machine \
+             and reused): {}",
+            missing
+                .iter()
+                .map(|&i| format!("{} ({})", plan.probes[i].spec, plan.probes[i].role))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        let mut argv = vec!["overhead".to_string()];
+        for &i in &missing {
+            argv.extend(["-m".to_string(), plan.probes[i].spec.clone()]);
+        }
+        // A fixed number of pairs: a model wants each probe's interval
+        // from all of them, not the sequential design's stop at a verdict.
+        argv.extend(["-w".into(), workload.into(), "--no-control".into()]);
+        argv.extend([
+            "--pairs".into(),
+            PROBE_PAIRS[args.quick as usize].to_string(),
+        ]);
+        if args.quick {
+            argv.push("--quick".into());
+        }
+        if args.wait.no_wait {
+            argv.push("--no-wait".into());
+        }
+        let run = ProbeRun::try_parse_from(&argv)
+            .with_context(|| format!("building the probes' overhead run: {}", argv.join(" ")))?;
+        let (session, comparisons, _) = super::overhead::measure(&run.overhead, db)?;
+        let mut store = session.store;
+        for &i in &missing {
+            let probe = &plan.probes[i];
+            let t = Treatment::parse(&probe.spec)?;
+            let c = comparisons
+                .iter()
+                .find(|c| {
+                    c.mechanism == t.mechanism.name()
+                        && c.variant == t.variant
+                        && c.params == t.params
+                        && c.workload == workload
+                })
+                .with_context(|| format!("the probes' run has no comparison of {}", probe.spec))?;
+            if c.unfinished {
+                anyhow::bail!(
+                    "the probe {} on {workload} did not finish: run predict again",
+                    probe.spec
+                );
+            }
+            let base = c.baseline_ns_per_op;
+            let figure = ProbeFigure {
+                spec: probe.spec.clone(),
+                workload: workload.to_string(),
+                baseline_ns_per_op: base,
+                delta_ns_per_op: base * c.overhead_pct.estimate / 100.0,
+                delta_low_ns: base * c.overhead_pct.ci_low / 100.0,
+                delta_high_ns: base * c.overhead_pct.ci_high / 100.0,
+                pairs: c.pairs,
+                run_id: session.run_id,
+                measured_at: chrono::Utc::now(),
+            };
+            store.put_cost_probe(&machine, &shas[i], &figure)?;
+            figures[i] = Some(figure);
+        }
+    }
+    Ok(figures.into_iter().map(|f| f.expect("measured")).collect())
+}

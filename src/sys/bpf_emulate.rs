@@ -1,0 +1,117 @@
+//! Classic-BPF emulation of seccomp filters, as the kernel runs them:
+//! whether the action cache holds a syscall number (the kernel's
+//! `seccomp_is_const_allow`, instruction for instruction), and how many
+//! instructions a filter executes for a call. Used to price a filter per
+//! syscall (`secperf predict`) and to test the filters secperf builds.
+
+use super::bpf::SockFilter;
+
+const LD_W_ABS: u16 = 0x20;
+const ALU_AND_K: u16 = 0x54;
+const JMP_JA: u16 = 0x05;
+const JMP_JEQ_K: u16 = 0x15;
+const JMP_JGT_K: u16 = 0x25;
+const JMP_JGE_K: u16 = 0x35;
+const JMP_JSET_K: u16 = 0x45;
+const RET_K: u16 = 0x06;
+/// Offsets in `struct seccomp_data`.
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+
+/// Whether the kernel caches `nr` on `arch` as allowed for this filter
+/// (`seccomp_is_const_allow`): true when it returns ALLOW having loaded
+/// only the number and the architecture; false when the emulation meets
+/// an argument load or another instruction, or a constant other action.
+pub fn const_allow(prog: &[SockFilter], arch: u32, nr: u32) -> bool {
+    let mut a: u32 = 0;
+    let mut pc = 0usize;
+    while let Some(insn) = prog.get(pc) {
+        match insn.code {
+            LD_W_ABS => match insn.k {
+                OFF_NR => a = nr,
+                OFF_ARCH => a = arch,
+                _ => return false,
+            },
+            RET_K => return insn.k == libc::SECCOMP_RET_ALLOW,
+            JMP_JA => pc += insn.k as usize,
+            JMP_JEQ_K | JMP_JGE_K | JMP_JGT_K | JMP_JSET_K => {
+                pc += usize::from(if jump_taken(insn.code, a, insn.k) {
+                    insn.jt
+                } else {
+                    insn.jf
+                });
+            }
+            ALU_AND_K => a &= insn.k,
+            _ => return false,
+        }
+        pc += 1;
+    }
+    false
+}
+
+fn jump_taken(code: u16, a: u32, k: u32) -> bool {
+    match code {
+        JMP_JEQ_K => a == k,
+        JMP_JGE_K => a >= k,
+        JMP_JGT_K => a > k,
+        _ => a & k != 0,
+    }
+}
+
+/// Runs `prog` for call `nr` on `arch` with every argument (and the
+/// instruction pointer) 0: the instructions executed up to the `RET`, and
+/// its value. `None` for an instruction seccomp does not accept here, a
+/// bad load or running off the end.
+pub fn run_counted(prog: &[SockFilter], arch: u32, nr: u32) -> Option<(usize, u32)> {
+    let mut a: u32 = 0;
+    let mut pc = 0usize;
+    let mut steps = 0usize;
+    while let Some(insn) = prog.get(pc) {
+        steps += 1;
+        match insn.code {
+            LD_W_ABS => {
+                a = match insn.k {
+                    OFF_NR => nr,
+                    OFF_ARCH => arch,
+                    k if k % 4 == 0 && k < 64 => 0,
+                    _ => return None,
+                }
+            }
+            RET_K => return Some((steps, insn.k)),
+            JMP_JA => pc += insn.k as usize,
+            JMP_JEQ_K | JMP_JGE_K | JMP_JGT_K | JMP_JSET_K => {
+                pc += usize::from(if jump_taken(insn.code, a, insn.k) {
+                    insn.jt
+                } else {
+                    insn.jf
+                });
+            }
+            ALU_AND_K => a &= insn.k,
+            _ => return None,
+        }
+        pc += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arch() -> u32 {
+        crate::sys::audit::AUDIT_ARCH_NATIVE.unwrap_or(0xc000_003e)
+    }
+
+    #[test]
+    fn bad_programs_give_none() {
+        let prog = [SockFilter {
+            code: LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: 2,
+        }];
+        assert_eq!(run_counted(&prog, arch(), 1), None);
+        assert_eq!(run_counted(&[], arch(), 1), None);
+        assert!(!const_allow(&[], arch(), 1));
+    }
+}
