@@ -44,8 +44,16 @@ pub struct PredictArgs {
     #[arg(long = "for", value_name = "SECONDS", requires = "pid")]
     pub window_s: Option<f64>,
 
+    /// With -- CMD: run it this many times, each counted, and predict for
+    /// the run whose CPU time is the median (the first run may read from
+    /// disk; the counts of such programs barely change).
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+
     /// Measure the model's probes again, even where this machine has them
-    /// stored.
+    /// stored (stored ones are reused for 7 days, on the same kernel, CPU
+    /// model and CPU count, and policy file contents).
     #[arg(long)]
     pub remeasure: bool,
 
@@ -124,15 +132,23 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
             }
         })?
     } else {
-        eprintln!("secperf: counting the syscalls of {target} (one run, no policy applied)");
-        let (counted, status) = counts::count_command(&args.command)?;
-        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-            usage_bail!(
-                "{target} failed (wait status {status:#x}): a prediction needs a run that \
-                 succeeds"
-            );
+        let runs = args.runs;
+        eprintln!(
+            "secperf: counting the syscalls of {target} ({runs} run{}, no policy applied)",
+            if runs == 1 { "" } else { "s" }
+        );
+        let mut all = Vec::new();
+        for _ in 0..runs {
+            let (counted, status) = counts::count_command(&args.command)?;
+            if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+                usage_bail!(
+                    "{target} failed (wait status {status:#x}): a prediction needs a run that \
+                     succeeds"
+                );
+            }
+            all.push(counted);
         }
-        counted
+        predict::counts::median_run(all)
     };
 
     let figures = probe_figures(&plan, &args, db)?;
@@ -182,7 +198,9 @@ fn probe_figures(
             .zip(&shas)
             .map(|(p, sha)| match args.remeasure {
                 true => Ok(None),
-                false => store.cost_probe(&machine, &p.spec, &p.workload, sha),
+                false => Ok(store
+                    .cost_probe(&machine, &p.spec, &p.workload, sha)?
+                    .filter(|f| predict::fresh(f, chrono::Utc::now()))),
             })
             .collect::<Result<_>>()?
     };

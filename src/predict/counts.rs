@@ -352,6 +352,14 @@ pub fn count_command(argv: &[String]) -> Result<(Counted, libc::c_int)> {
     ))
 }
 
+/// Of several counted runs of one command, the one whose CPU time is the
+/// median (the lower middle one of an even number).
+pub fn median_run(mut runs: Vec<Counted>) -> Counted {
+    assert!(!runs.is_empty(), "at least one run");
+    runs.sort_by_key(|r| r.cpu_ns);
+    runs.swap_remove((runs.len() - 1) / 2)
+}
+
 /// CPU time of process `pid` so far, ns: user + system of its threads and
 /// of the children it waited for (`/proc/PID/stat` fields 14-17).
 pub fn cpu_ns_of(pid: libc::pid_t) -> Result<u64> {

@@ -47,6 +47,17 @@ pub fn plan_for(t: &Treatment, creds: audit::Creds) -> Result<ModelPlan> {
     }
 }
 
+/// How long a stored probe is reused: the figure of an A/B on a machine
+/// whose speed drifts, so not for ever.
+pub const PROBE_MAX_AGE_DAYS: i64 = 7;
+
+/// Whether a stored probe measured at `f.measured_at` is still reused at
+/// `now`.
+pub fn fresh(f: &ProbeFigure, now: chrono::DateTime<chrono::Utc>) -> bool {
+    let age = now - f.measured_at;
+    age >= chrono::Duration::zero() && age < chrono::Duration::days(PROBE_MAX_AGE_DAYS)
+}
+
 /// The key cost probes are stored under for this machine: the kernel
 /// release, the CPU model and the online CPU count (a probe measured on
 /// another kernel or CPU is not reused).
@@ -94,6 +105,26 @@ mod tests {
         assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
         assert!(e.to_string().contains("overhead -m cred:caps"), "{e}");
         assert!(plan_for(&Treatment::parse("seccomp:allow").unwrap(), creds).is_ok());
+    }
+
+    #[test]
+    fn probes_are_reused_for_a_week() {
+        let now = chrono::Utc::now();
+        let at = |days: i64| ProbeFigure {
+            spec: "s".into(),
+            workload: "getppid".into(),
+            baseline_ns_per_op: 1.0,
+            delta_ns_per_op: 1.0,
+            delta_low_ns: 0.0,
+            delta_high_ns: 2.0,
+            pairs: 20,
+            run_id: 1,
+            measured_at: now - chrono::Duration::days(days),
+        };
+        assert!(fresh(&at(0), now));
+        assert!(fresh(&at(6), now));
+        assert!(!fresh(&at(7), now));
+        assert!(!fresh(&at(-1), now), "from the future: a wrong clock");
     }
 
     #[test]

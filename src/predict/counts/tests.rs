@@ -189,3 +189,17 @@ fn a_missing_process_and_a_missing_tracefs_are_said_plainly() {
     let e = threads_of(i32::MAX - 7).unwrap_err();
     assert!(format!("{e:#}").contains("no such process"), "{e:#}");
 }
+
+#[test]
+fn the_median_run_by_cpu_time_is_taken_whole() {
+    let run = |cpu_ns: u64, calls: u64| Counted {
+        counts: BTreeMap::from([("read".to_string(), calls)]),
+        cpu_ns,
+        wall_ns: cpu_ns,
+    };
+    let m = median_run(vec![run(900, 1), run(100, 2), run(300, 3)]);
+    assert_eq!((m.cpu_ns, m.counts["read"]), (300, 3));
+    let m = median_run(vec![run(900, 1), run(100, 2), run(300, 3), run(500, 4)]);
+    assert_eq!(m.cpu_ns, 300);
+    assert_eq!(median_run(vec![run(7, 7)]).cpu_ns, 7);
+}
