@@ -198,22 +198,6 @@ fn a_running_process_is_counted_over_a_window_without_being_touched() {
     assert!(p["cpu_ns"].as_u64().unwrap() > 0, "{p}");
 }
 
-/// `perf trace -s`'s summary: calls per syscall, summed over threads.
-fn perf_trace_summary(text: &str) -> std::collections::BTreeMap<String, u64> {
-    let mut out = std::collections::BTreeMap::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() >= 4
-            && f[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && let (Ok(calls), Ok(_)) = (f[1].parse::<u64>(), f[2].parse::<u64>())
-            && f[3].contains('.')
-        {
-            *out.entry(f[0].to_string()).or_insert(0) += calls;
-        }
-    }
-    out
-}
-
 #[test]
 fn a_loaded_redis_is_counted_as_perf_trace_counts_it() {
     let test = "a_loaded_redis_is_counted_as_perf_trace_counts_it";
@@ -286,7 +270,8 @@ fn a_loaded_redis_is_counted_as_perf_trace_counts_it() {
             )
         })
         .collect();
-    let theirs = perf_trace_summary(&std::fs::read_to_string(&summary).unwrap());
+    let theirs =
+        secperf::predict::counts::perf_trace_summary(&std::fs::read_to_string(&summary).unwrap());
     eprintln!("secperf predict: {ours:?}\nperf trace -s:   {theirs:?}");
     // 5000 SETs and 5000 GETs: a read and a write each, at least.
     assert!(

@@ -19,6 +19,8 @@ pub enum PredictFormat {
     Table,
     Markdown,
     Json,
+    /// One row per syscall (calls, class, ns per call, ns added).
+    Csv,
     /// Prometheus text format, for the node exporter's textfile collector
     /// (ratios and seconds).
     Prometheus,
@@ -163,6 +165,7 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let out = match format {
         PredictFormat::Table => predict::render::text(&prediction),
         PredictFormat::Markdown => predict::render::markdown(&prediction),
+        PredictFormat::Csv => predict::render::csv(&prediction),
         PredictFormat::Prometheus => predict::render::prometheus(&prediction),
         PredictFormat::Json => serde_json::to_string_pretty(&prediction)? + "\n",
     };

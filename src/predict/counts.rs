@@ -416,5 +416,22 @@ pub fn count_pid(
     })
 }
 
+/// `perf trace -s`'s calls per syscall, summed over the processes and
+/// threads of its summary: what secperf's counts are checked against.
+pub fn perf_trace_summary(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 4
+            && f[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && let (Ok(calls), Ok(_errors)) = (f[1].parse::<u64>(), f[2].parse::<u64>())
+            && f[3].contains('.')
+        {
+            *out.entry(f[0].to_string()).or_insert(0) += calls;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

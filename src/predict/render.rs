@@ -1,5 +1,6 @@
-//! A prediction as text (a table), markdown, or Prometheus's text format
-//! for the node exporter's textfile collector (JSON is the serde form).
+//! A prediction as text (a table), markdown, CSV (one row per syscall),
+//! or Prometheus's text format for the node exporter's textfile collector
+//! (JSON is the serde form).
 
 use std::fmt::Write as _;
 
@@ -134,6 +135,37 @@ pub fn markdown(p: &Prediction) -> String {
         let _ = writeln!(out, "- Note: {n}");
     }
     out
+}
+
+/// One row per syscall, dearest first, after a header; the totals are in
+/// the JSON and the other formats.
+pub fn csv(p: &Prediction) -> String {
+    let header = [
+        "mechanism",
+        "target",
+        "syscall",
+        "nr",
+        "calls",
+        "class",
+        "ns_per_call",
+        "added_ns",
+        "denied",
+    ]
+    .map(String::from);
+    let rows = p.per_syscall.iter().map(|l| {
+        [
+            p.mechanism.clone(),
+            p.target.clone(),
+            l.name.clone(),
+            l.nr.to_string(),
+            l.count.to_string(),
+            l.class.clone(),
+            format!("{:.3}", l.ns_per_call),
+            format!("{:.1}", l.cost_ns),
+            l.denied.to_string(),
+        ]
+    });
+    crate::report::markup::csv::records(std::iter::once(header).chain(rows))
 }
 
 /// A label value as Prometheus's text format escapes it.
@@ -288,6 +320,18 @@ mod tests {
             let v = l.rsplit_once(' ').unwrap().1;
             assert!(v.parse::<f64>().is_ok(), "{l}");
         }
+    }
+
+    #[test]
+    fn csv_has_a_header_and_a_row_per_syscall() {
+        let out = csv(&prediction());
+        let mut r = ::csv::Reader::from_reader(out.as_bytes());
+        assert_eq!(r.headers().unwrap().get(2), Some("syscall"));
+        let rows: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(&rows[0][1], "tar \"cf\" x");
+        assert_eq!(&rows[0][4], "3000");
+        assert_eq!(&rows[0][7], "4000000.0");
     }
 
     #[test]

@@ -18,51 +18,21 @@ const RET_K: u16 = 0x06;
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 
-/// Whether the kernel caches `nr` on `arch` as allowed for this filter
-/// (`seccomp_is_const_allow`): true when it returns ALLOW having loaded
-/// only the number and the architecture; false when the emulation meets
-/// an argument load or another instruction, or a constant other action.
-pub fn const_allow(prog: &[SockFilter], arch: u32, nr: u32) -> bool {
-    let mut a: u32 = 0;
-    let mut pc = 0usize;
-    while let Some(insn) = prog.get(pc) {
-        match insn.code {
-            LD_W_ABS => match insn.k {
-                OFF_NR => a = nr,
-                OFF_ARCH => a = arch,
-                _ => return false,
-            },
-            RET_K => return insn.k == libc::SECCOMP_RET_ALLOW,
-            JMP_JA => pc += insn.k as usize,
-            JMP_JEQ_K | JMP_JGE_K | JMP_JGT_K | JMP_JSET_K => {
-                pc += usize::from(if jump_taken(insn.code, a, insn.k) {
-                    insn.jt
-                } else {
-                    insn.jf
-                });
-            }
-            ALU_AND_K => a &= insn.k,
-            _ => return false,
-        }
-        pc += 1;
-    }
-    false
+/// How an emulation ended.
+enum End {
+    /// A `RET` with this value, after this many instructions.
+    Ret { steps: usize, value: u32 },
+    /// A load of an argument, when arguments are unknown.
+    ArgumentLoad,
+    /// An instruction seccomp does not take here, a bad load, or running
+    /// off the end.
+    Invalid,
 }
 
-fn jump_taken(code: u16, a: u32, k: u32) -> bool {
-    match code {
-        JMP_JEQ_K => a == k,
-        JMP_JGE_K => a >= k,
-        JMP_JGT_K => a > k,
-        _ => a & k != 0,
-    }
-}
-
-/// Runs `prog` for call `nr` on `arch` with every argument (and the
-/// instruction pointer) 0: the instructions executed up to the `RET`, and
-/// its value. `None` for an instruction seccomp does not accept here, a
-/// bad load or running off the end.
-pub fn run_counted(prog: &[SockFilter], arch: u32, nr: u32) -> Option<(usize, u32)> {
+/// Runs `prog` for call `nr` on `arch`. With `args_known`, every argument
+/// (and the instruction pointer) reads as 0; without, a load of one ends
+/// the run, as in the kernel's cache emulation.
+fn emulate(prog: &[SockFilter], arch: u32, nr: u32, args_known: bool) -> End {
     let mut a: u32 = 0;
     let mut pc = 0usize;
     let mut steps = 0usize;
@@ -73,25 +43,55 @@ pub fn run_counted(prog: &[SockFilter], arch: u32, nr: u32) -> Option<(usize, u3
                 a = match insn.k {
                     OFF_NR => nr,
                     OFF_ARCH => arch,
+                    _ if !args_known => return End::ArgumentLoad,
                     k if k % 4 == 0 && k < 64 => 0,
-                    _ => return None,
+                    _ => return End::Invalid,
                 }
             }
-            RET_K => return Some((steps, insn.k)),
+            RET_K => {
+                return End::Ret {
+                    steps,
+                    value: insn.k,
+                };
+            }
             JMP_JA => pc += insn.k as usize,
             JMP_JEQ_K | JMP_JGE_K | JMP_JGT_K | JMP_JSET_K => {
-                pc += usize::from(if jump_taken(insn.code, a, insn.k) {
-                    insn.jt
-                } else {
-                    insn.jf
-                });
+                let taken = match insn.code {
+                    JMP_JEQ_K => a == insn.k,
+                    JMP_JGE_K => a >= insn.k,
+                    JMP_JGT_K => a > insn.k,
+                    _ => a & insn.k != 0,
+                };
+                pc += usize::from(if taken { insn.jt } else { insn.jf });
             }
             ALU_AND_K => a &= insn.k,
-            _ => return None,
+            _ => return End::Invalid,
         }
         pc += 1;
     }
-    None
+    End::Invalid
+}
+
+/// Whether the kernel caches `nr` on `arch` as allowed for this filter
+/// (`seccomp_is_const_allow`): true when it returns ALLOW having loaded
+/// only the number and the architecture; false when the emulation meets
+/// an argument load or another instruction, or a constant other action.
+pub fn const_allow(prog: &[SockFilter], arch: u32, nr: u32) -> bool {
+    matches!(
+        emulate(prog, arch, nr, false),
+        End::Ret { value, .. } if value == libc::SECCOMP_RET_ALLOW
+    )
+}
+
+/// Runs `prog` for call `nr` on `arch` with every argument (and the
+/// instruction pointer) 0: the instructions executed up to the `RET`, and
+/// its value. `None` for an instruction seccomp does not accept here, a
+/// bad load or running off the end.
+pub fn run_counted(prog: &[SockFilter], arch: u32, nr: u32) -> Option<(usize, u32)> {
+    match emulate(prog, arch, nr, true) {
+        End::Ret { steps, value } => Some((steps, value)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

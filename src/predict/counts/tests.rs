@@ -45,27 +45,10 @@ impl Drop for Tracefs {
     }
 }
 
-/// `perf trace -s`'s calls per syscall, summed over the processes of its
-/// summary.
-fn parse_perf_trace_summary(text: &str) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() >= 4
-            && f[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && let (Ok(calls), Ok(_errors)) = (f[1].parse::<u64>(), f[2].parse::<u64>())
-            && f[3].contains('.')
-        {
-            *out.entry(f[0].to_string()).or_insert(0) += calls;
-        }
-    }
-    out
-}
-
 #[test]
 fn the_summary_parser_reads_perf_trace_s() {
     let text = "\n Summary of events:\n\n tar (12831), 462 events, 98.1%\n\n   syscall            calls  errors  total       min       avg       max       stddev\n                                     (msec)    (msec)    (msec)    (msec)        (%)\n   --------------- --------  ------ -------- --------- --------- ---------     ------\n   newfstatat            63      0     1.426     0.018     0.023     0.124      7.77%\n   openat                44     19     1.072     0.020     0.024     0.076      5.46%\n\n sh (12830), 10 events\n\n   openat                 2      0     0.1     0.018     0.023     0.124      7.77%\n";
-    let m = parse_perf_trace_summary(text);
+    let m = perf_trace_summary(text);
     assert_eq!(m["newfstatat"], 63);
     assert_eq!(m["openat"], 46);
     assert_eq!(m.len(), 2);
@@ -117,7 +100,7 @@ fn a_command_s_syscalls_are_counted_as_perf_trace_counts_them() {
         .unwrap()
         .success();
     assert!(ok, "perf trace -s failed");
-    let theirs = parse_perf_trace_summary(&std::fs::read_to_string(out.path()).unwrap());
+    let theirs = perf_trace_summary(&std::fs::read_to_string(out.path()).unwrap());
     assert!(!theirs.is_empty(), "perf trace printed no summary");
     eprintln!("secperf's counts: {ours:?}\nperf trace -s:    {theirs:?}");
     // Every syscall perf counted 20 times or more: within 5%.
