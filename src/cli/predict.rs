@@ -118,6 +118,8 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     })?;
     let plan = predict::plan_for(&t, creds)?;
     counts::tracefs()?;
+    // A bad --db is said before the program runs, not after.
+    crate::engine::session::open_store(db)?;
 
     let counted = if args.command.is_empty() {
         eprintln!(

@@ -95,8 +95,13 @@ pub fn number_of(name: &str) -> Option<u32> {
 /// The mounted tracefs, or a usage error saying how to mount it.
 pub fn tracefs() -> Result<PathBuf> {
     for root in TRACEFS {
-        if Path::new(root).join("events").is_dir() {
-            return Ok(PathBuf::from(root));
+        match std::fs::metadata(Path::new(root).join("events")) {
+            Ok(m) if m.is_dir() => return Ok(PathBuf::from(root)),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => crate::usage_bail!(
+                "{root} is not readable by this user: counting syscalls needs root or \
+                 CAP_PERFMON (and read access to tracefs)"
+            ),
+            _ => {}
         }
     }
     crate::usage_bail!(
@@ -278,7 +283,12 @@ pub fn count_command(argv: &[String]) -> Result<(Counted, libc::c_int)> {
         .collect::<Result<_, _>>()
         .context("an argument contains a NUL byte")?;
     let program = crate::sys::find_in_path(&argv[0], std::env::var_os("PATH").as_deref())
-        .with_context(|| format!("{}: not found on PATH", argv[0]))?;
+        .ok_or_else(|| {
+            crate::error::UsageError::new(format!(
+                "{}: not found on PATH: give the program's path or install it",
+                argv[0]
+            ))
+        })?;
     let program = CString::new(program.as_os_str().as_encoded_bytes())
         .context("the program path contains a NUL byte")?;
     let mut ptrs: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
