@@ -574,6 +574,20 @@ pub struct StoredRun {
     /// A/B comparisons (`secperf overhead` runs).
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
+    /// The run's identity across databases, recorded when it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// The campaign that pulled this run from a host, and the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<CampaignTag>,
+}
+
+/// A run measured by `secperf campaign`: which campaign, on which host
+/// (the name the campaign was given for it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CampaignTag {
+    pub id: String,
+    pub host: String,
 }
 
 impl StoredRun {
@@ -726,6 +740,8 @@ pub mod testing {
             finished_at: Some(Utc::now()),
             results,
             comparisons: vec![],
+            uuid: None,
+            campaign: None,
         }
     }
 }

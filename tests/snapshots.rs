@@ -28,6 +28,9 @@ fn docs() -> Vec<RunDoc> {
         .map(|r| {
             let mut doc = secperf::engine::document::load(&store, r.run_id).expect("load");
             doc.db = "runs.db".into();
+            // The fixture predates run UUIDs: opening it gives each run a
+            // random one.
+            doc.uuid = Some(format!("00000000-0000-4000-8000-{:012}", r.run_id));
             doc
         })
         .collect()

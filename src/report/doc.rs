@@ -28,6 +28,13 @@ use crate::probe::MachineFacts;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunDoc {
     pub run_id: i64,
+    /// The run's identity across databases (absent in runs read from files
+    /// of secperf before schema 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// The campaign and host that measured the run, when a campaign did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<crate::model::CampaignTag>,
     /// The results database the run is stored in.
     pub db: PathBuf,
     #[serde(flatten)]
@@ -60,6 +67,8 @@ impl RunDoc {
     pub fn of(run: StoredRun, db: PathBuf) -> RunDoc {
         RunDoc {
             run_id: run.run_id,
+            uuid: run.uuid,
+            campaign: run.campaign,
             db,
             meta: run.meta,
             finished_at: run.finished_at,

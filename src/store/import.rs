@@ -9,12 +9,12 @@
 //! schema version (the guest runs the host's own binary).
 
 use anyhow::{Context, Result};
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::{Store, disk_full};
 
 /// Tables keyed by a run, and the tables keyed by their rows.
-const RUN_CHILDREN: &[(&str, &[(&str, &str)])] = &[
+pub const RUN_CHILDREN: &[(&str, &[(&str, &str)])] = &[
     (
         "results",
         &[("samples", "result_id"), ("result_profiles", "result_id")],
@@ -87,6 +87,17 @@ impl Store {
                 "the source database has schema version {theirs}, this one {ours}: both must \
                  come from the same secperf"
             );
+        }
+        let same: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT m.id FROM main.runs m JOIN src.runs s ON s.uuid = m.uuid WHERE s.id = ?1",
+                [run_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(same) = same {
+            anyhow::bail!("run {run_id} is already stored here as run {same} (the same uuid)");
         }
         let tx = self.conn.transaction()?;
         let run_cols = columns(&tx, "runs", &["id"])?;

@@ -222,6 +222,28 @@ CREATE TABLE cost_probes (
     PRIMARY KEY (machine, spec, workload, policy_sha256)
 );
 "#,
+    // 11: many machines, one store. A run's identity across databases: a
+    // random UUID recorded when it starts (runs stored before this step get
+    // one here), so that `results push` and campaigns store each run once.
+    // A run a campaign pulled from a host is tagged with the campaign and
+    // the host's name; the campaign's own record is its command and hosts.
+    r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
+    substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + abs(random()) % 4, 1) ||
+    substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
+CREATE UNIQUE INDEX runs_uuid ON runs(uuid);
+ALTER TABLE runs ADD COLUMN campaign TEXT;
+ALTER TABLE runs ADD COLUMN campaign_host TEXT;
+CREATE INDEX runs_campaign ON runs(campaign, campaign_host);
+CREATE TABLE campaigns (
+    id           TEXT PRIMARY KEY,
+    created_at   TEXT NOT NULL,
+    command_json TEXT NOT NULL,   -- the measuring command's arguments
+    hosts_json   TEXT NOT NULL,   -- the hosts, in the order given
+    parallel     INTEGER NOT NULL
+);
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

@@ -30,10 +30,12 @@
 //! the schema in `migrations.rs`, value conversions in `codec.rs`.
 
 pub mod calibrations;
+pub mod campaigns;
 mod codec;
 mod comparisons;
 mod cost_probes;
 mod import;
+pub use import::RUN_CHILDREN;
 pub mod migrations;
 mod notes;
 mod policy_files;
@@ -79,12 +81,38 @@ pub fn resolve_db_path(cli: Option<&Path>) -> Result<PathBuf> {
     resolve_db_path_from(cli, std::env::var_os(DB_ENV_VAR), dirs::data_dir())
 }
 
+/// The results file used when neither `--db` nor `SECPERF_DB` names a
+/// file: `dirs::data_dir()/secperf/secperf.db`.
+pub fn default_db_path() -> Result<PathBuf> {
+    resolve_db_path_from(None, None, dirs::data_dir())
+}
+
+/// Whether `--db` names a shared PostgreSQL store rather than a file.
+fn names_shared_store(path: &Path) -> bool {
+    path.to_str()
+        .is_some_and(|s| s.starts_with("postgresql://") || s.starts_with("postgres://"))
+}
+
 /// [`resolve_db_path`] with its environment passed in, for tests.
 fn resolve_db_path_from(
     cli: Option<&Path>,
     env: Option<OsString>,
     data_dir: Option<PathBuf>,
 ) -> Result<PathBuf> {
+    let named = cli.or(env
+        .as_deref()
+        .map(Path::new)
+        .filter(|p| !p.as_os_str().is_empty()));
+    if let Some(path) = named.filter(|p| names_shared_store(p)) {
+        let scheme = path.to_string_lossy();
+        let scheme = scheme.split("://").next().unwrap_or("postgresql");
+        usage_bail!(
+            "--db {scheme}://... names a shared store, and this command writes to a results \
+             file: measure into a file (leave out --db, or give a path), then copy the runs \
+             with `secperf results push URL`; `results list/show/export`, `compare`, `report` \
+             and `campaign` take the URL"
+        );
+    }
     let path = if let Some(path) = cli {
         // clap fills --db from SECPERF_DB too: name the variable when it
         // holds this path.
@@ -299,13 +327,25 @@ impl Store {
         &self.path
     }
 
+    /// The SQLite connection, for copying rows to and from a shared store
+    /// (`remote`), which works table by table on the schema itself.
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Names the store in messages and documents by `name` instead of its
+    /// file: a local copy of a shared store is shown as the store's URL.
+    pub fn show_as(&mut self, name: &str) {
+        self.path = PathBuf::from(name);
+    }
+
     /// Records the start of a run (unfinished until [`Store::finish_run`]).
     pub fn begin_run(&mut self, meta: &RunMeta) -> Result<i64> {
         self.conn
             .execute(
                 "INSERT INTO runs (label, kind, started_at, host, secperf_version, command,
-                                   params_json, system_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                   params_json, system_json, uuid)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     meta.label,
                     meta.kind,
@@ -315,6 +355,7 @@ impl Store {
                     meta.command,
                     json_to_sql(&meta.params, "runs.params_json")?,
                     json_to_sql(&meta.system, "runs.system_json")?,
+                    uuid::Uuid::new_v4().to_string(),
                 ],
             )
             .with_context(|| {

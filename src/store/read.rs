@@ -13,7 +13,7 @@ use rusqlite::{OptionalExtension, params};
 use super::codec::{f64s_from_json, int_from_sql, json_from_sql, real_from_sql, time_from_sql};
 use super::{CHOOSE_ANOTHER, Store, no_run_error, run_exists};
 use crate::model::{
-    Mode, RunMeta, RunSummary, Sample, StoredRun, Summary, UnitRate, WorkloadResult,
+    CampaignTag, Mode, RunMeta, RunSummary, Sample, StoredRun, Summary, UnitRate, WorkloadResult,
 };
 use crate::usage_bail;
 
@@ -87,7 +87,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT label, kind, started_at, finished_at, host, secperf_version, command,
-                        params_json, system_json
+                        params_json, system_json, uuid, campaign, campaign_host
                  FROM runs WHERE id = ?1",
                 [run_id],
                 |row| {
@@ -101,6 +101,11 @@ impl Store {
                         row.get::<_, String>(6)?,
                         row.get::<_, String>(7)?,
                         row.get::<_, String>(8)?,
+                        (
+                            row.get::<_, Option<String>>(9)?,
+                            row.get::<_, Option<String>>(10)?,
+                            row.get::<_, Option<String>>(11)?,
+                        ),
                     ))
                 },
             )
@@ -115,6 +120,7 @@ impl Store {
             command,
             params,
             system,
+            (uuid, campaign, campaign_host),
         )) = run
         else {
             return Err(no_run_error(run_id));
@@ -213,6 +219,11 @@ impl Store {
             finished_at,
             results,
             comparisons: super::comparisons::load_comparisons(&self.conn, run_id)?,
+            uuid,
+            campaign: campaign.map(|id| CampaignTag {
+                id,
+                host: campaign_host.unwrap_or_default(),
+            }),
         })
     }
 

@@ -339,7 +339,20 @@ fn round_trip_is_exact() {
         finished_at: Some(finished_at),
         comparisons: Vec::new(),
         results: vec![first, second],
+        uuid: loaded.uuid.clone(),
+        campaign: None,
     };
+    let uuid = loaded
+        .uuid
+        .as_deref()
+        .expect("a run records its uuid when it starts");
+    assert_eq!(uuid.len(), 36, "{uuid}");
+    assert_eq!(
+        uuid::Uuid::parse_str(uuid)
+            .expect("a uuid")
+            .get_version_num(),
+        4
+    );
     assert_eq!(loaded, expected);
     // PartialEq on f64 is not bitwise; check the bits of every float too.
     for (a, b) in loaded.results.iter().zip(&expected.results) {
@@ -846,8 +859,12 @@ fn a_run_imported_from_another_database_reads_back_the_same() {
     ] {
         assert_eq!(count(&dst, table), count(&source, table), "{table}");
     }
+    // A run already here (the same uuid) is not copied twice.
+    let e = dst.import_run(&src, ids[0], None, None).unwrap_err();
+    assert!(format!("{e:#}").contains("already stored here"), "{e:#}");
     // The command and the system facts can be replaced on the way in.
     let system = serde_json::json!({"vm": {"accel": "emulated"}});
+    let mut dst = Store::open(&dir.path().join("dst2.db")).unwrap();
     let new = dst
         .import_run(&src, ids[0], Some("secperf run --vm x"), Some(&system))
         .unwrap();

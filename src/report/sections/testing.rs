@@ -226,6 +226,8 @@ pub fn overhead_doc() -> RunDoc {
     };
     RunDoc {
         run_id: 12,
+        uuid: None,
+        campaign: None,
         db: "/tmp/secperf-fixture.db".into(),
         meta: meta(
             "overhead",
