@@ -45,6 +45,7 @@ pub mod policy;
 pub mod predict;
 pub mod probe;
 pub mod profile;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub mod safety;

@@ -34,6 +34,7 @@ const LAYERS: &[&[&str]] = &[
     &["compare"],
     &["predict"],
     &["report"],
+    &["remote"],
     &["store"],
     &["safety"],
     &["mechanisms", "profile", "vm"],

@@ -8,7 +8,6 @@ use clap::Args;
 
 use crate::compare::{CompareOpts, build};
 use crate::report::formats::Format;
-use crate::store::Store;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -42,8 +41,7 @@ pub struct CompareArgs {
 
 pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let decision = args.decision.resolve()?;
-    let path = crate::store::resolve_db_path(db)?;
-    let store = Store::open_read_only(&path)?;
+    let (store, _) = super::reading::open(db)?;
     let runs = args
         .runs
         .iter()

@@ -12,10 +12,17 @@ use crate::store::Store;
 pub enum ResultsCommand {
     /// List stored runs, newest first.
     List,
-    /// Show one run: its configuration summary and results table.
+    /// Show one run: its configuration summary and results table; or, with
+    /// --campaign, every host's run of a campaign side by side (ns/op and
+    /// overhead % with 95% intervals, one column or row per host) and what
+    /// differs between the hosts (kernel, CPU, mitigations, LSMs).
     Show {
         /// Run id, label, `latest` or `latest~N`.
-        run: String,
+        #[arg(required_unless_present = "campaign")]
+        run: Option<String>,
+        /// A campaign's id (or a unique prefix, or `latest`) instead of a run.
+        #[arg(long, value_name = "ID", conflicts_with = "run")]
+        campaign: Option<String>,
         /// Output format instead of the default summary and tables.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<crate::report::formats::Format>,
@@ -36,6 +43,21 @@ pub enum ResultsCommand {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Copy finished runs into a shared PostgreSQL store, each exactly once
+    /// (a run is known by the UUID it got when it started: pushing twice,
+    /// or again after an interrupted push, stores nothing twice). Creates
+    /// or upgrades the store's tables. The password comes from the URL,
+    /// PGPASSWORD or ~/.pgpass and is never printed.
+    Push {
+        /// postgresql://[USER@]HOST[:PORT]/DATABASE[?sslmode=...]; default
+        /// $SECPERF_REMOTE. PG* variables fill what the URL leaves out.
+        #[arg(env = "SECPERF_REMOTE", hide_env_values = true, value_name = "URL")]
+        url: String,
+        /// Push only these runs (ids, labels, `latest`); default: every
+        /// finished run.
+        #[arg(long = "run", value_name = "RUN")]
+        runs: Vec<String>,
+    },
     /// Delete runs and all their samples.
     Delete {
         /// Run ids, labels, `latest` or `latest~N`.
@@ -51,11 +73,20 @@ pub enum ExportFormat {
 }
 
 pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()> {
-    let path = crate::store::resolve_db_path(db)?;
-    let mut store = if matches!(cmd, ResultsCommand::Delete { .. }) {
-        Store::open(&path)?
+    if let ResultsCommand::Push { url, runs } = &cmd {
+        return push(url, runs, db, json);
+    }
+    let (mut store, path) = if matches!(cmd, ResultsCommand::Delete { .. }) {
+        if super::reading::shared_url(db).is_some() {
+            crate::usage_bail!(
+                "secperf deletes runs only from results files: delete from a shared store with \
+                 SQL (DELETE FROM runs WHERE uuid = ...; its rows cascade)"
+            );
+        }
+        let path = crate::store::resolve_db_path(db)?;
+        (super::reading::Reading::File(Store::open(&path)?), path)
     } else {
-        Store::open_read_only(&path)?
+        super::reading::open(db)?
     };
     match cmd {
         ResultsCommand::List => {
@@ -72,11 +103,35 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 super::emit_fmt!("{}", crate::report::table::runs(&runs));
             }
         }
+        ResultsCommand::Push { .. } => unreachable!("handled above"),
+        ResultsCommand::Show {
+            campaign: Some(campaign),
+            format,
+            output,
+            ..
+        } => {
+            let (view, _) = super::campaign::view(&store, &campaign)?;
+            let format = if json {
+                crate::report::formats::Format::Json
+            } else {
+                format.unwrap_or(crate::report::formats::Format::Table)
+            };
+            let opts = crate::report::formats::RenderOpts {
+                color: output.is_none() && crate::report::formats::color_default(),
+            };
+            let text = crate::report::campaign::render(&view, format, opts);
+            match output {
+                Some(file) => super::output::write_file(&file, &text)?,
+                None => super::emit_fmt!("{}", text.trim_end()),
+            }
+        }
         ResultsCommand::Show {
             run,
             format,
             output,
+            ..
         } => {
+            let run = run.expect("clap requires a run without --campaign");
             let id = store.resolve_run(&run)?;
             let doc = crate::engine::document::load(&store, id)?;
             super::output::show_run(
@@ -122,5 +177,68 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             }
         }
     }
+    Ok(())
+}
+
+/// `results push URL`.
+fn push(url: &str, runs: &[String], db: Option<&Path>, json: bool) -> Result<()> {
+    if !crate::remote::conn::is_url(url) {
+        crate::usage_bail!(
+            "push takes a postgresql:// URL (postgresql://USER@HOST:PORT/DATABASE), not '{}'",
+            crate::remote::conn::redact_in(url)
+        );
+    }
+    if super::reading::shared_url(db).is_some() {
+        crate::usage_bail!(
+            "--db names a shared store: push copies from a results file (--db FILE) to the URL"
+        );
+    }
+    let path = crate::store::resolve_db_path(db)?;
+    let mut store = Store::open_read_only(&path)?;
+    let only = if runs.is_empty() {
+        None
+    } else {
+        Some(
+            runs.iter()
+                .map(|r| store.resolve_run(r))
+                .collect::<Result<Vec<_>>>()?,
+        )
+    };
+    let mut bar: Option<crate::engine::progress::Progress> = None;
+    let report = crate::remote::push::push(&mut store, url, only.as_deref(), &mut |done, total| {
+        let bar = bar.get_or_insert_with(|| crate::engine::progress::Progress::new(total as u64));
+        bar.skip(1);
+        if done % 25 == 0 || done == total {
+            bar.now(&format!("pushed {done} of {total} runs"));
+            if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                bar.line(&format!("pushed {done} of {total} runs"));
+            }
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = report?;
+    if json {
+        return super::print_json(&report);
+    }
+    for lost in &report.reconnects {
+        super::emit_fmt!("The connection was lost ({lost}); reconnected and went on.");
+    }
+    super::emit_fmt!(
+        "Pushed {} run(s) from {} to {}; {} already there{}.",
+        report.pushed.len(),
+        path.display(),
+        report.remote,
+        report.already_there,
+        if report.unfinished > 0 {
+            format!(
+                "; {} unfinished run(s) left out (still measuring, or interrupted)",
+                report.unfinished
+            )
+        } else {
+            String::new()
+        }
+    );
     Ok(())
 }

@@ -271,7 +271,8 @@ pub fn command_line_of(argv: impl IntoIterator<Item = String>) -> String {
     let words: Vec<String> = std::iter::once("secperf".to_string())
         .chain(argv.into_iter().skip(1))
         .collect();
-    shell_words::join(words)
+    // A shared store's password never goes into a stored command line.
+    crate::remote::conn::redact_in(&shell_words::join(words))
 }
 
 /// The metadata of a run starting now on this machine: the probe
