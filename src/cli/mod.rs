@@ -4,12 +4,14 @@
 
 mod args;
 mod calibrate;
+mod campaign;
 mod compare;
 mod list;
 mod output;
 mod overhead;
 mod predict;
 mod probe;
+mod reading;
 mod report;
 mod rerun;
 mod results;
@@ -105,7 +107,14 @@ pub enum Command {
     /// seed it used, and its policy files as they were read (a copy stands
     /// in for a file that changed since). Stored as a new run.
     Rerun(rerun::RerunArgs),
-    /// Stored results: list, show, export, delete.
+    /// Run one measuring command on many hosts over OpenSSH (your ssh
+    /// config, agent and known_hosts), each host measuring itself, and pull
+    /// every host's finished run into this store, tagged with the campaign
+    /// and the host (and pushed on when --db is a postgresql:// URL).
+    /// `--resume ID` reruns only the hosts without a finished run.
+    Campaign(campaign::CampaignArgs),
+    /// Stored results: list, show, export, push, delete. `--db` may be a
+    /// shared store (postgresql://...) for list, show and export.
     Results {
         #[command(subcommand)]
         command: results::ResultsCommand,
@@ -214,6 +223,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::List(args) => list::list(args, cli.db.as_deref(), cli.json),
         Command::Probe(args) => probe::probe(args, cli.db.as_deref(), cli.json),
         Command::Report(args) => report::report(args, cli.db.as_deref(), cli.json),
+        Command::Campaign(args) => campaign::campaign(args, cli.db.as_deref(), cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
         Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),

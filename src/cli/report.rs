@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::report::html;
-use crate::store::Store;
 use crate::usage_bail;
 
 /// Where the page goes when `-o` is not given.
@@ -19,8 +18,13 @@ pub const DEFAULT_OUTPUT: &str = "secperf-report.html";
 pub struct ReportArgs {
     /// Run ids, labels, `latest` or `latest~N` (several runs: one page,
     /// scaling curves overlaid).
-    #[arg(required = true, value_name = "RUN")]
+    #[arg(required_unless_present = "campaign", value_name = "RUN")]
     pub runs: Vec<String>,
+    /// A campaign's id (or a unique prefix, or `latest`) instead of runs:
+    /// one page with its hosts side by side, a forest plot per comparison
+    /// with one row per host, and what differs between the hosts.
+    #[arg(long, value_name = "ID", conflicts_with = "runs")]
+    pub campaign: Option<String>,
     /// Write the page here; `-` for stdout.
     #[arg(short, long, value_name = "PATH", default_value = DEFAULT_OUTPUT)]
     pub output: PathBuf,
@@ -34,8 +38,31 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
              give a file with -o"
         );
     }
-    let path = crate::store::resolve_db_path(db)?;
-    let store = Store::open_read_only(&path)?;
+    let (store, _) = super::reading::open(db)?;
+    if let Some(spec) = &args.campaign {
+        let (view, docs) = super::campaign::view(&store, spec)?;
+        let page = crate::report::html::campaign::page(&view, &docs, chrono::Utc::now())?;
+        if to_stdout {
+            super::emit(page.trim_end());
+            return Ok(());
+        }
+        super::output::write_file(&args.output, &page)?;
+        let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
+        if json {
+            return super::print_json(&serde_json::json!({
+                "path": written,
+                "campaign": view.campaign,
+                "runs": docs.iter().map(|d| d.run_id).collect::<Vec<_>>(),
+            }));
+        }
+        super::emit_fmt!(
+            "Wrote {} (campaign {}, {} host(s)).",
+            written.display(),
+            view.campaign,
+            docs.len()
+        );
+        return Ok(());
+    }
     let mut ids: Vec<i64> = Vec::new();
     for spec in &args.runs {
         let id = store.resolve_run(spec)?;

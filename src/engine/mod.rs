@@ -20,6 +20,7 @@
 
 pub mod ab;
 pub mod boots;
+pub mod campaign;
 pub mod control;
 pub mod current;
 pub mod design;

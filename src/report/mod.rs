@@ -15,6 +15,7 @@
 //! of stored runs.
 
 pub mod build;
+pub mod campaign;
 pub mod doc;
 pub mod export;
 pub mod formats;

@@ -41,6 +41,20 @@ pub const TOOLS: &[(&str, &str)] = &[
     ),
     ("secilc", ".ci/run installs Debian's secilc"),
     (
+        "sshd",
+        ".ci/run installs Debian's openssh-server (its service is not started): the lab's \
+         namespace hosts each run their own sshd",
+    ),
+    (
+        "ssh",
+        ".ci/run installs Debian's openssh-client with openssh-server",
+    ),
+    (
+        "postgresql",
+        ".ci/run installs Debian's postgresql and starts a cluster with docs/scripts/lab.sh \
+         pg-up (SECPERF_TEST_PG, SECPERF_TEST_PG_DIR)",
+    ),
+    (
         "redis-server",
         ".ci/run installs Debian's redis-server and redis-tools (redis-benchmark)",
     ),

@@ -17,6 +17,7 @@
 //! [`flame`] (inferno).
 
 pub mod attribution;
+pub mod campaign;
 pub mod child_cpu;
 pub mod client_metrics;
 pub mod flame;

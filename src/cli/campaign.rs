@@ -1,0 +1,175 @@
+//! `secperf campaign --hosts FILE|a,b,c [--parallel N] -- COMMAND ARGS`:
+//! one measuring command on many hosts over OpenSSH, each host's finished
+//! run pulled into this store (and pushed to a shared one when `--db` is a
+//! `postgresql://` URL). The work is `engine::campaign`; here are the
+//! arguments, the progress lines and the closing table.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::engine::campaign::{self, CampaignOutcome, Plan};
+use crate::remote::ssh::Ssh;
+use crate::report::campaign::CampaignView;
+use crate::report::doc::RunDoc;
+use crate::store::Store;
+use crate::store::campaigns::CampaignRecord;
+use crate::usage_bail;
+
+#[derive(Debug, clap::Args)]
+pub struct CampaignArgs {
+    /// The hosts: a file with one per line (`#` comments), or a,b,c. Each
+    /// is an ssh destination (host, user@host or an alias of your ssh
+    /// config).
+    #[arg(long, value_name = "FILE|HOSTS", required_unless_present = "resume")]
+    pub hosts: Option<String>,
+    /// How many hosts to work on at once (each measures itself; one host
+    /// never runs two measurements at once).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub parallel: u32,
+    /// Rerun only the hosts of campaign ID that have no finished run in
+    /// this store yet (its hosts and command are the recorded ones).
+    #[arg(long, value_name = "ID", conflicts_with = "hosts")]
+    pub resume: Option<String>,
+    /// ssh -F FILE: an ssh configuration file instead of ~/.ssh/config.
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// ssh -o OPTION, for every connection (repeatable).
+    #[arg(long = "ssh-option", value_name = "OPTION")]
+    pub ssh_options: Vec<String>,
+    /// The measuring command to run on every host, after `--` (run,
+    /// overhead, suite or calibrate with their arguments, without --db).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if args.parallel == 0 {
+        usage_bail!("--parallel 0 would run nothing: give 1 or more");
+    }
+    if let Some(config) = &args.ssh_config
+        && !config.is_file()
+    {
+        usage_bail!("--ssh-config {}: no such file", config.display());
+    }
+    // Runs always land in a results file first; with a URL, the file is
+    // the default one (or $SECPERF_DB when that is a file) and each host's
+    // runs are pushed on.
+    let push_to = super::reading::shared_url(db);
+    let local = match &push_to {
+        Some(_) => crate::store::default_db_path()?,
+        None => crate::store::resolve_db_path(db)?,
+    };
+    if let Some(url) = &push_to {
+        // Fail before any host is touched when the store cannot be reached.
+        drop(crate::remote::conn::connect(url)?);
+    }
+    let mut store = Store::open(&local)?;
+    let record = match &args.resume {
+        Some(id) => {
+            if !args.command.is_empty() {
+                usage_bail!(
+                    "--resume reruns the campaign's own command: leave out the command after --"
+                );
+            }
+            let mut record = store.campaign(id)?;
+            record.parallel = args.parallel;
+            record
+        }
+        None => {
+            let hosts = campaign::parse_hosts(args.hosts.as_deref().unwrap_or_default())?;
+            campaign::check_command(&args.command)?;
+            let record = CampaignRecord {
+                id: campaign::new_id(),
+                created_at: chrono::Utc::now(),
+                command: args.command.clone(),
+                hosts,
+                parallel: args.parallel,
+            };
+            store.add_campaign(&record)?;
+            record
+        }
+    };
+    eprintln!(
+        "secperf: campaign {} on {} host(s), {} at a time: secperf {}",
+        record.id,
+        record.hosts.len(),
+        record.parallel.min(record.hosts.len() as u32),
+        shell_words::join(&record.command)
+    );
+    let plan = Plan {
+        record,
+        ssh: Ssh {
+            config: args.ssh_config.clone(),
+            options: args.ssh_options.clone(),
+        },
+        push_to: push_to.as_deref(),
+    };
+    let say = |line: &str| eprintln!("{line}");
+    let outcome = campaign::run(&plan, &mut store, &say)?;
+    if json {
+        super::print_json(&outcome)?;
+    } else {
+        super::emit_fmt!("{}", summary(&outcome));
+    }
+    let failed = outcome.failed();
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} host(s) failed (above); what the others finished is stored. Rerun \
+             only the rest with `secperf campaign --resume {}`",
+            outcome.hosts.len(),
+            outcome.campaign.id
+        );
+    }
+    Ok(())
+}
+
+/// The closing table: one line per host.
+fn summary(o: &CampaignOutcome) -> String {
+    let mut t =
+        crate::report::table::new_table(&["host", "status", "runs", "seconds", "binary", "note"]);
+    for h in &o.hosts {
+        t.add_row(vec![
+            h.host.clone(),
+            h.status.to_string(),
+            h.runs
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            format!("{:.1}", h.seconds),
+            if h.copied_binary { "copied" } else { "" }.to_string(),
+            h.error
+                .clone()
+                .or_else(|| h.push.clone())
+                .unwrap_or_default(),
+        ]);
+    }
+    let total: f64 = o.hosts.iter().map(|h| h.seconds).fold(0.0, f64::max);
+    format!(
+        "Campaign {} in {}: secperf {}\n{t}\nSlowest host: {total:.1} s. See them side by side: \
+         secperf results show --campaign {} (or secperf report --campaign {}).",
+        o.campaign.id,
+        o.pushed_to
+            .clone()
+            .unwrap_or_else(|| o.db.display().to_string()),
+        shell_words::join(&o.campaign.command),
+        o.campaign.id,
+        o.campaign.id,
+    )
+}
+
+/// The campaign `spec` names in `store`, side by side per host, and its
+/// runs' documents.
+pub(crate) fn view(store: &Store, spec: &str) -> Result<(CampaignView, Vec<RunDoc>)> {
+    let record = store.campaign(spec)?;
+    let docs = store
+        .campaign_runs(&record.id)?
+        .iter()
+        .map(|r| crate::engine::document::load(store, r.run_id))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((
+        crate::report::campaign::view(&record.id, &record.hosts, &docs),
+        docs,
+    ))
+}
