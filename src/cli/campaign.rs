@@ -146,13 +146,18 @@ fn summary(o: &CampaignOutcome) -> String {
         ]);
     }
     let total: f64 = o.hosts.iter().map(|h| h.seconds).fold(0.0, f64::max);
+    let stored = match &o.pushed_to {
+        Some(url) => format!("runs in {} (ids above) and pushed to {url}", o.db.display()),
+        None => format!("runs in {}", o.db.display()),
+    };
+    let db = o.pushed_to.as_ref().map_or_else(
+        || format!("--db {} ", shell_words::quote(&o.db.display().to_string())),
+        |url| format!("--db '{url}' "),
+    );
     format!(
-        "Campaign {} in {}: secperf {}\n{t}\nSlowest host: {total:.1} s. See them side by side: \
-         secperf results show --campaign {} (or secperf report --campaign {}).",
+        "Campaign {}: secperf {}; {stored}.\n{t}\nSlowest host: {total:.1} s. Side by side: \
+         secperf {db}results show --campaign {} (or report --campaign {}).",
         o.campaign.id,
-        o.pushed_to
-            .clone()
-            .unwrap_or_else(|| o.db.display().to_string()),
         shell_words::join(&o.campaign.command),
         o.campaign.id,
         o.campaign.id,

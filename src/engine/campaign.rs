@@ -308,7 +308,15 @@ fn one_host(
         let mut guard = store.lock().expect("store");
         outcome.push = Some(
             match crate::remote::push::push(&mut guard, url, Some(&outcome.runs), &mut |_, _| {}) {
-                Ok(r) => format!("pushed {} run(s)", r.pushed.len() + r.already_there),
+                Ok(r) if r.pushed.is_empty() => "already in the shared store".to_string(),
+                Ok(r) => format!(
+                    "pushed as run {}",
+                    r.pushed
+                        .iter()
+                        .map(|p| p.remote_id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 Err(e) => format!(
                     "failed: {e:#} (the runs are stored here; push them again with `secperf results push`)"
                 ),

@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use postgres::fallible_iterator::FallibleIterator;
 use rusqlite::types::Value;
 
 use super::schema::tables;
@@ -71,12 +72,6 @@ fn copy_all(
         } else {
             ""
         };
-        let rows = client
-            .query(
-                &format!("SELECT {} FROM \"{}\"{order}", quoted.join(", "), t.name),
-                &[],
-            )
-            .with_context(|| format!("reading table {} of {shown}", t.name))?;
         let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
         let mut stmt = tx.prepare(&format!(
             "INSERT INTO \"{}\" ({}) VALUES ({})",
@@ -84,9 +79,19 @@ fn copy_all(
             quoted.join(", "),
             marks.join(", ")
         ))?;
-        for row in &rows {
+        // Streamed row by row: memory stays flat however large the store.
+        let mut rows = client
+            .query_raw(
+                &format!("SELECT {} FROM \"{}\"{order}", quoted.join(", "), t.name),
+                std::iter::empty::<i32>(),
+            )
+            .with_context(|| format!("reading table {} of {shown}", t.name))?;
+        while let Some(row) = rows
+            .next()
+            .with_context(|| format!("reading table {} of {shown}", t.name))?
+        {
             let values = (0..cols.len())
-                .map(|i| super::value::from_row(row, i))
+                .map(|i| super::value::from_row(&row, i))
                 .collect::<Result<Vec<Value>>>()?;
             stmt.execute(rusqlite::params_from_iter(values))
                 .with_context(|| format!("copying a row of {}", t.name))?;
