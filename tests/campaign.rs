@@ -185,6 +185,16 @@ fn text(out: &std::process::Output) -> String {
     )
 }
 
+/// Each host's (name, status) in a campaign's JSON document.
+fn statuses(doc: &serde_json::Value) -> Vec<(&str, &str)> {
+    doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap(), h["status"].as_str().unwrap()))
+        .collect()
+}
+
 fn hosts(range: std::ops::RangeInclusive<usize>) -> String {
     range.map(|i| format!("h{i}")).collect::<Vec<_>>().join(",")
 }
@@ -519,12 +529,7 @@ fn a_host_lost_mid_campaign_loses_nothing_and_resume_does_only_it() {
     assert!(seen.contains("--resume"), "{seen}");
     let doc = json_of(&out.stdout);
     let id = doc["campaign"]["id"].as_str().unwrap().to_string();
-    let status: Vec<(&str, &str)> = doc["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["host"].as_str().unwrap(), h["status"].as_str().unwrap()))
-        .collect();
+    let status = statuses(&doc);
     assert_eq!(
         status,
         [("h4", "done"), ("h5", "failed"), ("h6", "done")],
@@ -548,12 +553,7 @@ fn a_host_lost_mid_campaign_loses_nothing_and_resume_does_only_it() {
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     let doc = json_of(&out.stdout);
-    let status: Vec<(&str, &str)> = doc["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["host"].as_str().unwrap(), h["status"].as_str().unwrap()))
-        .collect();
+    let status = statuses(&doc);
     assert_eq!(
         status,
         [
@@ -610,6 +610,91 @@ fn thirty_two_hosts_eight_at_a_time() {
     assert!(hosts.iter().all(|h| h["status"] == "done"), "{all}");
     eprintln!("campaign over {HOSTS} namespace hosts, 8 at a time: {seconds:.1} s");
     let _ = Duration::ZERO;
+}
+
+#[test]
+fn sslmode_is_honoured_and_a_newer_store_is_refused() {
+    let Some((lab, _turn)) = lab("sslmode_is_honoured") else {
+        return;
+    };
+    let root = lab.pg_dir.join("root.crt");
+    if !root.exists() {
+        skip_missing_tool(
+            "sslmode_is_honoured",
+            "postgresql",
+            "the test cluster has no TLS certificate (lab.sh pg-up makes one with openssl)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = lab.fresh_store("t_tls");
+    let db = dir.path().join("local.db");
+    lab.secperf(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "run",
+            "-w",
+            "getppid",
+            "--samples",
+            "2",
+            "--sample-ms",
+            "10",
+        ])
+        .assert()
+        .success();
+    let tls = |host: &str, mode: &str| {
+        url.replacen("127.0.0.1", host, 1)
+            + &format!("&sslmode={mode}&sslrootcert={}", root.display())
+    };
+    // The certificate names localhost only.
+    let out = lab
+        .secperf(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["results", "push", &tls("localhost", "verify-full")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    for (host, mode) in [("127.0.0.1", "require"), ("127.0.0.1", "verify-ca")] {
+        let out = lab
+            .secperf(dir.path())
+            .args(["--db", &tls(host, mode), "--json", "results", "list"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{mode}: {}", text(&out));
+        assert_eq!(json_of(&out.stdout)["runs"].as_array().unwrap().len(), 1);
+    }
+    let out = lab
+        .secperf(dir.path())
+        .args(["--db", &tls("127.0.0.1", "verify-full"), "results", "list"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("does not name host \"127.0.0.1\""),
+        "{}",
+        text(&out)
+    );
+
+    // A store written by a newer secperf is refused, read or pushed to.
+    lab.client(&url)
+        .batch_execute("UPDATE secperf_schema SET version = 999")
+        .unwrap();
+    for args in [
+        vec!["--db", url.as_str(), "results", "list"],
+        vec![
+            "--db",
+            db.to_str().unwrap(),
+            "results",
+            "push",
+            url.as_str(),
+        ],
+    ] {
+        let out = lab.secperf(dir.path()).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("newer secperf"), "{}", text(&out));
+    }
 }
 
 #[test]

@@ -620,6 +620,23 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 EOF
+        # TLS with a self-signed certificate for localhost (not for
+        # 127.0.0.1: verify-full must refuse that name), so that sslmode
+        # can be tried: DIR/root.crt is the root to give as sslrootcert.
+        if command -v openssl >/dev/null; then
+            say "TLS: a self-signed certificate for localhost ($dir/root.crt)"
+            openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=localhost \
+                -addext subjectAltName=DNS:localhost \
+                -keyout "$dir/pg/server.key" -out "$dir/pg/server.crt" >/dev/null 2>&1 ||
+                die "openssl could not make the server certificate"
+            chown postgres: "$dir/pg/server.key" "$dir/pg/server.crt"
+            chmod 600 "$dir/pg/server.key"
+            cp "$dir/pg/server.crt" "$dir/root.crt"
+            printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" \
+                >>"$dir/pg/postgresql.conf"
+        else
+            say "no openssl: the cluster runs without TLS"
+        fi
         pg_start "$dir" "$bin"
     fi
 
@@ -631,7 +648,8 @@ SELECT CASE WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'secperf')
 SELECT 'CREATE DATABASE secperf OWNER secperf'
     WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'secperf') \gexec
 EOF
-    (umask 077 && echo "127.0.0.1:$port:secperf:secperf:secperf-test" >"$dir/pgpass")
+    (umask 077 && printf '%s:%s:secperf:secperf:secperf-test\n' 127.0.0.1 "$port" localhost "$port" \
+        >"$dir/pgpass")
     chmod 600 "$dir/pgpass"
     say "PostgreSQL up; password in $dir/pgpass (PGPASSFILE=$dir/pgpass psql \"$(pg_url "$port")\")"
     pg_url "$port"

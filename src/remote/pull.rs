@@ -49,15 +49,7 @@ fn copy_all(
     let schema = tables(local)?;
     let tx = local.transaction()?;
     for t in &schema {
-        let remote_cols: Vec<String> = client
-            .query(
-                "SELECT column_name::text FROM information_schema.columns \
-                 WHERE table_schema = current_schema() AND table_name = $1",
-                &[&t.name],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let remote_cols = super::schema::remote_columns(client, &t.name)?;
         if remote_cols.is_empty() {
             continue;
         }

@@ -215,6 +215,22 @@ pub fn remote_version(client: &mut postgres::Client) -> Result<Option<i64>> {
     Ok(row.map(|r| r.get::<_, i64>(0)))
 }
 
+/// The columns the remote's table `table` has (none: no such table).
+pub fn remote_columns(
+    client: &mut impl postgres::GenericClient,
+    table: &str,
+) -> Result<Vec<String>> {
+    Ok(client
+        .query(
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = $1",
+            &[&table],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
 /// The error for a remote written by a newer secperf.
 pub fn newer_error(url: &str, version: i64) -> anyhow::Error {
     UsageError::new(format!(
@@ -264,15 +280,7 @@ pub fn migrate_remote(local: &Connection, client: &mut postgres::Client, url: &s
     for t in &wanted {
         tx.batch_execute(&create_table_sql(t))
             .with_context(|| format!("creating table {} at {url}", t.name))?;
-        let have: Vec<String> = tx
-            .query(
-                "SELECT column_name::text FROM information_schema.columns \
-                 WHERE table_schema = current_schema() AND table_name = $1",
-                &[&t.name],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let have = remote_columns(&mut tx, &t.name)?;
         for c in t.columns.iter().filter(|c| !have.contains(&c.name)) {
             tx.batch_execute(&format!(
                 "ALTER TABLE \"{}\" ADD COLUMN {}",
