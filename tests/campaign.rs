@@ -720,6 +720,14 @@ fn bad_input_is_a_usage_error_that_says_what_to_do() {
             &["campaign", "--hosts=-oProxyCommand=x", "--", "run"],
             "ssh destination",
         ),
+        (
+            &["campaign", "--hosts", "a", "--", "run", "--bogus"],
+            "not valid",
+        ),
+        (
+            &["campaign", "--hosts", "/no/such/hosts", "--", "run"],
+            "no such file",
+        ),
         (&["results", "push", "not-a-url"], "postgresql://"),
     ];
     for (args, says) in cases {

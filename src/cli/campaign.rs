@@ -79,6 +79,15 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
         None => {
             let hosts = campaign::parse_hosts(args.hosts.as_deref().unwrap_or_default())?;
             campaign::check_command(&args.command)?;
+            // The hosts run this very binary: its parser says now what
+            // they would say about a typo.
+            let argv = std::iter::once("secperf".to_string()).chain(args.command.clone());
+            if let Err(e) = <super::Cli as clap::Parser>::try_parse_from(argv) {
+                usage_bail!(
+                    "the command to run on the hosts is not valid: {}",
+                    e.render().to_string().trim()
+                );
+            }
             let record = CampaignRecord {
                 id: campaign::new_id(),
                 created_at: chrono::Utc::now(),

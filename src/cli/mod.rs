@@ -44,7 +44,15 @@ use crate::error::exit_code;
 pub struct Cli {
     /// Results database (SQLite), in a directory that exists. Default:
     /// $XDG_DATA_HOME/secperf/secperf.db (its directory created when missing).
-    #[arg(long, global = true, env = "SECPERF_DB", value_name = "PATH")]
+    /// A shared store, postgresql://USER@HOST:PORT/DB, for results,
+    /// compare, report and campaign.
+    #[arg(
+        long,
+        global = true,
+        env = "SECPERF_DB",
+        hide_env_values = true,
+        value_name = "PATH|URL"
+    )]
     pub db: Option<PathBuf>,
 
     /// Print one JSON document on stdout instead of tables.

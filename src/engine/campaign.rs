@@ -48,6 +48,10 @@ pub fn parse_hosts(arg: &str) -> Result<Vec<String>> {
             .map(|l| l.split('#').next().unwrap_or("").trim())
             .filter(|l| !l.is_empty())
             .collect()
+    } else if arg.contains('/') {
+        crate::usage_bail!(
+            "--hosts {arg}: no such file (give a file with one host per line, or a,b,c)"
+        );
     } else {
         arg.split(',')
             .map(str::trim)
@@ -487,7 +491,7 @@ mod tests {
         let f = dir.path().join("hosts");
         std::fs::write(&f, "# lab\nh1\n\nroot@h2  # the EPYC\n").unwrap();
         assert_eq!(parse_hosts(f.to_str().unwrap()).unwrap(), ["h1", "root@h2"]);
-        for bad in ["", ",", "a,a", "-oProxyCommand=x", "a b"] {
+        for bad in ["", ",", "a,a", "-oProxyCommand=x", "a b", "/no/such/hosts"] {
             let e = parse_hosts(bad).unwrap_err();
             assert!(
                 e.downcast_ref::<crate::error::UsageError>().is_some(),
