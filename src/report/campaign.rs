@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::model::{Comparison, Mode, Summary, WorkloadResult};
 use crate::report::doc::RunDoc;
-use crate::report::formats::benchstat::{camel_case, sanitize_label};
+use crate::report::formats::benchstat::{camel_case, goarch, keep_whole, sanitize_label};
 use crate::report::formats::{Format, RenderOpts, ascii, wrap};
 use crate::report::{label, number};
 use crate::stats::decision::Verdict;
@@ -479,12 +479,7 @@ pub fn render(view: &CampaignView, format: Format, opts: RenderOpts) -> String {
 
 /// "297.5 ns [296.0, 299.1]": a median and its interval in one unit.
 pub fn ns_interval(median: f64, lo: f64, hi: f64) -> String {
-    let (div, unit, digits) = match median.abs() {
-        a if a >= 1e9 => (1e9, "s", 3),
-        a if a >= 1e6 => (1e6, "ms", 3),
-        a if a >= 1e4 => (1e3, "us", 2),
-        _ => (1.0, "ns", 1),
-    };
+    let (div, unit, digits) = number::ns_scale(median);
     let f = |x: f64| {
         if x.is_finite() {
             format!("{:.digits$}", x / div)
@@ -852,16 +847,6 @@ fn csv(view: &CampaignView) -> String {
     crate::report::markup::csv::records(records)
 }
 
-/// Go's name for the architecture (`GOARCH`).
-fn goarch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "x86" => "386",
-        "aarch64" => "arm64",
-        other => other,
-    }
-}
-
 /// An item's benchmark name on a host:
 /// `BenchmarkGetppid/tasks=1/seccomp_allow/host=h1`.
 pub fn bench_name(item: &Item, host: &str) -> String {
@@ -890,11 +875,7 @@ pub fn bench_name(item: &Item, host: &str) -> String {
     }
     name.push_str("/host=");
     name.push_str(&sanitize_label(host));
-    // A trailing "-N" would be read as GOMAXPROCS and cut off the name.
-    let tail = name.rsplit('-').next().unwrap_or("");
-    if name.contains('-') && !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) {
-        name.push('_');
-    }
+    keep_whole(&mut name);
     name
 }
 
@@ -1052,15 +1033,6 @@ mod tests {
     use super::testing::{doc, three_hosts};
     use super::*;
 
-    const FORMATS: [Format; 6] = [
-        Format::Table,
-        Format::Email,
-        Format::Markdown,
-        Format::Json,
-        Format::Csv,
-        Format::Benchstat,
-    ];
-
     fn item<'a>(v: &'a CampaignView, label: &str) -> &'a Item {
         v.items
             .iter()
@@ -1206,7 +1178,7 @@ mod tests {
     fn every_format_names_every_host() {
         let (hosts, docs) = three_hosts();
         let v = view("c1", &hosts, &docs);
-        for f in FORMATS {
+        for &f in <Format as clap::ValueEnum>::value_variants() {
             for color in [false, true] {
                 let s = render(&v, f, RenderOpts { color });
                 assert!(!s.trim().is_empty(), "{f:?}");

@@ -33,11 +33,17 @@ pub fn si(x: f64) -> String {
 
 /// A duration in nanoseconds with a unit that keeps it readable.
 pub fn ns(x: f64) -> String {
+    let (div, unit, digits) = ns_scale(x);
+    format!("{:.digits$} {unit}", x / div)
+}
+
+/// How [`ns`] shows a duration of about `x` ns: (divisor, unit, decimals).
+pub fn ns_scale(x: f64) -> (f64, &'static str, usize) {
     match x.abs() {
-        a if a >= 1e9 => format!("{:.3} s", x / 1e9),
-        a if a >= 1e6 => format!("{:.3} ms", x / 1e6),
-        a if a >= 1e4 => format!("{:.2} us", x / 1e3),
-        _ => format!("{x:.1} ns"),
+        a if a >= 1e9 => (1e9, "s", 3),
+        a if a >= 1e6 => (1e6, "ms", 3),
+        a if a >= 1e4 => (1e3, "us", 2),
+        _ => (1.0, "ns", 1),
     }
 }
 

@@ -145,6 +145,35 @@ fn handshake_signature(
     }
 }
 
+/// The handshake-signature methods of [`ServerCertVerifier`], the same for
+/// every verifier here: checked with the provider's algorithms (`self.algs`)
+/// whatever the certificate checks were.
+macro_rules! handshake_signatures {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            handshake_signature(message, cert, dss, &self.algs, false)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            handshake_signature(message, cert, dss, &self.algs, true)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.algs.supported_schemes()
+        }
+    };
+}
+
 /// Encryption without authentication: sslmode allow, prefer, and require
 /// without a root file. The handshake's signatures are still checked.
 #[derive(Debug)]
@@ -164,27 +193,7 @@ impl ServerCertVerifier for NoVerify {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        handshake_signature(message, cert, dss, &self.algs, false)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        handshake_signature(message, cert, dss, &self.algs, true)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algs.supported_schemes()
-    }
+    handshake_signatures!();
 }
 
 /// verify-ca (the chain) and verify-full (the chain and the host name), as
@@ -297,25 +306,5 @@ impl ServerCertVerifier for LibpqVerifier {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        handshake_signature(message, cert, dss, &self.algs, false)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        handshake_signature(message, cert, dss, &self.algs, true)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algs.supported_schemes()
-    }
+    handshake_signatures!();
 }

@@ -46,7 +46,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// Go's name for the architecture (`GOARCH`).
-fn goarch() -> &'static str {
+pub(crate) fn goarch() -> &'static str {
     match std::env::consts::ARCH {
         "x86_64" => "amd64",
         "x86" => "386",
@@ -123,12 +123,17 @@ pub fn bench_name(workload: &str, tasks: u32, label: &str) -> String {
         name.push('/');
         name.push_str(&sanitize_label(label));
     }
-    // A trailing "-N" would be read as GOMAXPROCS and cut off the name.
+    keep_whole(&mut name);
+    name
+}
+
+/// Ends a benchmark name so that benchstat keeps it whole: a trailing
+/// "-N" would be read as GOMAXPROCS and cut off the name.
+pub fn keep_whole(name: &mut String) {
     let tail = name.rsplit('-').next().unwrap_or("");
     if name.contains('-') && !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) {
         name.push('_');
     }
-    name
 }
 
 fn file(report: &Report, column: usize) -> String {

@@ -365,14 +365,7 @@ mod tests {
     #[test]
     fn every_format_renders_every_report() {
         for r in all() {
-            for f in [
-                Format::Table,
-                Format::Email,
-                Format::Markdown,
-                Format::Json,
-                Format::Csv,
-                Format::Benchstat,
-            ] {
+            for &f in <Format as clap::ValueEnum>::value_variants() {
                 for color in [false, true] {
                     let s = render(&r, f, &RenderOpts { color }).unwrap();
                     assert!(s.ends_with('\n'), "{f:?} of {}", r.title);
