@@ -16,6 +16,8 @@
 //!   time goes (perf sampling of profiled halves, symbols, attribution);
 //!   `vm`: VM guests booted with virtme-ng (the guest's command line,
 //!   its processes, what it records).
+//! - `kbuild`: kernels built from source for boot arms (source identity,
+//!   patches, the one config, secperf's build trees, the image cache).
 //! - `policy`: the policies users bring (OCI seccomp profiles, audit
 //!   rules, Landlock sandboxes), parsed and compiled for the mechanisms.
 //! - `runner`: how a workload is timed (tasks, shared counters, slices).
@@ -38,6 +40,7 @@ pub mod clients;
 pub mod compare;
 pub mod engine;
 pub mod error;
+pub mod kbuild;
 pub mod mechanisms;
 pub mod model;
 pub mod params;

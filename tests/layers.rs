@@ -38,6 +38,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["safety"],
     &["mechanisms", "profile", "vm"],
+    &["kbuild"],
     &["policy"],
     &["runner"],
     &["workloads", "probe"],

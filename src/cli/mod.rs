@@ -6,6 +6,7 @@ mod args;
 mod calibrate;
 mod campaign;
 mod compare;
+mod kernels;
 mod list;
 mod output;
 mod overhead;
@@ -67,7 +68,7 @@ pub struct Cli {
 pub enum Command {
     /// Measure what each security mechanism costs: randomised A/B pairs with
     /// and without it, in one run, with 95% confidence intervals.
-    Overhead(overhead::OverheadArgs),
+    Overhead(Box<overhead::OverheadArgs>),
     /// Measure workloads under the current security configuration and store the results.
     Run(run::RunArgs),
     /// Predict what a policy (seccomp, audit, Landlock) would cost a
@@ -126,6 +127,13 @@ pub enum Command {
     Results {
         #[command(subcommand)]
         command: results::ResultsCommand,
+    },
+    /// Kernels built from source for `--kernel NAME=SOURCE` arms, cached
+    /// under $XDG_CACHE_HOME/secperf/kernels: list them (size in MiB,
+    /// build time in seconds) or prune them.
+    Kernels {
+        #[command(subcommand)]
+        command: kernels::KernelsCommand,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
@@ -221,7 +229,7 @@ where
 
 pub(crate) fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Overhead(args) => overhead::overhead(args, cli.db.as_deref(), cli.json),
+        Command::Overhead(args) => overhead::overhead(*args, cli.db.as_deref(), cli.json),
         Command::Run(args) => run::run(args, cli.db.as_deref(), cli.json),
         Command::Predict(args) => predict::predict(args, cli.db.as_deref(), cli.json),
         Command::Calibrate(args) => calibrate::calibrate(args, cli.db.as_deref(), cli.json),
@@ -234,6 +242,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Campaign(args) => campaign::campaign(args, cli.db.as_deref(), cli.json),
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
         Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),
+        Command::Kernels { command } => kernels::kernels(command, cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
         Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),

@@ -96,12 +96,32 @@ pub struct OverheadArgs {
     /// measures one half of every workload, and halves are paired across
     /// boots. NAME names the arm in reports; two arms may share an image
     /// and differ in append= (audit=0 / audit=1, mitigations=off, lsm=).
+    /// A directory is a kernel source tree to build (a git checkout or an
+    /// unpacked tarball): rev= a git revision, patch= patches applied in
+    /// order (repeatable), config= a fragment applied last; builds are
+    /// cached under $XDG_CACHE_HOME/secperf/kernels (`secperf kernels`).
+    /// With -m, that mechanism is on in every boot of both arms (a
+    /// runtime setting the kernels share, e.g. -m audit:rules=FILE).
     /// --pairs and --max-pairs may go down to 3 here (a pair is two
     /// boots). --profile profiles a half of each workload in the first
     /// --profile-pairs pairs' boots, symbolised in the guest.
-    #[arg(long = "kernel", value_name = "NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]",
-          conflicts_with_all = ["mechanisms", "vm", "sweep"])]
+    #[arg(long = "kernel",
+          value_name = "NAME=IMAGE|SOURCE[,rev=REV][,patch=FILE]...[,config=FRAGMENT][,cpus=N][,memory=SIZE][,append=ARGS]",
+          conflicts_with_all = ["vm", "sweep"])]
     pub kernels: Vec<String>,
+
+    /// With --kernel and a baseline built from source: a third arm, the
+    /// baseline rebuilt with an inert change that moves code (a 32-byte
+    /// function nothing calls, early in the link), compared with the
+    /// baseline beside the real comparison: how much code layout alone
+    /// moves each workload (docs/methodology.md).
+    #[arg(long, requires = "kernels")]
+    pub layout_control: bool,
+
+    /// With --kernel: a config fragment for every arm built from source
+    /// that has no config= of its own (applied after secperf's).
+    #[arg(long, value_name = "FRAGMENT", requires = "kernels")]
+    pub kernel_config: Option<std::path::PathBuf>,
 
     /// With --kernel: show the boot plan (arms, boot order, workloads,
     /// time) and exit without booting.
@@ -132,7 +152,10 @@ impl OverheadArgs {
             );
         }
         let mut r = self.request_with_min_pairs(3)?;
-        r.mechanisms = vec!["none".to_string()];
+        // -m with --kernel: on in every boot of both arms.
+        if self.mechanisms.is_empty() {
+            r.mechanisms = vec!["none".to_string()];
+        }
         r.no_control = true;
         Ok(r)
     }
@@ -301,7 +324,12 @@ pub(super) fn measure(
 
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
 fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
-    let arms = crate::vm::arms::parse_arms(&args.kernels)?;
+    let reqs = crate::engine::kernels::requests(
+        &args.kernels,
+        args.kernel_config.as_deref(),
+        args.layout_control,
+    )?;
+    crate::engine::kernels::check_tools(&reqs)?;
     let (accel, timeout) = args.vm.resolve(true)?;
     let plan = OverheadPlan::new(&args.boot_request()?)?;
     for w in &plan.warnings {
@@ -309,10 +337,13 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     }
     let design = plan.design_for(false);
     if args.dry_run {
-        return show_boot_plan(&arms, &plan, &design, json);
+        let builds = crate::engine::kernels::plan(&reqs)?;
+        return show_boot_plan(&reqs, &builds, &plan, &design, json);
     }
     let argv = crate::engine::session::argv();
     let db_path = crate::store::resolve_db_path(db)?;
+    let stop = crate::engine::session::interrupt_flag()?;
+    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop)?;
     let run_id = crate::engine::boots::measure(
         &crate::engine::boots::BootRequest {
             arms: &arms,
@@ -357,26 +388,36 @@ fn boot_half(args: &OverheadArgs, cases: &str) -> Result<()> {
         })?;
     let plan = OverheadPlan::new(&args.boot_request()?)?;
     let _measuring = args.wait.lock()?;
+    // A mechanism given with --kernel (on in every boot) may be
+    // system-wide (audit rules): the guest's state lock is held for it.
+    let lock = plan
+        .system_wide()
+        .then(|| crate::safety::StateLock::acquire(crate::engine::session::LOCK_WAIT))
+        .transpose()?;
     crate::engine::boots::measure_halves(
         &plan.cases,
         &plan.design_for(false),
         &indexes,
-        &mut Live { lock: None },
+        &mut Live {
+            lock: lock.as_ref(),
+        },
         &shared,
         plan.profile.as_ref().filter(|_| args.boot_profile),
     )
 }
 
-/// `--dry-run` of a kernel A/B: the arms, the boot order, the workloads
-/// each boot measures, and how long it may take.
+/// `--dry-run` of a kernel A/B: the arms (and for a source, whether its
+/// build is cached or how long it may take), the boot order, the
+/// workloads each boot measures, and how long it may take.
 fn show_boot_plan(
-    arms: &[crate::vm::arms::KernelArm; 2],
+    arms: &[crate::vm::arms::ArmRequest],
+    builds: &[(String, Option<crate::kbuild::build::Planned>)],
     plan: &OverheadPlan,
     design: &crate::engine::design::Design,
     json: bool,
 ) -> Result<()> {
-    let order = crate::engine::boots::boot_order(design);
-    let names = [arms[0].name.as_str(), arms[1].name.as_str()];
+    let order = crate::engine::boots::boot_order(design, arms.len());
+    let names: Vec<&str> = arms.iter().map(|a| a.name.as_str()).collect();
     let cases: Vec<String> = plan
         .cases
         .iter()
@@ -388,9 +429,20 @@ fn show_boot_plan(
             )
         })
         .collect();
+    let build_s: f64 = builds
+        .iter()
+        .filter_map(|b| b.1.as_ref())
+        .map(|p| p.estimate_s)
+        .sum();
     if json {
         return super::print_json(&serde_json::json!({
-            "arms": arms,
+            "arms": arms.iter().map(|a| serde_json::json!({
+                "name": a.name,
+                "vm": a.vm,
+                "source": a.source,
+            })).collect::<Vec<_>>(),
+            "builds": builds.iter().map(|(n, p)| serde_json::json!({"arm": n, "build": p})).collect::<Vec<_>>(),
+            "build_estimate_s": build_s,
             "pairs": design.pairs,
             "sequential": design.stop.is_some(),
             "boots": order.iter().flatten().map(|&a| names[a]).collect::<Vec<_>>(),
@@ -398,13 +450,46 @@ fn show_boot_plan(
             "seed": design.seed,
         }));
     }
-    let mut text = String::from("Kernel A/B across boots (nothing is booted: --dry-run)\n");
+    let mut text =
+        String::from("Kernel A/B across boots (nothing is built or booted: --dry-run)\n");
     for (i, a) in arms.iter().enumerate() {
+        let role = match i {
+            0 => "baseline",
+            1 => "treatment",
+            _ => "layout control",
+        };
+        match (&a.source, builds.get(i).and_then(|b| b.1.as_ref())) {
+            (Some(s), Some(p)) => {
+                text.push_str(&format!("  {} ({role}): build {}\n", a.name, s.describe()));
+                text.push_str(&format!(
+                    "      source {} {}{}; {}\n",
+                    p.identity.kind,
+                    &p.identity.id[..p.identity.id.len().min(19)],
+                    p.key
+                        .as_deref()
+                        .map(|k| format!(", cache key {k}"))
+                        .unwrap_or_default(),
+                    if p.cached {
+                        p.note.clone()
+                    } else {
+                        format!(
+                            "to build, about {:.0} min ({})",
+                            (p.estimate_s / 60.0).ceil(),
+                            p.note
+                        )
+                    }
+                ));
+                if !a.vm.append.is_empty() {
+                    text.push_str(&format!("      append {}\n", a.vm.append));
+                }
+            }
+            _ => text.push_str(&format!("  {} ({role}): --vm {}\n", a.name, a.vm.to_arg())),
+        }
+    }
+    if builds.iter().any(|b| b.1.is_some()) {
         text.push_str(&format!(
-            "  {} ({}): --vm {}\n",
-            a.name,
-            if i == 0 { "baseline" } else { "treatment" },
-            a.spec.to_arg()
+            "Builds: about {:.0} min in all before the first boot.\n",
+            (build_s / 60.0).ceil()
         ));
     }
     text.push_str(&format!(
@@ -412,22 +497,30 @@ fn show_boot_plan(
         cases.join(", ")
     ));
     let stop = if design.stop.is_some() {
-        "at most; a pair stops being needed once every workload is settled"
+        "at most; a block stops being needed once every workload is settled"
     } else {
         "fixed"
     };
     text.push_str(&format!(
-        "{} pairs ({stop}), {} boots, in this order (seed {}):\n",
+        "{} {} ({stop}), {} boots, in this order (seed {}):\n",
         design.pairs,
-        2 * design.pairs,
+        if arms.len() == 2 {
+            "pairs"
+        } else {
+            "blocks of one boot per arm"
+        },
+        arms.len() * design.pairs as usize,
         design.seed
     ));
     for (i, p) in order.iter().enumerate() {
         text.push_str(&format!(
-            "  pair {:>2}: {} then {}\n",
+            "  {} {:>2}: {}\n",
+            if arms.len() == 2 { "pair" } else { "block" },
             i + 1,
-            names[p[0]],
-            names[p[1]]
+            p.iter()
+                .map(|&a| names[a])
+                .collect::<Vec<_>>()
+                .join(" then ")
         ));
     }
     let per_boot_s = 30.0
@@ -435,7 +528,7 @@ fn show_boot_plan(
     text.push_str(&format!(
         "About {per_boot_s:.0} s a boot under emulation (boot about 30 s), so up to about {:.0} \
          min; with KVM a boot takes seconds.\n",
-        per_boot_s * 2.0 * design.pairs as f64 / 60.0
+        per_boot_s * arms.len() as f64 * design.pairs as f64 / 60.0
     ));
     super::emit(text.trim_end());
     Ok(())

@@ -80,10 +80,17 @@ pub struct SuiteArgs {
     /// first): the suite runs in a VM guest of each kernel (one boot each,
     /// labelled NAME), then prints the second against the first in the
     /// post's tables (unpaired: for an A/B paired across boots use
-    /// `overhead --kernel`).
-    #[arg(long = "kernel", value_name = "NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]",
+    /// `overhead --kernel`). A directory is a kernel source tree to build,
+    /// as with `overhead --kernel` (rev=, patch=, config=).
+    #[arg(long = "kernel",
+          value_name = "NAME=IMAGE|SOURCE[,rev=REV][,patch=FILE]...[,config=FRAGMENT][,cpus=N][,memory=SIZE][,append=ARGS]",
           conflicts_with_all = ["vm", "baseline", "report", "label"])]
     pub kernels: Vec<String>,
+
+    /// With --kernel: a config fragment for every arm built from source
+    /// that has no config= of its own.
+    #[arg(long, value_name = "FRAGMENT", requires = "kernels")]
+    pub kernel_config: Option<std::path::PathBuf>,
 }
 
 pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -206,8 +213,12 @@ fn other_side(
     db: Option<&Path>,
     json: bool,
 ) -> Result<()> {
-    let arms = crate::vm::arms::parse_arms(&args.kernels)?;
+    let reqs =
+        crate::engine::kernels::requests(&args.kernels, args.kernel_config.as_deref(), false)?;
+    crate::engine::kernels::check_tools(&reqs)?;
     let (accel, timeout) = args.vm.resolve(true)?;
+    let stop = crate::engine::session::interrupt_flag()?;
+    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop)?;
     let argv = crate::engine::session::argv();
     let db_path = crate::store::resolve_db_path(db)?;
     let mut runs = Vec::new();

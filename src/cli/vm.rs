@@ -68,6 +68,8 @@ const HOST_ONLY: &[(&str, bool)] = &[
     ("--vm", true),
     ("--kernel", true),
     ("--dry-run", false),
+    ("--layout-control", false),
+    ("--kernel-config", true),
     ("--vm-accel", true),
     ("--vm-timeout", true),
     ("--db", true),

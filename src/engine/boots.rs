@@ -92,11 +92,18 @@ pub fn measure_halves(
         };
         let what = crate::report::label::workload(case.workload.name, &case.workload_params);
         eprintln!("secperf: measuring {what} tasks={}", case.tasks);
+        // A mechanism given with --kernel is on in every boot of every arm
+        // (a runtime setting the kernels share): the treatment half.
+        let arm = if case.treatment.mechanism.name() == "none" {
+            Arm::Baseline
+        } else {
+            Arm::Treatment
+        };
         let h = measurer
             .half(
                 case,
                 design,
-                Arm::Baseline,
+                arm,
                 &mut crate::runner::Unobserved,
                 &mut |_| {},
             )
@@ -107,7 +114,7 @@ pub fn measure_halves(
             (Some(p), Some(symbols)) => {
                 match crate::profile::profile_half(symbols, p.hz, design.sample_ms, |observer| {
                     measurer
-                        .half(case, design, Arm::Baseline, observer, &mut |_| {})
+                        .half(case, design, arm, observer, &mut |_| {})
                         .map(|h| h.ns_per_op)
                 }) {
                     Ok(half) => (Some(half), None),
@@ -131,12 +138,27 @@ pub fn measure_halves(
         .with_context(|| format!("writing {}", file.display()))
 }
 
-/// The arms' boot order of each pair (0: baseline, 1: treatment), as the
-/// seeded coin of `design` will draw it.
-pub fn boot_order(design: &Design) -> Vec<[usize; 2]> {
+/// The order in which one block's arms boot: for two arms the seeded coin
+/// of the live design (AB or BA); for more, a seeded shuffle.
+fn block_order(rng: &mut Rng, arms: usize) -> Vec<usize> {
+    if arms == 2 {
+        return pair_order(rng)
+            .map(|a| (a == Arm::Treatment) as usize)
+            .to_vec();
+    }
+    let mut order: Vec<usize> = (0..arms).collect();
+    for i in (1..arms).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+/// The arms' boot order of each block (0: baseline, then the others), as
+/// the seeded draws of `design` will make it.
+pub fn boot_order(design: &Design, arms: usize) -> Vec<Vec<usize>> {
     let mut rng = Rng::new(design.seed);
     (0..design.pairs)
-        .map(|_| pair_order(&mut rng).map(|a| (a == Arm::Treatment) as usize))
+        .map(|_| block_order(&mut rng, arms))
         .collect()
 }
 
@@ -154,44 +176,64 @@ pub struct BootDone {
     pub pair: u32,
 }
 
-/// Pairs halves across boots: for each pair a seeded coin orders the two
-/// arms' boots, each boot measures the cases still open, and a case
-/// whose stopping rule settles is left out of later boots. Returns one
-/// comparison per case (unfinished ones marked when a boot fails, with
-/// the error). `arm_names` name the comparisons.
+/// Pairs halves across boots: for each block (a pair, with two arms) a
+/// seeded draw orders the arms' boots, each boot measures the cases still
+/// open for its arm, and a case whose stopping rule settles is left out
+/// of later boots. Every arm after the first is compared with the first
+/// (its baseline): with the layout control's third arm, each block is
+/// one boot of each of the three, and the baseline's boot serves both
+/// comparisons. Returns one comparison per case and compared arm
+/// (unfinished ones marked when a boot fails, with the error).
 pub fn pairs_over_boots(
     cases: &[Case],
     design: &Design,
-    arm_names: [&str; 2],
+    arm_names: &[&str],
     booter: &mut dyn Booter,
     on_boot: &mut dyn FnMut(&BootDone),
 ) -> (Vec<Comparison>, Option<anyhow::Error>) {
     let mut rng = Rng::new(design.seed);
     let n = cases.len();
-    let mut pairs: Vec<Vec<PairData>> = vec![Vec::new(); n];
-    let mut cpu: Vec<[Vec<ChildCpu>; 2]> = vec![Default::default(); n];
-    let mut stopped: Vec<Option<StopReason>> = vec![None; n];
-    let mut profiled: Vec<Vec<ProfiledPair>> = vec![Vec::new(); n];
-    let mut profile_notes: Vec<Vec<String>> = vec![Vec::new(); n];
-    let total = 2 * design.pairs as usize;
+    let k = arm_names.len();
+    let contrasts = k.saturating_sub(1);
+    // Indexed [contrast][case].
+    let mut pairs: Vec<Vec<Vec<PairData>>> = vec![vec![Vec::new(); n]; contrasts];
+    let mut cpu: Vec<Vec<[Vec<ChildCpu>; 2]>> = vec![vec![Default::default(); n]; contrasts];
+    let mut stopped: Vec<Vec<Option<StopReason>>> = vec![vec![None; n]; contrasts];
+    let mut profiled: Vec<Vec<Vec<ProfiledPair>>> = vec![vec![Vec::new(); n]; contrasts];
+    let mut profile_notes: Vec<Vec<Vec<String>>> = vec![vec![Vec::new(); n]; contrasts];
+    let total = k * design.pairs as usize;
     let mut index = 0;
     let mut error = None;
     'pairs: for i in 0..design.pairs {
-        let open: Vec<usize> = (0..n).filter(|&c| stopped[c].is_none()).collect();
-        if open.is_empty() {
+        // The cases each arm must measure in this block.
+        let open_for = |arm: usize, stopped: &Vec<Vec<Option<StopReason>>>| -> Vec<usize> {
+            (0..n)
+                .filter(|&c| {
+                    if arm == 0 {
+                        (0..contrasts).any(|j| stopped[j][c].is_none())
+                    } else {
+                        stopped[arm - 1][c].is_none()
+                    }
+                })
+                .collect()
+        };
+        if open_for(0, &stopped).is_empty() {
             break;
         }
-        let order = pair_order(&mut rng);
-        let mut got: [Vec<BootResult>; 2] = Default::default();
+        let order = block_order(&mut rng, k);
+        let mut got: Vec<Vec<(usize, BootResult)>> = vec![Vec::new(); k];
         let profile = design.profile.is_some_and(|p| i < p.pairs);
-        for arm in order {
-            let side = (arm == Arm::Treatment) as usize;
-            match booter.boot(side, &open, profile) {
-                Ok(h) if h.len() == open.len() => got[side] = h,
+        for &arm in &order {
+            let open = open_for(arm, &stopped);
+            if open.is_empty() {
+                continue;
+            }
+            match booter.boot(arm, &open, profile) {
+                Ok(h) if h.len() == open.len() => got[arm] = open.iter().copied().zip(h).collect(),
                 Ok(h) => {
                     error = Some(anyhow::anyhow!(
                         "the guest of arm '{}' measured {} of {} cases",
-                        arm_names[side],
+                        arm_names[arm],
                         h.len(),
                         open.len()
                     ));
@@ -199,8 +241,9 @@ pub fn pairs_over_boots(
                 }
                 Err(e) => {
                     error = Some(e.context(format!(
-                        "boot of arm '{}', pair {} of {}",
-                        arm_names[side],
+                        "boot of arm '{}', {} {} of {}",
+                        arm_names[arm],
+                        if k == 2 { "pair" } else { "block" },
                         i + 1,
                         design.pairs
                     )));
@@ -211,73 +254,90 @@ pub fn pairs_over_boots(
             on_boot(&BootDone {
                 index,
                 total,
-                arm: side,
+                arm,
                 pair: i,
             });
         }
-        for (k, &c) in open.iter().enumerate() {
-            let (Some(b), Some(t)) = (got[0][k].half.clone(), got[1][k].half.clone()) else {
-                continue;
+        let position = |arm: usize| order.iter().position(|&a| a == arm).unwrap_or(0);
+        for j in 0..contrasts {
+            let arm = j + 1;
+            let label = if position(0) < position(arm) {
+                "AB"
+            } else {
+                "BA"
             };
-            match (got[0][k].profile.take(), got[1][k].profile.take()) {
-                (Some(baseline), Some(treatment)) => profiled[c].push(ProfiledPair {
-                    baseline,
-                    treatment,
-                }),
-                _ => {
-                    for note in [&got[0][k].profile_note, &got[1][k].profile_note]
-                        .into_iter()
-                        .flatten()
-                    {
-                        if !profile_notes[c].contains(note) {
-                            profile_notes[c].push(note.clone());
+            let (base, rest) = got.split_at_mut(1);
+            for (c, t_result) in rest[arm - 1].iter_mut() {
+                let c = *c;
+                let Some(b_result) = base[0].iter().find(|(bc, _)| *bc == c).map(|x| &x.1) else {
+                    continue;
+                };
+                let (Some(b), Some(t)) = (b_result.half.clone(), t_result.half.clone()) else {
+                    continue;
+                };
+                match (b_result.profile.clone(), t_result.profile.take()) {
+                    (Some(baseline), Some(treatment)) => profiled[j][c].push(ProfiledPair {
+                        baseline,
+                        treatment,
+                    }),
+                    _ => {
+                        for note in [&b_result.profile_note, &t_result.profile_note]
+                            .into_iter()
+                            .flatten()
+                        {
+                            if !profile_notes[j][c].contains(note) {
+                                profile_notes[j][c].push(note.clone());
+                            }
                         }
                     }
                 }
-            }
-            pairs[c].push(PairData {
-                index: i,
-                order: super::design::order_label(order),
-                baseline_ns_per_op: b.ns_per_op,
-                treatment_ns_per_op: t.ns_per_op,
-                metrics: Vec::new(),
-            });
-            cpu[c][0].extend(b.child_cpu);
-            cpu[c][1].extend(t.child_cpu);
-            if let Some(rule) = &design.stop {
-                stopped[c] = settled(&super::ab::pair_log_ratios(&pairs[c]), rule);
+                pairs[j][c].push(PairData {
+                    index: i,
+                    order: label.to_string(),
+                    baseline_ns_per_op: b.ns_per_op,
+                    treatment_ns_per_op: t.ns_per_op,
+                    metrics: Vec::new(),
+                });
+                cpu[j][c][0].extend(b.child_cpu);
+                cpu[j][c][1].extend(t.child_cpu);
+                if let Some(rule) = &design.stop {
+                    stopped[j][c] = settled(&super::ab::pair_log_ratios(&pairs[j][c]), rule);
+                }
             }
         }
     }
     let mut comparisons = Vec::new();
-    for (c, case) in cases.iter().enumerate() {
-        let unfinished = error.is_some();
-        let stop = match (&design.stop, unfinished) {
-            (Some(_), true) => Some(StopReason::Interrupted),
-            _ => stopped[c],
-        };
-        let attribution = design.profile.map(|p| {
-            let median = |f: fn(&PairData) -> f64| super::ab::arm_median(&pairs[c], f);
-            let mut a = attribute(
-                &profiled[c],
-                &AttributeOpts {
-                    hz: p.hz,
-                    timed_baseline_ns_per_op: median(|p| p.baseline_ns_per_op),
-                    timed_treatment_ns_per_op: median(|p| p.treatment_ns_per_op),
-                    top_symbols: crate::profile::TOP_SYMBOLS,
-                },
-            );
-            a.notes.append(&mut profile_notes[c]);
-            a
-        });
-        if let Ok(mut comparison) =
-            super::ab::summarise(case, design, &pairs[c], &cpu[c], stop, attribution)
-        {
-            comparison.mechanism = MECHANISM.to_string();
-            comparison.variant = arm_names[1].to_string();
-            comparison.params = Params::from([("vs".to_string(), arm_names[0].to_string())]);
-            comparison.unfinished = unfinished;
-            comparisons.push(comparison);
+    for j in 0..contrasts {
+        for (c, case) in cases.iter().enumerate() {
+            let unfinished = error.is_some();
+            let stop = match (&design.stop, unfinished) {
+                (Some(_), true) => Some(StopReason::Interrupted),
+                _ => stopped[j][c],
+            };
+            let data = &pairs[j][c];
+            let attribution = design.profile.map(|p| {
+                let median = |f: fn(&PairData) -> f64| super::ab::arm_median(data, f);
+                let mut a = attribute(
+                    &profiled[j][c],
+                    &AttributeOpts {
+                        hz: p.hz,
+                        timed_baseline_ns_per_op: median(|p| p.baseline_ns_per_op),
+                        timed_treatment_ns_per_op: median(|p| p.treatment_ns_per_op),
+                        top_symbols: crate::profile::TOP_SYMBOLS,
+                    },
+                );
+                a.notes.append(&mut profile_notes[j][c]);
+                a
+            });
+            if let Ok(mut comparison) =
+                super::ab::summarise(case, design, data, &cpu[j][c], stop, attribution)
+            {
+                comparison.mechanism = MECHANISM.to_string();
+                comparison.variant = arm_names[j + 1].to_string();
+                comparison.params = Params::from([("vs".to_string(), arm_names[0].to_string())]);
+                comparison.unfinished = unfinished;
+                comparisons.push(comparison);
+            }
         }
     }
     (comparisons, error)
@@ -286,9 +346,9 @@ pub fn pairs_over_boots(
 /// Boots of the real thing: a guest per boot running `overhead
 /// --boot-half` with the host's arguments.
 struct GuestBooter<'a> {
-    setups: [BootSetup<'a>; 2],
+    setups: Vec<BootSetup<'a>>,
     guest_args: &'a [String],
-    records: &'a mut [ArmRecord; 2],
+    records: &'a mut [ArmRecord],
 }
 
 impl Booter for GuestBooter<'_> {
@@ -341,7 +401,9 @@ impl Booter for GuestBooter<'_> {
 
 /// What the host needs for a boot-arm run.
 pub struct BootRequest<'a> {
-    pub arms: &'a [KernelArm; 2],
+    /// The baseline first, then the compared arm, then (with the layout
+    /// control) the baseline rebuilt with an inert change.
+    pub arms: &'a [KernelArm],
     pub accel: AccelChoice,
     pub timeout: std::time::Duration,
     /// The guest's arguments (the host's less the VM, database and output
@@ -369,25 +431,43 @@ pub fn measure(
     // The run starts now (its recorded configuration is replaced by the
     // baseline arm's guest once it has booted).
     let mut meta = super::session::run_meta("overhead", label, &params, Some(design.seed))?;
-    let setups = [&req.arms[0], &req.arms[1]].map(|arm| BootSetup {
-        spec: &arm.spec,
-        accel,
-        extra_append: Vec::new(),
-        vng: &vng_path,
-        timeout: req.timeout,
-        stop: &stop,
-    });
-    let mut records = [0, 1].map(|i| ArmRecord {
-        name: req.arms[i].name.clone(),
-        role: if i == 0 { "baseline" } else { "treatment" }.to_string(),
-        spec: req.arms[i].spec.clone(),
-        boots: Vec::new(),
-        probe: None,
-    });
+    // Each compared arm adds a comparison per case to the table's family.
+    let mut design = design.clone();
+    if let Some(stop) = design.stop.as_mut() {
+        stop.family *= req.arms.len().saturating_sub(1).max(1) as u32;
+    }
+    let design = &design;
+    let setups: Vec<BootSetup> = req
+        .arms
+        .iter()
+        .map(|arm| BootSetup {
+            spec: &arm.spec,
+            accel,
+            extra_append: Vec::new(),
+            vng: &vng_path,
+            timeout: req.timeout,
+            stop: &stop,
+        })
+        .collect();
+    let mut records: Vec<ArmRecord> = (0..req.arms.len())
+        .map(|i| ArmRecord {
+            name: req.arms[i].name.clone(),
+            role: match i {
+                0 => "baseline",
+                1 => "treatment",
+                _ => "layout control",
+            }
+            .to_string(),
+            spec: req.arms[i].spec.clone(),
+            boots: Vec::new(),
+            probe: None,
+            build: req.arms[i].build.clone(),
+        })
+        .collect();
     for (i, s) in setups.iter().enumerate() {
         eprintln!("secperf: arm {}: {}", req.arms[i].name, booting_line(s));
     }
-    let names = [req.arms[0].name.as_str(), req.arms[1].name.as_str()];
+    let names: Vec<&str> = req.arms.iter().map(|a| a.name.as_str()).collect();
     let started = std::time::Instant::now();
     let (comparisons, error) = {
         let mut booter = GuestBooter {
@@ -395,7 +475,7 @@ pub fn measure(
             guest_args: &req.guest_args,
             records: &mut records,
         };
-        pairs_over_boots(cases, design, names, &mut booter, &mut |b| {
+        pairs_over_boots(cases, design, &names, &mut booter, &mut |b| {
             let per_boot = started.elapsed().as_secs_f64() / b.index as f64;
             let left = per_boot * (b.total - b.index) as f64;
             eprintln!(
@@ -520,7 +600,7 @@ mod tests {
             },
             Vec::new(),
         );
-        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
+        let (cs, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut b, &mut |_| {});
         assert!(err.is_none());
         assert_eq!(b.1, [true, true, true, true, false, false, false, false]);
         let a = cs[0].attribution.as_ref().expect("an attribution");
@@ -541,9 +621,15 @@ mod tests {
             calls: Vec::new(),
             fail_at: None,
         };
-        pairs_over_boots(&[case("getppid")], &design, ["a", "b"], &mut b, &mut |_| {});
+        pairs_over_boots(
+            &[case("getppid")],
+            &design,
+            &["a", "b"],
+            &mut b,
+            &mut |_| {},
+        );
         let booted: Vec<usize> = b.calls.iter().map(|c| c.0).collect();
-        let planned: Vec<usize> = boot_order(&design).into_iter().flatten().collect();
+        let planned: Vec<usize> = boot_order(&design, 2).into_iter().flatten().collect();
         assert_eq!(booted, planned);
     }
 
@@ -556,7 +642,7 @@ mod tests {
             calls: Vec::new(),
             fail_at: None,
         };
-        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
+        let (cs, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut b, &mut |_| {});
         assert!(err.is_none());
         assert_eq!(b.calls.len(), 8);
         let mut rng = Rng::new(7);
@@ -603,7 +689,7 @@ mod tests {
             calls: Vec::new(),
             fail_at: None,
         };
-        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut b, &mut |_| {});
+        let (cs, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut b, &mut |_| {});
         assert!(err.is_none());
         // Case 0 settles as slower, case 1 (a ratio of about 1) as
         // negligible; neither takes the whole budget.
@@ -621,12 +707,70 @@ mod tests {
             calls: Vec::new(),
             fail_at: Some(5),
         };
-        let (cs, err) = pairs_over_boots(&cases, &design, ["a", "b"], &mut failing, &mut |_| {});
+        let (cs, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut failing, &mut |_| {});
         let e = format!("{:#}", err.expect("an error"));
         assert!(
             e.contains("pair 3 of 32") && e.contains("did not boot"),
             "{e}"
         );
         assert!(cs.iter().all(|c| c.unfinished && c.pairs == 2), "{cs:?}");
+    }
+
+    #[test]
+    fn a_layout_arm_shares_the_baselines_boot_of_each_block() {
+        struct Three {
+            calls: Vec<(usize, Vec<usize>)>,
+        }
+        impl Booter for Three {
+            fn boot(&mut self, arm: usize, cases: &[usize], _: bool) -> Result<Vec<BootResult>> {
+                self.calls.push((arm, cases.to_vec()));
+                let ns = [100.0, 120.0, 101.0][arm] * (1.0 + self.calls.len() as f64 * 1e-4);
+                Ok(cases
+                    .iter()
+                    .map(|_| BootResult::of(HalfResult::of_ns(ns)))
+                    .collect())
+            }
+        }
+        let design = Design::for_tests(4, 5);
+        let mut b = Three { calls: Vec::new() };
+        let (cs, err) = pairs_over_boots(
+            &[case("getppid")],
+            &design,
+            &["base", "patched", "layout"],
+            &mut b,
+            &mut |_| {},
+        );
+        assert!(err.is_none());
+        // One boot of each arm per block, in the seeded order.
+        assert_eq!(b.calls.len(), 12);
+        let planned: Vec<usize> = boot_order(&design, 3).into_iter().flatten().collect();
+        let booted: Vec<usize> = b.calls.iter().map(|c| c.0).collect();
+        assert_eq!(booted, planned);
+        for block in booted.chunks(3) {
+            let mut sorted = block.to_vec();
+            sorted.sort();
+            assert_eq!(sorted, [0, 1, 2]);
+        }
+        // Two comparisons against the baseline: the patch's and the layout's.
+        assert_eq!(cs.len(), 2);
+        assert_eq!((cs[0].variant.as_str(), cs[0].pairs), ("patched", 4));
+        assert_eq!(cs[1].variant.as_str(), "layout");
+        assert_eq!(cs[1].params.get("vs").map(String::as_str), Some("base"));
+        assert!(
+            (cs[0].overhead_pct.estimate - 20.0).abs() < 0.5,
+            "{:?}",
+            cs[0].overhead_pct
+        );
+        assert!(
+            (cs[1].overhead_pct.estimate - 1.0).abs() < 0.5,
+            "{:?}",
+            cs[1].overhead_pct
+        );
+        // Each pair's order says whether the baseline booted first.
+        for (i, block) in booted.chunks(3).enumerate() {
+            let first = |arm| block.iter().position(|&a| a == arm).unwrap();
+            let want = if first(0) < first(2) { "AB" } else { "BA" };
+            assert_eq!(cs[1].pair_data[i].order, want);
+        }
     }
 }

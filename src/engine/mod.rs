@@ -25,6 +25,7 @@ pub mod control;
 pub mod current;
 pub mod design;
 pub mod document;
+pub mod kernels;
 pub mod measurer;
 pub mod phantom;
 pub mod plan;

@@ -1,5 +1,7 @@
-//! The two sides of a kernel A/B across boots (`--kernel
-//! NAME=IMAGE[,append=ARGS]`), and what a run records of each.
+//! The sides of a kernel A/B across boots (`--kernel
+//! NAME=IMAGE[,append=ARGS]`, or `--kernel NAME=SOURCE[,rev=REV]
+//! [,patch=FILE]...[,config=FRAGMENT][,append=ARGS]` for a kernel built
+//! from source), and what a run records of each.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -12,47 +14,57 @@ use crate::usage_bail;
 pub struct KernelArm {
     pub name: String,
     pub spec: VmSpec,
+    /// For an arm built from source: what it was built from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::kbuild::BuildRecord>,
 }
 
-/// Parses `--kernel NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]`.
-pub fn parse_arm(value: &str) -> Result<KernelArm> {
+/// One `--kernel` as given: an image, or a source to build (whose
+/// `vm.image` is the source directory until it is built).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmRequest {
+    pub name: String,
+    pub vm: VmSpec,
+    pub source: Option<crate::kbuild::SourceSpec>,
+}
+
+/// Parses `--kernel NAME=IMAGE...` or `--kernel NAME=SOURCE...`: a
+/// directory is a kernel source to build.
+pub fn parse_request(value: &str) -> Result<ArmRequest> {
     let Some((name, rest)) = value.split_once('=') else {
         usage_bail!(
-            "--kernel {value}: give NAME=IMAGE[,append=ARGS], e.g. --kernel \
-             audit0=/boot/vmlinuz-6.1.0-56-amd64,append=audit=0"
+            "--kernel {value}: give NAME=IMAGE[,append=ARGS] or NAME=SOURCE[,patch=FILE], e.g. \
+             --kernel audit0=/boot/vmlinuz-6.1.0-56-amd64,append=audit=0"
         );
     };
-    let name = name.trim();
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    {
-        usage_bail!(
-            "--kernel {value}: the arm's name '{name}' must be letters, digits, '.', '_' or '-' \
-             (e.g. base, patched, audit1)"
-        );
+    let first = rest.split(',').next().unwrap_or("").trim();
+    if !std::path::Path::new(first).is_dir() {
+        let arm = parse_arm(value)?;
+        return Ok(ArmRequest {
+            name: arm.name,
+            vm: arm.spec,
+            source: None,
+        });
     }
-    Ok(KernelArm {
-        name: name.to_string(),
-        spec: crate::vm::spec::parse(rest, "--kernel")?,
+    let name = arm_name(value, name)?;
+    let mut source = crate::kbuild::SourceSpec::new(std::path::Path::new(first), "--kernel")?;
+    let vm = crate::vm::spec::parse_with(rest, "--kernel", &mut |k, v| {
+        source.take_key(k, v, "--kernel")
+    })?;
+    Ok(ArmRequest {
+        name,
+        vm,
+        source: Some(source),
     })
 }
 
-/// The `--kernel` values parsed and checked ([`parse_arm`], [`check_arms`]).
-pub fn parse_arms(values: &[String]) -> Result<[KernelArm; 2]> {
-    check_arms(
-        &values
-            .iter()
-            .map(|v| parse_arm(v))
-            .collect::<Result<Vec<_>>>()?,
-    )
-}
-
-/// Checks the arms: exactly two, with different names, and different
-/// kernels or command lines.
-pub fn check_arms(arms: &[KernelArm]) -> Result<[KernelArm; 2]> {
-    let [a, b] = arms else {
+/// Parses the `--kernel` values: exactly two, named apart.
+pub fn parse_requests(values: &[String]) -> Result<Vec<ArmRequest>> {
+    let arms = values
+        .iter()
+        .map(|v| parse_request(v))
+        .collect::<Result<Vec<_>>>()?;
+    let [a, b] = arms.as_slice() else {
         usage_bail!(
             "--kernel: give exactly two arms (the baseline first), e.g. --kernel base=IMAGE \
              --kernel patched=IMAGE2; {} given",
@@ -65,6 +77,72 @@ pub fn check_arms(arms: &[KernelArm]) -> Result<[KernelArm; 2]> {
             a.name
         );
     }
+    Ok(arms)
+}
+
+/// Checks an arm's name: letters, digits, '.', '_', '-'.
+fn arm_name(value: &str, name: &str) -> Result<String> {
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        usage_bail!(
+            "--kernel {value}: the arm's name '{name}' must be letters, digits, '.', '_' or '-' \
+             (e.g. base, patched, audit1)"
+        );
+    }
+    Ok(name.to_string())
+}
+
+/// Parses `--kernel NAME=IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]`.
+pub fn parse_arm(value: &str) -> Result<KernelArm> {
+    let Some((name, rest)) = value.split_once('=') else {
+        usage_bail!(
+            "--kernel {value}: give NAME=IMAGE[,append=ARGS], e.g. --kernel \
+             audit0=/boot/vmlinuz-6.1.0-56-amd64,append=audit=0"
+        );
+    };
+    Ok(KernelArm {
+        name: arm_name(value, name)?,
+        spec: crate::vm::spec::parse(rest, "--kernel")?,
+        build: None,
+    })
+}
+
+/// Checks the arms: exactly two, with different names, and different
+/// kernels or command lines.
+pub fn check_arms(arms: &[KernelArm]) -> Result<()> {
+    let [a, b, ..] = arms else {
+        usage_bail!(
+            "--kernel: give exactly two arms (the baseline first), e.g. --kernel base=IMAGE \
+             --kernel patched=IMAGE2; {} given",
+            arms.len()
+        );
+    };
+    if a.name == b.name {
+        usage_bail!(
+            "--kernel: both arms are named '{}': name them apart",
+            a.name
+        );
+    }
+    if arms.len() != 2 && !(arms.len() == 3 && arms[2].build.is_some()) {
+        usage_bail!(
+            "--kernel: give exactly two arms (the baseline first); {} given",
+            arms.len()
+        );
+    }
+    let same_build = matches!((&a.build, &b.build), (Some(x), Some(y)) if x.key == y.key);
+    if a.spec.append == b.spec.append && same_build {
+        usage_bail!(
+            "--kernel: arms '{}' and '{}' build the same kernel (cache key {}) with the same \
+             command line: give one a patch=, rev=, config= or append=",
+            a.name,
+            b.name,
+            a.build.as_ref().map_or("", |r| r.key.as_str())
+        );
+    }
     if a.spec == b.spec {
         usage_bail!(
             "--kernel: arms '{}' and '{}' boot the same image with the same command line: \
@@ -73,7 +151,7 @@ pub fn check_arms(arms: &[KernelArm]) -> Result<[KernelArm; 2]> {
             b.name
         );
     }
-    Ok([a.clone(), b.clone()])
+    Ok(())
 }
 
 /// The run note that holds a kernel A/B's [`ArmRecord`]s.
@@ -91,6 +169,10 @@ pub struct ArmRecord {
     /// The guest's probe (`secperf probe --json`) in the arm's first boot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<serde_json::Value>,
+    /// For an arm built from source: its source, patches, `.config` and
+    /// toolchain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::kbuild::BuildRecord>,
 }
 
 #[cfg(test)]
@@ -109,6 +191,7 @@ mod tests {
         for (bad, says) in [
             (vec![a.clone()], "exactly two"),
             (vec![a.clone(), a.clone()], "both arms are named"),
+            (vec![a.clone(), b.clone(), b.clone()], "exactly two"),
         ] {
             let e = check_arms(&bad).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2);
@@ -128,5 +211,30 @@ mod tests {
             let e = parse_arm(&bad).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_directory_is_a_source_to_build_with_its_keys() {
+        let t = tempfile::tempdir().unwrap();
+        let patch = t.path().join("fix.patch");
+        std::fs::write(&patch, "x").unwrap();
+        let src = t.path().display().to_string();
+        let r = parse_request(&format!(
+            "patched={src},patch={},cpus=2,append=audit=1 lsm=a,b",
+            patch.display()
+        ))
+        .unwrap();
+        assert_eq!(r.name, "patched");
+        let s = r.source.expect("a source");
+        assert_eq!(s.patches.len(), 1);
+        assert_eq!(r.vm.cpus, Some(2));
+        assert_eq!(r.vm.append, "audit=1 lsm=a,b");
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let image = parse_request(&format!("base={}", f.path().display())).unwrap();
+        assert!(image.source.is_none());
+        let e = parse_request(&format!("x={src},colour=red")).unwrap_err();
+        assert!(e.to_string().contains("also rev, patch, config"), "{e}");
+        let e = parse_requests(&[format!("a={src}"), format!("a={src}")]).unwrap_err();
+        assert!(e.to_string().contains("both arms are named"), "{e}");
     }
 }

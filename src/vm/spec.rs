@@ -37,6 +37,20 @@ const FORMAT: &str = "give --vm IMAGE[,cpus=N][,memory=SIZE][,append=ARGS], e.g.
 /// Parses a `--vm` value (also the part after `NAME=` of `--kernel`). The
 /// image must be a readable file.
 pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
+    let spec = parse_with(value, option, &mut |_, _| Ok(false))?;
+    check_image(&spec, option)?;
+    Ok(spec)
+}
+
+/// Parses `FIRST[,KEY=VALUE]...[,append=ARGS]` as [`parse`] does, without
+/// checking FIRST: keys other than cpus, memory and append go to `extra`,
+/// which returns whether it took them (a kernel source's `rev=`,
+/// `patch=`, `config=`).
+pub fn parse_with(
+    value: &str,
+    option: &str,
+    extra: &mut dyn FnMut(&str, &str) -> Result<bool>,
+) -> Result<VmSpec> {
     let mut rest = value.trim();
     if rest.is_empty() {
         usage_bail!("{option}: no kernel image given; {FORMAT}");
@@ -73,11 +87,22 @@ pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
                 }
             },
             "memory" => spec.memory = Some(memory(v.trim(), option, value)?),
+            other if extra(other, v.trim())? => {}
             other => usage_bail!(
-                "{option} {value}: unknown key '{other}' (known: cpus, memory, append); {FORMAT}"
+                "{option} {value}: unknown key '{other}' (known: cpus, memory, append{}); {FORMAT}",
+                if option == "--kernel" {
+                    "; for a source tree also rev, patch, config"
+                } else {
+                    ""
+                }
             ),
         }
     }
+    Ok(spec)
+}
+
+/// Checks that a spec's image is a readable file.
+pub fn check_image(spec: &VmSpec, option: &str) -> Result<()> {
     if !spec.image.is_file() {
         usage_bail!(
             "{option}: kernel image {} is not a file; give a bzImage or /boot/vmlinuz-* \
@@ -91,7 +116,7 @@ pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
             spec.image.display()
         );
     }
-    Ok(spec)
+    Ok(())
 }
 
 /// Checks a memory size as QEMU takes it: a number with an optional K, M,

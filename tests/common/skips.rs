@@ -41,6 +41,20 @@ pub const TOOLS: &[(&str, &str)] = &[
     ),
     ("secilc", ".ci/run installs Debian's secilc"),
     (
+        "git",
+        ".ci/run installs Debian's git with the kernel build tools",
+    ),
+    (
+        "kernel build tools",
+        ".ci/run installs make, gcc, flex, bison, bc, dwarves (pahole), cpio, git, busybox, \
+         libelf-dev and libssl-dev from Debian",
+    ),
+    (
+        "kernel source",
+        ".ci/run installs Debian's linux-source-6.1, unpacks it into \
+         /tmp/secperf-linux-source-6.1 and sets SECPERF_TEST_KERNEL_SOURCE",
+    ),
+    (
         "sshd",
         ".ci/run installs Debian's openssh-server (its service is not started): the lab's \
          namespace hosts each run their own sshd",

@@ -94,6 +94,114 @@ fn boot_arms(doc: &RunDoc, m: &mut dyn Markup) {
                 items.push(format!("{} (every boot): {p}", arm.name));
             }
         }
+        if let Some(b) = &arm.build {
+            items.extend(build_lines(&arm.name, b));
+        }
+    }
+    m.list(&items);
+    layout_control(doc, m);
+}
+
+/// What an arm built from source was built from.
+pub fn build_lines(name: &str, b: &crate::kbuild::BuildRecord) -> Vec<String> {
+    let mut from = b.source.display().to_string();
+    if let Some(c) = &b.identity.commit {
+        from.push_str(&format!(
+            " at {} ({})",
+            &c[..c.len().min(12)],
+            b.identity.subject.as_deref().unwrap_or("")
+        ));
+    } else {
+        from.push_str(&format!(
+            " ({})",
+            &b.identity.id[..b.identity.id.len().min(19)]
+        ));
+    }
+    for p in &b.patches {
+        from.push_str(&format!(
+            " + {} (sha256 {})",
+            p.path.display(),
+            &p.sha256[..p.sha256.len().min(12)]
+        ));
+    }
+    if let Some((p, _)) = &b.fragment {
+        from.push_str(&format!(" + config {}", p.display()));
+    }
+    if let Some(l) = &b.layout {
+        from.push_str(&format!(
+            " + the layout control's inert padding ({} bytes of no-ops in a function nothing \
+             calls, in {})",
+            l.pad_bytes, l.file
+        ));
+    }
+    let mut out = vec![
+        format!("{name} built from {from}"),
+        format!(
+            "{name} build {}: .config sha256 {}, {}; {}",
+            b.key,
+            &b.config_sha256[..b.config_sha256.len().min(12)],
+            b.toolchain,
+            if b.cached {
+                format!("from the cache (built {}, {:.0} s)", b.built_at, b.build_s)
+            } else {
+                format!(
+                    "built in this run in {:.0} s ({} files compiled)",
+                    b.build_s, b.compiled_files
+                )
+            }
+        ),
+    ];
+    for d in &b.dropped {
+        out.push(format!("{name} config: {}", d.line()));
+    }
+    out
+}
+
+/// With the layout control: each workload's change beside the change an
+/// inert rebuild of the baseline made.
+fn layout_control(doc: &RunDoc, m: &mut dyn Markup) {
+    let Some(layout) = doc.boot_arms.iter().find(|a| a.role == "layout control") else {
+        return;
+    };
+    let Some(treatment) = doc.boot_arms.get(1) else {
+        return;
+    };
+    let base = &doc.boot_arms[0].name;
+    m.heading("Layout control");
+    m.text(&format!(
+        "Arm '{}' is '{base}' rebuilt with an inert change that moves the code linked after \
+         it. A change of '{}' no larger than the layout control's may be code layout, not \
+         what the patch changed (docs/methodology.md, \"A control for code layout\").",
+        layout.name, treatment.name
+    ));
+    let pct = |c: &crate::model::Comparison| {
+        let o = &c.overhead_pct;
+        format!(
+            "{:+.1}% [{:+.1}, {:+.1}] {}",
+            o.estimate, o.ci_low, o.ci_high, o.verdict
+        )
+    };
+    let mut items = Vec::new();
+    for c in doc
+        .comparisons
+        .iter()
+        .filter(|c| c.variant == treatment.name)
+    {
+        let what = crate::report::label::workload(&c.workload, &c.workload_params);
+        let twin = doc.comparisons.iter().find(|l| {
+            l.variant == layout.name
+                && l.workload == c.workload
+                && l.workload_params == c.workload_params
+                && l.tasks == c.tasks
+        });
+        items.push(format!(
+            "{what} tasks={}: {} {}; {} (layout control) {}",
+            c.tasks,
+            treatment.name,
+            pct(c),
+            layout.name,
+            twin.map_or("not measured".to_string(), pct)
+        ));
     }
     m.list(&items);
 }

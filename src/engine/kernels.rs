@@ -1,0 +1,184 @@
+//! The arms of a kernel A/B made bootable: an image is taken as it is; a
+//! source is built (or taken from the cache) by `kbuild`; with
+//! `--layout-control` a third arm is the baseline's source rebuilt with
+//! an inert change that moves code.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::kbuild::build::Planned;
+use crate::usage_bail;
+use crate::vm::arms::{ArmRequest, KernelArm, check_arms};
+
+/// The layout control arm's name.
+pub const LAYOUT_ARM: &str = "layout";
+
+/// The requests, with the shared fragment (`--kernel-config`) given to
+/// every source arm without its own `config=`, and the layout control's
+/// arm added when asked for.
+pub fn requests(
+    values: &[String],
+    shared_config: Option<&std::path::Path>,
+    layout_control: bool,
+) -> Result<Vec<ArmRequest>> {
+    let mut reqs = crate::vm::arms::parse_requests(values)?;
+    if let Some(f) = shared_config {
+        if !reqs.iter().any(|r| r.source.is_some()) {
+            usage_bail!(
+                "--kernel-config {}: no arm is built from source (give an arm as NAME=SOURCE)",
+                f.display()
+            );
+        }
+        for r in reqs.iter_mut() {
+            if let Some(s) = r.source.as_mut()
+                && s.config.is_none()
+            {
+                s.take_key("config", &f.display().to_string(), "--kernel-config")?;
+            }
+        }
+    }
+    if layout_control {
+        let base = &reqs[0];
+        let Some(source) = &base.source else {
+            usage_bail!(
+                "--layout-control rebuilds the baseline with an inert change: give the baseline \
+                 arm as a source tree (--kernel {}=SOURCE[,patch=...]), not an image",
+                base.name
+            );
+        };
+        let mut source = source.clone();
+        source.layout = true;
+        let name = if reqs.iter().any(|r| r.name == LAYOUT_ARM) {
+            format!("{}-{LAYOUT_ARM}", base.name)
+        } else {
+            LAYOUT_ARM.to_string()
+        };
+        let vm = base.vm.clone();
+        reqs.push(ArmRequest {
+            name,
+            vm,
+            source: Some(source),
+        });
+    }
+    Ok(reqs)
+}
+
+/// Every build tool, when any arm is built from source: named with its
+/// `apt-get install` line before anything starts.
+pub fn check_tools(reqs: &[ArmRequest]) -> Result<()> {
+    if reqs.iter().any(|r| r.source.is_some()) {
+        crate::kbuild::tools::check()?;
+    }
+    Ok(())
+}
+
+/// What the build step of a run came to.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSummary {
+    pub built: Vec<String>,
+    pub cached: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Builds (or takes from the cache) every source arm, in order, and
+/// returns the arms ready to boot. Every build tool is checked before
+/// the first build starts.
+pub fn resolve(
+    reqs: &[ArmRequest],
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(Vec<KernelArm>, BuildSummary)> {
+    check_tools(reqs)?;
+    let root = crate::kbuild::cache_root();
+    let begun = Instant::now();
+    let mut summary = BuildSummary {
+        built: Vec::new(),
+        cached: Vec::new(),
+        seconds: 0.0,
+    };
+    // Every arm is checked before the first is built: a bad patch of the
+    // second arm must not cost the first arm's build, nor leave a tree.
+    for r in reqs {
+        if let Some(source) = &r.source {
+            crate::kbuild::build::check(source, &root)
+                .map_err(|e| e.context(format!("arm {}", r.name)))?;
+        }
+    }
+    let mut arms = Vec::new();
+    for r in reqs {
+        let Some(source) = &r.source else {
+            crate::vm::spec::check_image(&r.vm, "--kernel")?;
+            arms.push(KernelArm {
+                name: r.name.clone(),
+                spec: r.vm.clone(),
+                build: None,
+            });
+            continue;
+        };
+        eprintln!("secperf: arm {}: {}", r.name, source.describe());
+        let built = crate::kbuild::ensure(source, &root, &r.name, stop)?;
+        if built.record.cached {
+            eprintln!(
+                "secperf: arm {}: cached build {} (built {}, {:.0} s then); nothing to build",
+                r.name, built.record.key, built.record.built_at, built.record.build_s
+            );
+            summary.cached.push(r.name.clone());
+        } else {
+            summary.built.push(r.name.clone());
+        }
+        let mut spec = r.vm.clone();
+        spec.image = built.entry.image();
+        arms.push(KernelArm {
+            name: r.name.clone(),
+            spec,
+            build: Some(built.record),
+        });
+    }
+    summary.seconds = begun.elapsed().as_secs_f64();
+    check_arms(&arms)?;
+    if !summary.cached.is_empty() || !summary.built.is_empty() {
+        eprintln!("secperf: {}", summary_line(&summary));
+    }
+    Ok((arms, summary))
+}
+
+/// "build time 0 s: every arm from the cache (base, patched)".
+pub fn summary_line(s: &BuildSummary) -> String {
+    if s.built.is_empty() {
+        format!(
+            "build time {:.0} s: every arm from the cache ({})",
+            s.seconds,
+            s.cached.join(", ")
+        )
+    } else {
+        format!(
+            "build time {:.0} s: built {}{}",
+            s.seconds,
+            s.built.join(", "),
+            if s.cached.is_empty() {
+                String::new()
+            } else {
+                format!("; from the cache {}", s.cached.join(", "))
+            }
+        )
+    }
+}
+
+/// The dry run's view of the source arms: what is cached, what will be
+/// built and about how long. Builds nothing.
+pub fn plan(reqs: &[ArmRequest]) -> Result<Vec<(String, Option<Planned>)>> {
+    let root = crate::kbuild::cache_root();
+    check_tools(reqs)?;
+    reqs.iter()
+        .map(|r| {
+            Ok((
+                r.name.clone(),
+                match &r.source {
+                    Some(s) => Some(crate::kbuild::plan(s, &root)?),
+                    None => None,
+                },
+            ))
+        })
+        .collect()
+}
