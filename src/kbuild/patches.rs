@@ -266,12 +266,9 @@ new file mode 100644
 
     #[test]
     fn a_series_is_checked_without_writing_then_applied_to_a_copy() {
-        if crate::sys::which("git").is_none() {
-            crate::testing::skip_missing_tool(
-                "a_series_is_checked_without_writing_then_applied_to_a_copy",
-                "git",
-                "patches are applied with git apply",
-            );
+        if !crate::kbuild::source::tests::git_or_skip(
+            "a_series_is_checked_without_writing_then_applied_to_a_copy",
+        ) {
             return;
         }
         let t = tempfile::tempdir().unwrap();
@@ -305,12 +302,9 @@ new file mode 100644
 
     #[test]
     fn a_series_is_checked_against_a_git_revision_through_a_private_index() {
-        if crate::sys::which("git").is_none() {
-            crate::testing::skip_missing_tool(
-                "a_series_is_checked_against_a_git_revision_through_a_private_index",
-                "git",
-                "patches are applied with git apply",
-            );
+        if !crate::kbuild::source::tests::git_or_skip(
+            "a_series_is_checked_against_a_git_revision_through_a_private_index",
+        ) {
             return;
         }
         let t = tempfile::tempdir().unwrap();

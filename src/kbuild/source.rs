@@ -282,6 +282,15 @@ fn file_hash(dir: &Path, rel: &Path) -> Result<[u8; 32]> {
 pub mod tests {
     use super::*;
 
+    /// Whether git is here; otherwise a skip line (a failure under CI).
+    pub fn git_or_skip(test: &str) -> bool {
+        let here = crate::sys::which("git").is_some();
+        if !here {
+            crate::testing::skip_missing_tool(test, "git", "revisions and patches go through git");
+        }
+        here
+    }
+
     /// A tree with the files a kernel tree is recognised by.
     pub fn fake_kernel_tree(dir: &Path) {
         for f in KERNEL_FILES {
@@ -336,39 +345,23 @@ pub mod tests {
     pub fn fake_kernel_repo(dir: &Path) -> (String, String) {
         fake_kernel_tree(dir);
         let g = |args: &[&str]| git(dir, args).unwrap();
+        let as_tester = |args: &[&str]| {
+            let mut all = vec!["-c", "user.name=t", "-c", "user.email=t@t"];
+            all.extend_from_slice(args);
+            g(&all)
+        };
         g(&["init", "-q"]);
-        g(&["-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"]);
-        g(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "base",
-        ]);
+        as_tester(&["add", "-A"]);
+        as_tester(&["commit", "-qm", "base"]);
         let first = g(&["rev-parse", "HEAD"]);
         std::fs::write(dir.join("kernel/auditsc.c"), "int a;\nint b2;\nint c;\n").unwrap();
-        g(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qam",
-            "audit: b2",
-        ]);
+        as_tester(&["commit", "-qam", "audit: b2"]);
         (first, g(&["rev-parse", "HEAD"]))
     }
 
     #[test]
     fn a_git_revision_is_identified_by_its_tree() {
-        if crate::sys::which("git").is_none() {
-            crate::testing::skip_missing_tool(
-                "a_git_revision_is_identified_by_its_tree",
-                "git",
-                "revisions are read with git",
-            );
+        if !crate::kbuild::source::tests::git_or_skip("a_git_revision_is_identified_by_its_tree") {
             return;
         }
         let t = tempfile::tempdir().unwrap();

@@ -315,12 +315,9 @@ mod tests {
 
     #[test]
     fn a_git_revision_is_checked_out_privately_and_switched_in_place() {
-        if crate::sys::which("git").is_none() {
-            crate::testing::skip_missing_tool(
-                "a_git_revision_is_checked_out_privately_and_switched_in_place",
-                "git",
-                "revisions are checked out with git",
-            );
+        if !crate::kbuild::source::tests::git_or_skip(
+            "a_git_revision_is_checked_out_privately_and_switched_in_place",
+        ) {
             return;
         }
         let t = tempfile::tempdir().unwrap();

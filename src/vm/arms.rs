@@ -64,20 +64,28 @@ pub fn parse_requests(values: &[String]) -> Result<Vec<ArmRequest>> {
         .iter()
         .map(|v| parse_request(v))
         .collect::<Result<Vec<_>>>()?;
-    let [a, b] = arms.as_slice() else {
+    two_named_apart(&arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), 2)?;
+    Ok(arms)
+}
+
+/// Checks that the user gave exactly two arms (`allowed` counts the
+/// layout control's too), and that their names differ.
+fn two_named_apart(names: &[&str], allowed: usize) -> Result<()> {
+    if names.len() < 2 || names.len() > allowed {
         usage_bail!(
             "--kernel: give exactly two arms (the baseline first), e.g. --kernel base=IMAGE \
              --kernel patched=IMAGE2; {} given",
-            arms.len()
-        );
-    };
-    if a.name == b.name {
-        usage_bail!(
-            "--kernel: both arms are named '{}': name them apart",
-            a.name
+            names.len()
         );
     }
-    Ok(arms)
+    if let Some(dup) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        usage_bail!("--kernel: both arms are named '{dup}': name them apart");
+    }
+    Ok(())
 }
 
 /// Checks an arm's name: letters, digits, '.', '_', '-'.
@@ -114,25 +122,17 @@ pub fn parse_arm(value: &str) -> Result<KernelArm> {
 /// Checks the arms: exactly two, with different names, and different
 /// kernels or command lines.
 pub fn check_arms(arms: &[KernelArm]) -> Result<()> {
-    let [a, b, ..] = arms else {
-        usage_bail!(
-            "--kernel: give exactly two arms (the baseline first), e.g. --kernel base=IMAGE \
-             --kernel patched=IMAGE2; {} given",
-            arms.len()
-        );
+    // The layout control's arm, built from source, may come third.
+    let allowed = if arms.get(2).is_some_and(|a| a.build.is_some()) {
+        3
+    } else {
+        2
     };
-    if a.name == b.name {
-        usage_bail!(
-            "--kernel: both arms are named '{}': name them apart",
-            a.name
-        );
-    }
-    if arms.len() != 2 && !(arms.len() == 3 && arms[2].build.is_some()) {
-        usage_bail!(
-            "--kernel: give exactly two arms (the baseline first); {} given",
-            arms.len()
-        );
-    }
+    two_named_apart(
+        &arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        allowed,
+    )?;
+    let (a, b) = (&arms[0], &arms[1]);
     let same_build = matches!((&a.build, &b.build), (Some(x), Some(y)) if x.key == y.key);
     if a.spec.append == b.spec.append && same_build {
         usage_bail!(
