@@ -3,6 +3,7 @@
 //! `main` prints one error chain and picks the exit code (2 for bad input).
 
 mod args;
+mod bisect;
 mod calibrate;
 mod campaign;
 mod compare;
@@ -128,6 +129,11 @@ pub enum Command {
         #[command(subcommand)]
         command: results::ResultsCommand,
     },
+    /// Find the commit that made a workload slower: each step builds a
+    /// revision of a kernel git checkout and compares it with --good by
+    /// paired boots (the sequential test), with the whole bisection's
+    /// error rate stated (--alpha) and a `git bisect log` to replay.
+    Bisect(Box<bisect::BisectArgs>),
     /// Kernels built from source for `--kernel NAME=SOURCE` arms, cached
     /// under $XDG_CACHE_HOME/secperf/kernels: list them (size in MiB,
     /// build time in seconds) or prune them.
@@ -243,6 +249,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Results { command } => results::results(command, cli.db.as_deref(), cli.json),
         Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),
         Command::Kernels { command } => kernels::kernels(command, cli.json),
+        Command::Bisect(args) => bisect::bisect(*args, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
         Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),

@@ -324,6 +324,42 @@ pub(super) fn measure(
 
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
 fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if args.dry_run {
+        let reqs = crate::engine::kernels::requests(
+            &args.kernels,
+            args.kernel_config.as_deref(),
+            args.layout_control,
+        )?;
+        crate::engine::kernels::check_tools(&reqs)?;
+        args.vm.resolve(true)?;
+        let plan = OverheadPlan::new(&args.boot_request()?)?;
+        let design = plan.design_for(false);
+        let builds = crate::engine::kernels::plan(&reqs)?;
+        return show_boot_plan(&reqs, &builds, &plan, &design, json);
+    }
+    let db_path = crate::store::resolve_db_path(db)?;
+    let run_id = kernel_ab_stored(args, &crate::engine::session::argv(), &db_path)?;
+    let store = crate::store::Store::open_read_only(&db_path)?;
+    let doc = crate::engine::document::load(&store, run_id)?;
+    super::output::show_run(
+        &doc,
+        json,
+        args.report.format,
+        args.report.output.as_deref(),
+        crate::report::sections::Parts::MEASURED,
+    )?;
+    eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
+    Ok(())
+}
+
+/// A kernel A/B whose guests get `argv`'s arguments (the process's own,
+/// or those `bisect` writes for a step): builds the arms, boots them
+/// paired, stores the run and returns its id.
+pub(super) fn kernel_ab_stored(
+    args: &OverheadArgs,
+    argv: &[String],
+    db_path: &Path,
+) -> Result<i64> {
     let reqs = crate::engine::kernels::requests(
         &args.kernels,
         args.kernel_config.as_deref(),
@@ -336,20 +372,14 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
         eprintln!("secperf: warning: {w}");
     }
     let design = plan.design_for(false);
-    if args.dry_run {
-        let builds = crate::engine::kernels::plan(&reqs)?;
-        return show_boot_plan(&reqs, &builds, &plan, &design, json);
-    }
-    let argv = crate::engine::session::argv();
-    let db_path = crate::store::resolve_db_path(db)?;
     let stop = crate::engine::session::interrupt_flag()?;
     let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop)?;
-    let run_id = crate::engine::boots::measure(
+    crate::engine::boots::measure(
         &crate::engine::boots::BootRequest {
             arms: &arms,
             accel,
             timeout,
-            guest_args: super::vm::guest_args(&argv, true),
+            guest_args: super::vm::guest_args(argv, true),
             no_wait: args.wait.no_wait,
         },
         &plan.cases,
@@ -357,19 +387,8 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &plan.decision,
         &plan.label,
         serde_json::to_value(&plan)?,
-        &db_path,
-    )?;
-    let store = crate::store::Store::open_read_only(&db_path)?;
-    let doc = crate::engine::document::load(&store, run_id)?;
-    super::output::show_run(
-        &doc,
-        json,
-        args.report.format,
-        args.report.output.as_deref(),
-        crate::report::sections::Parts::MEASURED,
-    )?;
-    eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
-    Ok(())
+        db_path,
+    )
 }
 
 /// In a guest of a kernel A/B: one half of each case asked for.

@@ -19,6 +19,7 @@
 //! - [`rerun`]: repeating a stored run from what was stored.
 
 pub mod ab;
+pub mod bisect;
 pub mod boots;
 pub mod campaign;
 pub mod control;

@@ -27,6 +27,7 @@ pub mod config;
 pub mod layout;
 pub mod make;
 pub mod patches;
+pub mod series;
 pub mod source;
 pub mod spec;
 pub mod tools;

@@ -75,7 +75,7 @@ const TOOLS: &[Tool] = &[
     Tool {
         what: "busybox (virtme-ng's initramfs)",
         found: || on_path("busybox") || Path::new("/bin/busybox").exists(),
-        package: "busybox",
+        package: "busybox-static",
     },
 ];
 

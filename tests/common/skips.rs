@@ -46,7 +46,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ),
     (
         "kernel build tools",
-        ".ci/run installs make, gcc, flex, bison, bc, dwarves (pahole), cpio, git, busybox, \
+        ".ci/run installs make, gcc, flex, bison, bc, dwarves (pahole), cpio, git, busybox-static, \
          libelf-dev and libssl-dev from Debian",
     ),
     (

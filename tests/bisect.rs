@@ -1,0 +1,179 @@
+//! `secperf bisect` end to end, the parts that need no kernel build: bad
+//! input is exit code 2 with what to do, before anything is built, and
+//! leaves nothing behind (no cache entry, no tree); `--dry-run` lists the
+//! series and the error budget. The decision logic is tested with a fake
+//! tester in `src/engine/bisect.rs`; a real bisection of a 6.1 series
+//! takes about 20 minutes here, reported in docs/findings.md.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command as StdCommand;
+
+use common::{json_of, secperf, skip_missing_tool};
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = StdCommand::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository of a fake kernel tree: a base commit and `n` one-file
+/// commits. Returns the commit ids, base first.
+fn series(repo: &Path, n: usize) -> Vec<String> {
+    for (f, text) in [
+        ("Makefile", "all:\n"),
+        ("Kconfig", "config AUDIT\n\tbool \"audit\"\n"),
+        ("arch/x86/Kconfig", "config X86\n\tdef_bool y\n"),
+        ("kernel/Makefile", "obj-y += auditsc.o\n"),
+    ] {
+        let p = repo.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "base"]);
+    let mut ids = vec![git(repo, &["rev-parse", "HEAD"])];
+    for i in 0..n {
+        std::fs::write(repo.join(format!("kernel/f{i}.c")), format!("int f{i};\n")).unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", &format!("change {i}")]);
+        ids.push(git(repo, &["rev-parse", "HEAD"]));
+    }
+    ids
+}
+
+#[test]
+fn bad_bisect_input_is_exit_2_and_leaves_nothing() {
+    if secperf::sys::which("git").is_none() {
+        skip_missing_tool(
+            "bad_bisect_input_is_exit_2_and_leaves_nothing",
+            "git",
+            "bisect walks git revisions",
+        );
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("linux");
+    let ids = series(&repo, 8);
+    // A side branch, not on the line from base to the tip.
+    git(&repo, &["checkout", "-q", "-b", "side", &ids[2]]);
+    std::fs::write(repo.join("kernel/side.c"), "int side;\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "side"]);
+    let side = git(&repo, &["rev-parse", "HEAD"]);
+    git(&repo, &["checkout", "-q", "-"]);
+    let cache = t.path().join("cache");
+    let r = repo.display().to_string();
+    let run = |good: &str, bad: &str| {
+        secperf(&t.path().join("t.db"))
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["bisect", &r, "--good", good, "--bad", bad, "-w", "getppid"])
+            .output()
+            .unwrap()
+    };
+    for (good, bad, says) in [
+        (ids[8].as_str(), ids[0].as_str(), "wrong way round"),
+        (
+            "v0.0-nope",
+            ids[8].as_str(),
+            "--good v0.0-nope: no such commit",
+        ),
+        (
+            ids[0].as_str(),
+            "deadbeef",
+            "--bad deadbeef: no such commit",
+        ),
+        (side.as_str(), ids[8].as_str(), "not an ancestor"),
+    ] {
+        let out = run(good, bad);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {err}");
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(!cache.exists(), "{says}: left {}", cache.display());
+    }
+    std::fs::write(repo.join("Makefile"), "dirty\n").unwrap();
+    let out = run(&ids[0], &ids[8]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("uncommitted changes"), "{err}");
+    git(&repo, &["checkout", "-q", "--", "Makefile"]);
+    // Bad options.
+    for (flag, value) in [
+        ("--threshold", "0"),
+        ("--alpha", "1.5"),
+        ("--max-pairs", "2"),
+    ] {
+        let out = secperf(&t.path().join("t.db"))
+            .env("XDG_CACHE_HOME", &cache)
+            .args([
+                "bisect", &r, "--good", &ids[0], "--bad", &ids[8], "-w", "getppid",
+            ])
+            .args([flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+    }
+    assert!(!cache.exists());
+}
+
+#[test]
+fn a_dry_run_lists_the_series_and_the_error_budget() {
+    if secperf::sys::which("git").is_none() {
+        skip_missing_tool(
+            "a_dry_run_lists_the_series_and_the_error_budget",
+            "git",
+            "bisect walks git revisions",
+        );
+        return;
+    }
+    let needs = ["make", "gcc", "flex", "bison", "bc", "pahole", "busybox"];
+    if let Some(tool) = needs.iter().find(|t| secperf::sys::which(t).is_none()) {
+        skip_missing_tool(
+            "a_dry_run_lists_the_series_and_the_error_budget",
+            "kernel build tools",
+            &format!("{tool} is not on PATH"),
+        );
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("linux");
+    let ids = series(&repo, 8);
+    let out = secperf(&t.path().join("t.db"))
+        .env("XDG_CACHE_HOME", t.path().join("cache"))
+        .args(["--json", "bisect"])
+        .arg(&repo)
+        .args([
+            "--good",
+            &ids[0],
+            "--bad",
+            &ids[8],
+            "-w",
+            "getppid",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["revisions"].as_array().map(Vec::len), Some(8));
+    assert_eq!(v["revisions"][7]["commit"], ids[8].as_str());
+    // The endpoint check, 3 steps, 2 for skips.
+    assert_eq!(v["decisions"], 6);
+    assert!((v["step_alpha"].as_f64().unwrap() - 0.05 / 6.0).abs() < 1e-9);
+}
