@@ -317,12 +317,19 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     let begun = std::time::Instant::now();
     let mut finished = done.clone();
-    let outcome =
-        crate::engine::bisect::bisect(&good, &revisions, &opts, &mut tester, &done, &mut |s| {
+    let outcome = crate::engine::bisect::bisect(
+        &good,
+        &revisions,
+        &opts,
+        &mut tester,
+        &done,
+        &mut |s, left| {
             finished.push(s.clone());
             save_steps(&file, &finished)?;
             eprintln!(
-                "secperf: bisect: {} is {}{} ({:.0} s; {:.0} s in all so far)",
+                "secperf: bisect: step {} of at most {k}: {} is {}{} ({:.0} s building and \
+                 booting; {:.0} s in all so far); {left} revision(s) left",
+                finished.len(),
                 s.revision.short(),
                 s.class.word(),
                 match &s.tested {
@@ -340,7 +347,8 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
                 begun.elapsed().as_secs_f64()
             );
             Ok(())
-        })?;
+        },
+    )?;
     done.clear();
     if let Some(path) = &args.log {
         std::fs::write(path, outcome.log.join("\n") + "\n")

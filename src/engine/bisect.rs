@@ -285,7 +285,8 @@ pub struct Outcome {
 /// last): the endpoint check, then steps until the first bad revision is
 /// found, an undecided step, or the budget is spent. `done` are steps
 /// measured before (resume): they are taken as they are, not measured
-/// again. `on_step` sees each step as it ends (to store it). An endpoint
+/// again. `on_step` sees each step as it ends (to store it), with the
+/// number of revisions the first bad one may still be. An endpoint
 /// check that does not find bad slower than good by the threshold is a
 /// usage error, before any step.
 pub fn bisect(
@@ -294,7 +295,7 @@ pub fn bisect(
     opts: &BisectOpts,
     tester: &mut dyn StepTester,
     done: &[Step],
-    on_step: &mut dyn FnMut(&Step) -> anyhow::Result<()>,
+    on_step: &mut dyn FnMut(&Step, usize) -> anyhow::Result<()>,
 ) -> anyhow::Result<Outcome> {
     let n = revisions.len();
     anyhow::ensure!(n > 0, "no revision between good and bad");
@@ -324,19 +325,25 @@ pub fn bisect(
             };
             (class, tested)
         };
-        let step = Step {
+        steps.push(Step {
             index,
             revision: revision.clone(),
             class,
             tested,
             seconds: begun.elapsed().as_secs_f64(),
-        };
-        on_step(&step)?;
-        steps.push(step);
+        });
         Ok(class)
     };
     // The endpoints first: bad must be slower than good by the threshold.
+    let measured_before = |steps: &Vec<Step>| {
+        let last = steps.last().expect("a step was recorded");
+        done.iter()
+            .any(|d| d.revision.commit == last.revision.commit)
+    };
     let endpoint = run_step(n - 1, &mut steps)?;
+    if !measured_before(&steps) {
+        on_step(&steps[0], n)?;
+    }
     if endpoint != Class::Bad {
         let why = match &steps[0].tested {
             Tested::Measured {
@@ -368,6 +375,9 @@ pub fn bisect(
             Next::Test(i) => {
                 let class = run_step(i, &mut steps)?;
                 b.record(i, class);
+                if !measured_before(&steps) {
+                    on_step(steps.last().expect("a step was recorded"), b.range().len())?;
+                }
             }
             other => break other,
         }
@@ -616,7 +626,8 @@ mod tests {
             asked: Vec::new(),
         };
         let mut seen = Vec::new();
-        let out = bisect(&good, &revs, &opts(), &mut t, &[], &mut |s| {
+        let out = bisect(&good, &revs, &opts(), &mut t, &[], &mut |s, left| {
+            assert!(left <= 8);
             seen.push(s.clone());
             Ok(())
         })
@@ -640,9 +651,14 @@ mod tests {
             asked: Vec::new(),
             ..t
         };
-        let out2 = bisect(&good, &revs, &opts(), &mut again, &out.steps, &mut |_| {
-            Ok(())
-        })
+        let out2 = bisect(
+            &good,
+            &revs,
+            &opts(),
+            &mut again,
+            &out.steps,
+            &mut |_, _| Ok(()),
+        )
         .unwrap();
         assert!(again.asked.is_empty(), "{:?}", again.asked);
         assert_eq!(out2.first_bad, out.first_bad);
@@ -662,7 +678,7 @@ mod tests {
             revs: revs.clone(),
             asked: Vec::new(),
         };
-        let e = bisect(&good, &revs, &opts(), &mut t, &[], &mut |_| Ok(())).unwrap_err();
+        let e = bisect(&good, &revs, &opts(), &mut t, &[], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("the endpoints do not differ"), "{e}");
         assert_eq!(t.asked.len(), 1);

@@ -329,7 +329,7 @@ pub fn ensure(spec: &SourceSpec, root: &Path, label: &str, stop: &AtomicBool) ->
     eprintln!(
         "secperf: build {label}: compiling ({}; log {})",
         if first {
-            "a first build of this source: tens of minutes on 2 CPUs"
+            "a first build of this source: every file, the time left follows"
         } else {
             "only what differs from the tree's last build"
         },
