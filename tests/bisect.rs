@@ -177,3 +177,83 @@ fn a_dry_run_lists_the_series_and_the_error_budget() {
     assert_eq!(v["decisions"], 6);
     assert!((v["step_alpha"].as_f64().unwrap() - 0.05 / 6.0).abs() < 1e-9);
 }
+
+/// The issue's series: Debian's linux-source-6.1 committed into a git
+/// repository, then 8 one-file commits, all harmless but the sixth, which
+/// reverses audit's coarse clock (audit-2017's patch). `secperf bisect`
+/// must name that commit in at most 3 steps plus the endpoint check, with
+/// audit enabled, on getppid. About 25 minutes on the 2-CPU development
+/// VM (a first build of the repository's tree, then incremental ones, and
+/// emulated boots), so it is ignored: `SECPERF_TEST_KERNEL_SOURCE=DIR
+/// cargo test --test bisect -- --ignored`.
+#[test]
+#[ignore = "builds 6.1 from clean and boots about 40 emulated guests (about 25 minutes)"]
+fn bisect_names_the_commit_that_reverses_the_coarse_clock() {
+    let Some(src) = std::env::var_os("SECPERF_TEST_KERNEL_SOURCE").map(std::path::PathBuf::from)
+    else {
+        skip_missing_tool(
+            "bisect_names_the_commit_that_reverses_the_coarse_clock",
+            "kernel source",
+            "SECPERF_TEST_KERNEL_SOURCE is not set (an unpacked linux-source-6.1 tree)",
+        );
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("bisect-linux");
+    let ok = StdCommand::new("cp")
+        .args(["-a"])
+        .arg(&src)
+        .arg(&repo)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    git(&repo, &["init", "-q"]);
+    // Debian's tarball ignores everything at its top level (.gitignore).
+    git(&repo, &["add", "-f", "-A"]);
+    git(&repo, &["commit", "-qm", "Debian linux-source-6.1"]);
+    let good = git(&repo, &["rev-parse", "HEAD"]);
+    let patch = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/experiments/patches/002-audit-fine-clock-6.1.patch");
+    let files = [
+        "kernel/sys_ni.c",
+        "kernel/utsname.c",
+        "mm/util.c",
+        "kernel/exit.c",
+        "fs/open.c",
+        "",
+        "kernel/time/time.c",
+        "lib/string.c",
+    ];
+    let mut culprit = String::new();
+    for (i, f) in files.iter().enumerate() {
+        if f.is_empty() {
+            git(&repo, &["apply", patch.to_str().unwrap()]);
+            git(
+                &repo,
+                &["commit", "-qam", "audit: read the fine clock again"],
+            );
+            culprit = git(&repo, &["rev-parse", "HEAD"]);
+        } else {
+            let p = repo.join(f);
+            let mut text = std::fs::read_to_string(&p).unwrap();
+            text.push_str(&format!("/* a harmless change {i} */\n"));
+            std::fs::write(&p, text).unwrap();
+            git(&repo, &["commit", "-qam", &format!("harmless: {f}")]);
+        }
+    }
+    let out = secperf(&t.path().join("t.db"))
+        .args(["--json", "bisect"])
+        .arg(&repo)
+        .args(["--good", &good, "--bad", "HEAD", "-w", "getppid"])
+        .args(["--append", "audit=1", "--threshold", "30"])
+        .timeout(std::time::Duration::from_secs(3600))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v = json_of(&out.stdout);
+    assert_eq!(v["first_bad"]["commit"], culprit.as_str(), "{v}");
+    // The endpoint check and at most 3 steps.
+    assert!(v["steps"].as_array().unwrap().len() <= 4, "{v}");
+}
