@@ -179,8 +179,10 @@ fn first_line(s: &str) -> String {
 
 /// Where a bisection's finished steps are kept (resume).
 fn state_file(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> PathBuf {
+    // Not --max-pairs: a step decided with fewer pairs stands, and an
+    // undecided one is measured again (with the budget now given).
     let key = format!(
-        "{}\n{good}\n{bad}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
+        "{}\n{good}\n{bad}\n{}\n{}\n{:?}\n{}\n{}\n{}",
         source.display(),
         args.workload,
         args.append,
@@ -188,7 +190,6 @@ fn state_file(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> PathBu
         args.threshold,
         args.alpha,
         args.extra_steps,
-        args.max_pairs
     );
     crate::kbuild::cache_root().join("bisect").join(format!(
         "{}.json",
@@ -196,11 +197,26 @@ fn state_file(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> PathBu
     ))
 }
 
+/// Every step a bisection measured before, undecided ones included.
 fn load_steps(file: &Path) -> Vec<Step> {
     std::fs::read_to_string(file)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
+}
+
+/// The steps to take as they are (decided, or skipped), and how many
+/// attempts ended undecided: those revisions are measured again, and each
+/// earlier attempt keeps its share of the error budget.
+fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
+    let undecided = crate::engine::bisect::Class::Undecided;
+    (
+        all.iter()
+            .filter(|s| s.class != undecided)
+            .cloned()
+            .collect(),
+        all.iter().filter(|s| s.class == undecided).count(),
+    )
 }
 
 fn save_steps(file: &Path, steps: &[Step]) -> Result<()> {
@@ -250,12 +266,6 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .into_iter()
         .map(|(commit, subject)| Revision { commit, subject })
         .collect();
-    let opts = BisectOpts {
-        threshold_pct: args.threshold,
-        alpha: args.alpha,
-        extra: args.extra_steps,
-        skip: args.skip.clone(),
-    };
     let k = crate::engine::bisect::decisions(revisions.len(), args.extra_steps);
     let file = state_file(
         &args,
@@ -263,7 +273,15 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &good.commit,
         &revisions.last().unwrap().commit,
     );
-    let mut done = load_steps(&file);
+    let all_before = load_steps(&file);
+    let (mut done, undecided_before) = split_steps(&all_before);
+    let opts = BisectOpts {
+        threshold_pct: args.threshold,
+        alpha: args.alpha,
+        extra: args.extra_steps,
+        skip: args.skip.clone(),
+        spent_before: undecided_before,
+    };
     if args.dry_run {
         let text = format!(
             "Bisect {} revisions after {} up to {} on {} (nothing is built or booted: \
@@ -297,11 +315,19 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         super::emit(&text);
         return Ok(());
     }
-    if !done.is_empty() {
+    if !all_before.is_empty() {
         eprintln!(
-            "secperf: bisect: going on from {} finished step(s) in {}",
+            "secperf: bisect: going on from {} finished step(s) in {}{}",
             done.len(),
-            file.display()
+            file.display(),
+            if undecided_before > 0 {
+                format!(
+                    "; {undecided_before} undecided attempt(s) are measured again, each \
+                     having spent a decision of the budget"
+                )
+            } else {
+                String::new()
+            }
         );
     }
     let db_path = crate::store::resolve_db_path(db)?;
@@ -316,7 +342,9 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         seed,
     };
     let begun = std::time::Instant::now();
-    let mut finished = done.clone();
+    // Kept whole, earlier undecided attempts included (they keep their
+    // share of the budget when the bisection goes on again).
+    let mut finished = all_before.clone();
     let outcome = crate::engine::bisect::bisect(
         &good,
         &revisions,

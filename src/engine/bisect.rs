@@ -261,6 +261,10 @@ pub struct BisectOpts {
     pub extra: usize,
     /// Revisions not to test (`--skip`).
     pub skip: Vec<String>,
+    /// Decisions spent by earlier runs of this bisection on steps that
+    /// ended undecided (measured again now): each attempt spends one.
+    #[serde(default)]
+    pub spent_before: usize,
 }
 
 /// How a bisection ended.
@@ -369,7 +373,7 @@ pub fn bisect(
             opts.threshold_pct
         );
     }
-    let mut b = Bisection::new(n, k - 1);
+    let mut b = Bisection::new(n, (k - 1).saturating_sub(opts.spent_before));
     let end = loop {
         match b.next() {
             Next::Test(i) => {
@@ -608,6 +612,7 @@ mod tests {
             alpha: 0.05,
             extra: 2,
             skip: Vec::new(),
+            spent_before: 0,
         }
     }
 
@@ -681,6 +686,32 @@ mod tests {
         let e = bisect(&good, &revs, &opts(), &mut t, &[], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("the endpoints do not differ"), "{e}");
+        assert_eq!(t.asked.len(), 1);
+    }
+
+    #[test]
+    fn undecided_attempts_of_earlier_runs_keep_their_share_of_the_budget() {
+        let revs = series(8);
+        let good = Revision {
+            commit: "g".repeat(40),
+            subject: "base".into(),
+        };
+        let mut t = Fake {
+            culprit: 5,
+            slow: 40.0,
+            broken: Vec::new(),
+            revs: revs.clone(),
+            asked: Vec::new(),
+        };
+        // 6 decisions; 5 spent before on undecided attempts: only the
+        // endpoint check is left, then the budget ends the bisection.
+        let spent = BisectOpts {
+            spent_before: 5,
+            ..opts()
+        };
+        let out = bisect(&good, &revs, &spent, &mut t, &[], &mut |_, _| Ok(())).unwrap();
+        assert!(out.first_bad.is_none());
+        assert!(out.verdict.contains("error budget"), "{}", out.verdict);
         assert_eq!(t.asked.len(), 1);
     }
 }
