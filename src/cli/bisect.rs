@@ -355,9 +355,13 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             finished.push(s.clone());
             save_steps(&file, &finished)?;
             eprintln!(
-                "secperf: bisect: step {} of at most {k}: {} is {}{} ({:.0} s building and \
+                "secperf: bisect: {} of at most {k}: {} is {}{} ({:.0} s building and \
                  booting; {:.0} s in all so far); {left} revision(s) left",
-                finished.len(),
+                if s.index + 1 == revisions.len() {
+                    "the endpoint check, decision 1".to_string()
+                } else {
+                    format!("decision {}", finished.len())
+                },
                 s.revision.short(),
                 s.class.word(),
                 match &s.tested {
