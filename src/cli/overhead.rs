@@ -325,14 +325,7 @@ pub(super) fn measure(
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
 fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if args.dry_run {
-        let reqs = crate::engine::kernels::requests(
-            &args.kernels,
-            args.kernel_config.as_deref(),
-            args.layout_control,
-        )?;
-        crate::engine::kernels::check_tools(&reqs)?;
-        args.vm.resolve(true)?;
-        let plan = OverheadPlan::new(&args.boot_request()?)?;
+        let (reqs, plan) = kernel_plan(args)?;
         let design = plan.design_for(false);
         let builds = crate::engine::kernels::plan(&reqs)?;
         return show_boot_plan(&reqs, &builds, &plan, &design, json);
@@ -352,6 +345,19 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// A kernel A/B's arms (the layout control's included) and plan, every
+/// build tool and the VM checked.
+fn kernel_plan(args: &OverheadArgs) -> Result<(Vec<crate::vm::arms::ArmRequest>, OverheadPlan)> {
+    let reqs = crate::engine::kernels::requests(
+        &args.kernels,
+        args.kernel_config.as_deref(),
+        args.layout_control,
+    )?;
+    crate::engine::kernels::check_tools(&reqs)?;
+    args.vm.resolve(true)?;
+    Ok((reqs, OverheadPlan::new(&args.boot_request()?)?))
+}
+
 /// A kernel A/B whose guests get `argv`'s arguments (the process's own,
 /// or those `bisect` writes for a step): builds the arms, boots them
 /// paired, stores the run and returns its id.
@@ -360,14 +366,8 @@ pub(super) fn kernel_ab_stored(
     argv: &[String],
     db_path: &Path,
 ) -> Result<i64> {
-    let reqs = crate::engine::kernels::requests(
-        &args.kernels,
-        args.kernel_config.as_deref(),
-        args.layout_control,
-    )?;
-    crate::engine::kernels::check_tools(&reqs)?;
+    let (reqs, plan) = kernel_plan(args)?;
     let (accel, timeout) = args.vm.resolve(true)?;
-    let plan = OverheadPlan::new(&args.boot_request()?)?;
     for w in &plan.warnings {
         eprintln!("secperf: warning: {w}");
     }

@@ -597,6 +597,25 @@ mod tests {
         }
     }
 
+    impl Fake {
+        fn new(culprit: usize, broken: Vec<usize>, revs: &[Revision]) -> Fake {
+            Fake {
+                culprit,
+                slow: 40.0,
+                broken,
+                revs: revs.to_vec(),
+                asked: Vec::new(),
+            }
+        }
+    }
+
+    fn good() -> Revision {
+        Revision {
+            commit: "g".repeat(40),
+            subject: "base".into(),
+        }
+    }
+
     fn series(n: usize) -> Vec<Revision> {
         (0..n)
             .map(|i| Revision {
@@ -619,17 +638,8 @@ mod tests {
     #[test]
     fn the_culprit_is_named_with_a_replayable_log_at_the_budgets_level() {
         let revs = series(8);
-        let good = Revision {
-            commit: "g".repeat(40),
-            subject: "base".into(),
-        };
-        let mut t = Fake {
-            culprit: 5,
-            slow: 40.0,
-            broken: vec![3],
-            revs: revs.clone(),
-            asked: Vec::new(),
-        };
+        let good = good();
+        let mut t = Fake::new(5, vec![3], &revs);
         let mut seen = Vec::new();
         let out = bisect(&good, &revs, &opts(), &mut t, &[], &mut |s, left| {
             assert!(left <= 8);
@@ -672,17 +682,8 @@ mod tests {
     #[test]
     fn endpoints_that_do_not_differ_name_no_commit() {
         let revs = series(8);
-        let good = Revision {
-            commit: "g".repeat(40),
-            subject: "base".into(),
-        };
-        let mut t = Fake {
-            culprit: 99,
-            slow: 40.0,
-            broken: Vec::new(),
-            revs: revs.clone(),
-            asked: Vec::new(),
-        };
+        let good = good();
+        let mut t = Fake::new(99, Vec::new(), &revs);
         let e = bisect(&good, &revs, &opts(), &mut t, &[], &mut |_, _| Ok(())).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("the endpoints do not differ"), "{e}");
@@ -692,17 +693,8 @@ mod tests {
     #[test]
     fn undecided_attempts_of_earlier_runs_keep_their_share_of_the_budget() {
         let revs = series(8);
-        let good = Revision {
-            commit: "g".repeat(40),
-            subject: "base".into(),
-        };
-        let mut t = Fake {
-            culprit: 5,
-            slow: 40.0,
-            broken: Vec::new(),
-            revs: revs.clone(),
-            asked: Vec::new(),
-        };
+        let good = good();
+        let mut t = Fake::new(5, Vec::new(), &revs);
         // 6 decisions; 5 spent before on undecided attempts: only the
         // endpoint check is left, then the budget ends the bisection.
         let spent = BisectOpts {
