@@ -61,6 +61,24 @@ pub fn run_facts(run: &RunDoc) -> String {
                 arm.boots.len()
             )),
         ));
+        if let Some(b) = &arm.build {
+            rows.push((
+                format!("{} build", arm.name),
+                Cell::Text(
+                    crate::report::sections::guest::build_lines(&arm.name, b)
+                        .iter()
+                        .map(|l| l.strip_prefix(&format!("{} ", arm.name)).unwrap_or(l))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+            ));
+        }
+    }
+    if let Some((text, items)) = crate::report::sections::guest::layout_lines(run) {
+        rows.push((
+            "layout control".to_string(),
+            Cell::Text(format!("{text} {}", items.join("; "))),
+        ));
     }
     let Some(vm) = crate::vm::VmFacts::of(&m.system) else {
         return facts("facts", &rows);

@@ -160,20 +160,26 @@ pub fn build_lines(name: &str, b: &crate::kbuild::BuildRecord) -> Vec<String> {
 /// With the layout control: each workload's change beside the change an
 /// inert rebuild of the baseline made.
 fn layout_control(doc: &RunDoc, m: &mut dyn Markup) {
-    let Some(layout) = doc.boot_arms.iter().find(|a| a.role == "layout control") else {
+    let Some((text, items)) = layout_lines(doc) else {
         return;
     };
-    let Some(treatment) = doc.boot_arms.get(1) else {
-        return;
-    };
-    let base = &doc.boot_arms[0].name;
     m.heading("Layout control");
-    m.text(&format!(
+    m.text(&text);
+    m.list(&items);
+}
+
+/// The layout control's explanation and its lines (one per workload: the
+/// patch's change, then the layout arm's), or None without one.
+pub fn layout_lines(doc: &RunDoc) -> Option<(String, Vec<String>)> {
+    let layout = doc.boot_arms.iter().find(|a| a.role == "layout control")?;
+    let treatment = doc.boot_arms.get(1)?;
+    let base = &doc.boot_arms[0].name;
+    let text = format!(
         "Arm '{}' is '{base}' rebuilt with an inert change that moves the code linked after \
          it. A change of '{}' no larger than the layout control's may be code layout, not \
          what the patch changed (docs/methodology.md, \"A control for code layout\").",
         layout.name, treatment.name
-    ));
+    );
     let pct = |c: &crate::model::Comparison| {
         let o = &c.overhead_pct;
         format!(
@@ -203,5 +209,5 @@ fn layout_control(doc: &RunDoc, m: &mut dyn Markup) {
             twin.map_or("not measured".to_string(), pct)
         ));
     }
-    m.list(&items);
+    Some((text, items))
 }
