@@ -242,6 +242,12 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             args.alpha
         );
     }
+    if crate::workloads::find(&args.workload).is_none() {
+        usage_bail!(
+            "-w {}: unknown workload (see `secperf list`); bisect measures one workload",
+            args.workload
+        );
+    }
     if args.max_pairs < 3 {
         usage_bail!(
             "--max-pairs {}: a step needs at least 3 pairs",

@@ -26,7 +26,7 @@ pub struct PruneArgs {
     #[arg(value_name = "KEY")]
     pub keys: Vec<String>,
     /// Remove builds made more than this many days ago.
-    #[arg(long, value_name = "DAYS")]
+    #[arg(long, value_name = "DAYS", allow_negative_numbers = true)]
     pub older_than: Option<f64>,
     /// Remove every build, and the source copies and build trees.
     #[arg(long, conflicts_with_all = ["keys", "older_than"])]
