@@ -280,7 +280,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &revisions.last().unwrap().commit,
     );
     let all_before = load_steps(&file);
-    let (mut done, undecided_before) = split_steps(&all_before);
+    let (done, undecided_before) = split_steps(&all_before);
     let opts = BisectOpts {
         threshold_pct: args.threshold,
         alpha: args.alpha,
@@ -387,7 +387,6 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             Ok(())
         },
     )?;
-    done.clear();
     if let Some(path) = &args.log {
         std::fs::write(path, outcome.log.join("\n") + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
