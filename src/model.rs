@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::params::Params;
 
+pub mod bisect;
+
 /// How the tasks of a measurement are created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

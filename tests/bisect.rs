@@ -178,6 +178,153 @@ fn a_dry_run_lists_the_series_and_the_error_budget() {
     assert!((v["step_alpha"].as_f64().unwrap() - 0.05 / 6.0).abs() < 1e-9);
 }
 
+/// A bisection of 8 revisions stored as `bisect` stores it, the 6th the
+/// first bad one.
+fn stored_bisection(db: &Path) -> String {
+    use secperf::model::bisect::*;
+    let rev = |i: usize| Revision {
+        commit: format!("{i}{}", "b".repeat(39)),
+        subject: format!("change {i}"),
+    };
+    let revisions: Vec<Revision> = (1..=8).map(rev).collect();
+    let step = |index: usize, class: Class, est: f64| Step {
+        index,
+        revision: revisions[index].clone(),
+        class,
+        tested: Tested::Measured {
+            estimate: est,
+            ci_low: est - 20.0,
+            ci_high: est + 30.0,
+            pairs: 9,
+            run_id: Some(index as i64),
+        },
+        seconds: 120.0,
+    };
+    let steps = vec![
+        step(7, Class::Bad, 90.0),
+        step(3, Class::Good, 0.5),
+        step(5, Class::Bad, 70.0),
+        step(4, Class::Good, -2.0),
+    ];
+    let record = BisectionRecord {
+        id: "feedface12345678".into(),
+        created_at: chrono::Utc::now(),
+        updated_at: chrono::Utc::now(),
+        command: vec!["bisect".into(), "/src/linux".into()],
+        source: "/src/linux".into(),
+        workload: "getppid".into(),
+        append: "audit=1".into(),
+        mechanisms: vec![],
+        threshold_pct: 50.0,
+        alpha: 0.05,
+        status: Status::Finished,
+        outcome: Outcome {
+            good: rev(0),
+            first_bad: Some(revisions[5].clone()),
+            log: vec!["git bisect start".into()],
+            revisions,
+            decisions: 6,
+            step_alpha: 0.05 / 6.0,
+            steps,
+            candidates: vec![],
+            verdict: "the first bad commit is 6bbbbbbbbbbb (change 6)".into(),
+        },
+    };
+    let mut store = secperf::store::Store::open(db).unwrap();
+    store.put_bisection(&record).unwrap();
+    record.id
+}
+
+#[test]
+fn a_stored_bisection_is_listed_shown_and_drawn() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("t.db");
+    let id = stored_bisection(&db);
+    let list = secperf(&db)
+        .args(["--json", "results", "list"])
+        .output()
+        .unwrap();
+    assert!(list.status.success());
+    let v = json_of(&list.stdout);
+    assert_eq!(v["bisections"][0]["id"], id.as_str(), "{v}");
+    assert_eq!(v["bisections"][0]["steps"], 4, "{v}");
+    let shown = secperf(&db)
+        .args(["results", "show", "--bisection", "feed"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success(), "{text}");
+    assert!(text.contains("the first bad commit is 6bbbbbbbbbbb"), "{text}");
+    assert!(text.contains("+70.0% [+50.0, +100.0]"), "{text}");
+    assert!(text.contains("bad (first bad)"), "{text}");
+    let json = secperf(&db)
+        .args(["--json", "results", "show", "--bisection", "latest"])
+        .output()
+        .unwrap();
+    let v = json_of(&json.stdout);
+    assert_eq!(v["outcome"]["first_bad"]["subject"], "change 6", "{v}");
+    let page = t.path().join("b.html");
+    let out = secperf(&db)
+        .args(["report", "--bisection", "latest", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg") && html.contains("first bad"), "{html}");
+    // Unknown ids and a format that cannot show one are exit 2.
+    for args in [
+        &["results", "show", "--bisection", "nope"][..],
+        &["results", "show", "--bisection", "latest", "--format", "benchstat"],
+        &["report", "--bisection", "nope"],
+    ] {
+        let out = secperf(&db).args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_command_is_bisected_instead_of_a_workload() {
+    if secperf::sys::which("git").is_none() {
+        skip_missing_tool(
+            "a_command_is_bisected_instead_of_a_workload",
+            "git",
+            "bisect walks git revisions",
+        );
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("linux");
+    let ids = series(&repo, 4);
+    let base = |extra: &[&str]| {
+        let mut c = secperf(&t.path().join("t.db"));
+        c.env("XDG_CACHE_HOME", t.path().join("cache"))
+            .arg("bisect")
+            .arg(&repo)
+            .args(["--good", &ids[0], "--bad", &ids[4], "--dry-run"])
+            .args(extra);
+        c.output().unwrap()
+    };
+    // A workload and a command, or neither: exit 2.
+    for extra in [&["-w", "getppid", "--", "/bin/true"][..], &[]] {
+        let out = base(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+    }
+    let needs = ["make", "gcc", "flex", "bison", "bc", "pahole", "busybox"];
+    if needs.iter().any(|t| secperf::sys::which(t).is_none()) {
+        return;
+    }
+    let out = base(&["--", "/bin/true", "x y"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("on /bin/true x y"), "{text}");
+}
+
 /// The series: Debian's linux-source-6.1 committed into a git
 /// repository, then 8 one-file commits, all harmless but the sixth, which
 /// reverses audit's coarse clock (audit-2017's patch). `secperf bisect`
@@ -246,14 +393,21 @@ fn bisect_names_the_commit_that_reverses_the_coarse_clock() {
         .args(["--json", "bisect"])
         .arg(&repo)
         .args(["--good", &good, "--bad", "HEAD", "-w", "getppid"])
-        .args(["--append", "audit=1", "--threshold", "30"])
+        .args(["--append", "audit=1", "--threshold", "50"])
         .timeout(std::time::Duration::from_secs(3600))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let v = json_of(&out.stdout);
-    assert_eq!(v["first_bad"]["commit"], culprit.as_str(), "{v}");
+    assert_eq!(v["outcome"]["first_bad"]["commit"], culprit.as_str(), "{v}");
     // The endpoint check and at most 3 steps.
-    assert!(v["steps"].as_array().unwrap().len() <= 4, "{v}");
+    assert!(v["outcome"]["steps"].as_array().unwrap().len() <= 4, "{v}");
+    // Stored whole: shown and drawn.
+    let shown = secperf(&t.path().join("t.db"))
+        .args(["--json", "results", "show", "--bisection", "latest"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success());
+    assert_eq!(json_of(&shown.stdout)["status"], "finished");
 }

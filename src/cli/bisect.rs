@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::engine::bisect::{BisectOpts, Outcome, Revision, Step, StepTester, Tested};
+use crate::model::bisect::{BisectionRecord, Status};
 use crate::usage_bail;
 
 #[derive(Debug, Args)]
@@ -27,10 +28,23 @@ pub struct BisectArgs {
     #[arg(long, value_name = "REV")]
     pub bad: String,
 
-    /// The workload every step measures (see `secperf list`).
-    #[arg(short, long, value_name = "NAME",
+    /// The workload every step measures (see `secperf list`); or a
+    /// command after `--`.
+    #[arg(short, long, value_name = "NAME", required_unless_present = "command",
           value_parser = super::args::Candidates::workloads(), hide_possible_values = true)]
-    pub workload: String,
+    pub workload: Option<String>,
+
+    /// A command every step measures instead of a workload: everything
+    /// after `--`. One operation is one complete run of it (wall time),
+    /// in the guest, whose root file system is this machine's; it must
+    /// exit with status 0.
+    #[arg(last = true, value_name = "CMD", conflicts_with = "workload")]
+    pub command: Vec<String>,
+
+    /// A mechanism on in every boot of every step, e.g. -m
+    /// audit:rules=FILE (repeatable; see `secperf list`).
+    #[arg(short, long = "mechanism", value_name = "SPEC")]
+    pub mechanisms: Vec<String>,
 
     /// The kernel command line of every boot, e.g. audit=1.
     #[arg(long, value_name = "ARGS", default_value = "")]
@@ -104,17 +118,26 @@ impl OverheadSteps<'_> {
     }
 }
 
-impl StepTester for OverheadSteps<'_> {
-    fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
-        let name = format!("r{}", &revision.commit[..12]);
+impl OverheadSteps<'_> {
+    /// The arm name of a revision.
+    fn name(revision: &Revision) -> String {
+        format!("r{}", revision.abbrev())
+    }
+
+    /// The `overhead --kernel` command line of a step, and its arguments
+    /// parsed.
+    fn step(
+        &self,
+        revision: &Revision,
+        alpha: f64,
+    ) -> Result<(Vec<String>, super::overhead::OverheadArgs)> {
+        let name = Self::name(revision);
         let half = format!("{}", self.args.threshold / 2.0);
-        let argv: Vec<String> = [
+        let mut argv: Vec<String> = [
             "secperf",
             "--db",
             &self.db.display().to_string(),
             "overhead",
-            "-w",
-            &self.args.workload,
             "--kernel",
             &self.arm("good", &self.good),
             "--kernel",
@@ -133,10 +156,41 @@ impl StepTester for OverheadSteps<'_> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let cli = super::parse_args(&argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+        for m in &self.args.mechanisms {
+            argv.extend(["-m".to_string(), m.clone()]);
+        }
+        match &self.args.workload {
+            Some(w) => argv.extend(["-w".to_string(), w.clone()]),
+            None => {
+                argv.push("--".to_string());
+                argv.extend(self.args.command.iter().cloned());
+            }
+        }
+        let cli = super::parse_args(&argv).map_err(|e| {
+            crate::error::UsageError::new(format!(
+                "bisect: a step's command line is not valid ({}): check -m, -w and the \
+                 command",
+                e.to_string().lines().next().unwrap_or("")
+            ))
+        })?;
         let super::Command::Overhead(o) = cli.command else {
             unreachable!("an overhead command line")
         };
+        Ok((argv, *o))
+    }
+
+    /// Checks a step's command line (arms, mechanisms, workload or
+    /// command) without building or booting anything.
+    fn check(&self, revision: &Revision, alpha: f64) -> Result<()> {
+        let (_, o) = self.step(revision, alpha)?;
+        super::overhead::kernel_check(&o)
+    }
+}
+
+impl StepTester for OverheadSteps<'_> {
+    fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
+        let name = Self::name(revision);
+        let (argv, o) = self.step(revision, alpha)?;
         eprintln!("secperf: bisect: testing {}", revision.short());
         match super::overhead::kernel_ab_stored(&o, &argv, &self.db) {
             Ok(run_id) => {
@@ -177,24 +231,36 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").chars().take(300).collect()
 }
 
-/// Where a bisection's finished steps are kept (resume).
-fn state_file(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> PathBuf {
-    // Not --max-pairs: a step decided with fewer pairs stands, and an
-    // undecided one is measured again (with the budget now given).
-    let key = format!(
+/// What identifies a bisection: the same question gets the same key, so
+/// the same command goes on (state file) and rewrites the same stored
+/// record. Not --max-pairs: a step decided with fewer pairs stands, and an
+/// undecided one is measured again (with the budget now given).
+fn key(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> String {
+    let mut key = format!(
         "{}\n{good}\n{bad}\n{}\n{}\n{:?}\n{}\n{}\n{}",
         source.display(),
-        args.workload,
+        args.workload.as_deref().unwrap_or(""),
         args.append,
         args.config,
         args.threshold,
         args.alpha,
         args.extra_steps,
     );
-    crate::kbuild::cache_root().join("bisect").join(format!(
-        "{}.json",
-        &crate::kbuild::sha256_hex(key.as_bytes())[..16]
-    ))
+    // Appended only when given, so that earlier keys stay the same.
+    if !args.command.is_empty() {
+        key.push_str(&format!("\ncommand {:?}", args.command));
+    }
+    if !args.mechanisms.is_empty() {
+        key.push_str(&format!("\nmechanisms {:?}", args.mechanisms));
+    }
+    crate::kbuild::sha256_hex(key.as_bytes())[..16].to_string()
+}
+
+/// Where a bisection's finished steps are kept (resume).
+fn state_file(key: &str) -> PathBuf {
+    crate::kbuild::cache_root()
+        .join("bisect")
+        .join(format!("{key}.json"))
 }
 
 /// Every step a bisection measured before, undecided ones included.
@@ -242,11 +308,10 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             args.alpha
         );
     }
-    if crate::workloads::find(&args.workload).is_none() {
-        usage_bail!(
-            "-w {}: unknown workload (see `secperf list`); bisect measures one workload",
-            args.workload
-        );
+    if let Some(w) = &args.workload
+        && crate::workloads::find(w).is_none()
+    {
+        usage_bail!("-w {w}: unknown workload (see `secperf list`); bisect measures one workload");
     }
     if args.max_pairs < 3 {
         usage_bail!(
@@ -258,6 +323,12 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         usage_bail!(
             "bisect: {} is not a directory (give a git checkout of a kernel)",
             args.source.display()
+        );
+    }
+    if super::reading::shared_url(db).is_some() {
+        usage_bail!(
+            "bisect stores its steps in a results file: give --db FILE, then `secperf results \
+             push` copies the steps' runs to a shared store"
         );
     }
     let source = std::fs::canonicalize(&args.source)?;
@@ -272,13 +343,10 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .into_iter()
         .map(|(commit, subject)| Revision { commit, subject })
         .collect();
+    let bad = revisions.last().expect("series has the bad endpoint").clone();
     let k = crate::engine::bisect::decisions(revisions.len(), args.extra_steps);
-    let file = state_file(
-        &args,
-        &source,
-        &good.commit,
-        &revisions.last().unwrap().commit,
-    );
+    let id = key(&args, &source, &good.commit, &bad.commit);
+    let file = state_file(&id);
     let all_before = load_steps(&file);
     let (done, undecided_before) = split_steps(&all_before);
     let opts = BisectOpts {
@@ -288,17 +356,20 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         skip: args.skip.clone(),
         spent_before: undecided_before,
     };
+    let what = match &args.workload {
+        Some(w) => w.clone(),
+        None => args.command.join(" "),
+    };
     if args.dry_run {
         let text = format!(
-            "Bisect {} revisions after {} up to {} on {} (nothing is built or booted: \
+            "Bisect {} revisions after {} up to {} on {what} (nothing is built or booted: \
              --dry-run)\nError budget: {k} decisions (the endpoint check, {} steps, {} for \
              skips), each at alpha {:.4} (whole bisection: {})\nA revision is bad when its \
              slowdown's interval lies above {:.1}%, good when below; at most {} pairs a step.\n\
              Steps already done (resumed): {}\nRevisions:\n{}",
             revisions.len(),
             good.short(),
-            revisions.last().unwrap().short(),
-            args.workload,
+            bad.short(),
             k - 1 - args.extra_steps,
             args.extra_steps,
             args.alpha / k as f64,
@@ -314,13 +385,47 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
         if json {
             return super::print_json(&serde_json::json!({
-                "good": good, "revisions": revisions, "decisions": k,
+                "id": id, "good": good, "revisions": revisions, "decisions": k,
                 "step_alpha": args.alpha / k as f64, "done": done,
             }));
         }
         super::emit(&text);
         return Ok(());
     }
+    let db_path = crate::store::resolve_db_path(db)?;
+    let seed = args
+        .seed
+        .unwrap_or_else(|| u64::from_str_radix(&good.commit[..15], 16).unwrap_or(1));
+    let mut tester = OverheadSteps {
+        args: &args,
+        source: source.clone(),
+        good: good.commit.clone(),
+        db: db_path.clone(),
+        seed,
+    };
+    // Every step's command line is checked before anything is built.
+    tester.check(&bad, args.alpha / k as f64)?;
+    let store_record = |status: Status, outcome: Outcome| -> Result<BisectionRecord> {
+        let mut store = crate::store::Store::open(&db_path)?;
+        let now = chrono::Utc::now();
+        let created_at = store.bisection(&id).map(|b| b.created_at).unwrap_or(now);
+        let record = BisectionRecord {
+            id: id.clone(),
+            created_at,
+            updated_at: now,
+            command: std::env::args().skip(1).collect(),
+            source: source.display().to_string(),
+            workload: what.clone(),
+            append: args.append.clone(),
+            mechanisms: args.mechanisms.clone(),
+            threshold_pct: args.threshold,
+            alpha: args.alpha,
+            status,
+            outcome,
+        };
+        store.put_bisection(&record)?;
+        Ok(record)
+    };
     if !all_before.is_empty() {
         eprintln!(
             "secperf: bisect: going on from {} finished step(s) in {}{}",
@@ -336,22 +441,16 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             }
         );
     }
-    let db_path = crate::store::resolve_db_path(db)?;
-    let seed = args
-        .seed
-        .unwrap_or_else(|| u64::from_str_radix(&good.commit[..15], 16).unwrap_or(1));
-    let mut tester = OverheadSteps {
-        args: &args,
-        source: source.clone(),
-        good: good.commit.clone(),
-        db: db_path.clone(),
-        seed,
-    };
+    eprintln!(
+        "secperf: bisect {id}: stored in {} as it goes (`secperf results show --bisection \
+         {id}`)",
+        db_path.display()
+    );
     let begun = std::time::Instant::now();
     // Kept whole, earlier undecided attempts included (they keep their
     // share of the budget when the bisection goes on again).
     let mut finished = all_before.clone();
-    let outcome = crate::engine::bisect::bisect(
+    let result = crate::engine::bisect::bisect(
         &good,
         &revisions,
         &opts,
@@ -360,6 +459,10 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &mut |s, left| {
             finished.push(s.clone());
             save_steps(&file, &finished)?;
+            store_record(
+                Status::InProgress,
+                crate::engine::bisect::in_progress(&good, &revisions, &opts, &finished, left),
+            )?;
             eprintln!(
                 "secperf: bisect: {} of at most {k}: {} is {}{} ({:.0} s building and \
                  booting; {:.0} s in all so far); {left} revision(s) left",
@@ -386,62 +489,41 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             );
             Ok(())
         },
-    )?;
+    );
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            // The endpoint check said the endpoints do not differ: that
+            // is the bisection's answer, stored as such.
+            let endpoint = finished
+                .iter()
+                .rev()
+                .find(|s| s.index + 1 == revisions.len());
+            if crate::error::exit_code(&e) == 2
+                && endpoint.is_some_and(|s| s.class != crate::engine::bisect::Class::Bad)
+            {
+                let mut o = crate::engine::bisect::in_progress(
+                    &good,
+                    &revisions,
+                    &opts,
+                    &finished,
+                    revisions.len(),
+                );
+                o.verdict = format!("{e:#}");
+                o.candidates.clear();
+                store_record(Status::Stopped, o)?;
+            }
+            return Err(e);
+        }
+    };
     if let Some(path) = &args.log {
         std::fs::write(path, outcome.log.join("\n") + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    let record = store_record(Status::Finished, outcome)?;
     if json {
-        return super::print_json(&outcome);
+        return super::print_json(&record);
     }
-    super::emit(&render(&outcome, args.threshold));
+    super::emit(&crate::report::bisect::text(&record));
     Ok(())
-}
-
-/// The outcome as text: the verdict, each step, the log.
-fn render(o: &Outcome, threshold: f64) -> String {
-    let mut s = format!(
-        "Bisect of {} revisions: {}.\nEach step at alpha {:.4} ({} decisions; the named commit is \
-         wrong with probability at most {:.2} if a revision's slowdown is 0 before the culprit \
-         and at least the threshold, {threshold}%, from it on).\n\n",
-        o.revisions.len(),
-        o.verdict,
-        o.step_alpha,
-        o.decisions,
-        o.step_alpha * o.decisions as f64
-    );
-    for (i, st) in o.steps.iter().enumerate() {
-        let what = match &st.tested {
-            Tested::Measured {
-                estimate,
-                ci_low,
-                ci_high,
-                pairs,
-                run_id,
-            } => format!(
-                "{estimate:+.1}% [{ci_low:+.1}, {ci_high:+.1}], {pairs} pairs{}",
-                run_id.map(|r| format!(", run {r}")).unwrap_or_default()
-            ),
-            Tested::Failed(why) => why.clone(),
-        };
-        s.push_str(&format!(
-            "  {} {:<10} {}: {} ({:.0} s)\n",
-            if i == 0 { "endpoint" } else { "step    " },
-            st.class.word(),
-            st.revision.short(),
-            what,
-            st.seconds
-        ));
-    }
-    if !o.candidates.is_empty() {
-        s.push_str("\nCandidates for the first bad commit:\n");
-        for c in &o.candidates {
-            s.push_str(&format!("  {}\n", c.short()));
-        }
-    }
-    s.push_str("\ngit bisect log (git bisect replay reads it):\n");
-    for l in &o.log {
-        s.push_str(&format!("  {l}\n"));
-    }
-    s.trim_end().to_string()
 }

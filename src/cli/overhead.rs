@@ -151,7 +151,7 @@ impl OverheadArgs {
                  --equivalence 2)"
             );
         }
-        let mut r = self.request_with_min_pairs(3)?;
+        let mut r = self.request_with_min_pairs(3, true)?;
         // -m with --kernel: on in every boot of both arms.
         if self.mechanisms.is_empty() {
             r.mechanisms = vec!["none".to_string()];
@@ -161,17 +161,19 @@ impl OverheadArgs {
     }
 
     fn request(&self) -> Result<OverheadRequest> {
-        self.request_with_min_pairs(10)
+        self.request_with_min_pairs(10, false)
     }
 
-    fn request_with_min_pairs(&self, min_pairs: u32) -> Result<OverheadRequest> {
+    /// `kernels`: the arms are kernels, so a command needs no mechanism
+    /// (one given is on in every boot).
+    fn request_with_min_pairs(&self, min_pairs: u32, kernels: bool) -> Result<OverheadRequest> {
         if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
             usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
         let mut workloads = self.workloads.clone();
         let mut params = self.placement.params.clone();
         if let Some((name, extra)) = self.command.workload(workloads.is_some())? {
-            if self.mechanisms.is_empty() {
+            if self.mechanisms.is_empty() && !kernels {
                 usage_bail!(
                     "a command needs the mechanisms to measure it under: -m SPEC [-m SPEC ...] \
                      -- CMD (see `secperf list`)"
@@ -356,6 +358,12 @@ fn kernel_plan(args: &OverheadArgs) -> Result<(Vec<crate::vm::arms::ArmRequest>,
     crate::engine::kernels::check_tools(&reqs)?;
     args.vm.resolve(true)?;
     Ok((reqs, OverheadPlan::new(&args.boot_request()?)?))
+}
+
+/// Checks a kernel A/B's arguments (arms, tools, the plan) without
+/// building or booting anything.
+pub(super) fn kernel_check(args: &OverheadArgs) -> Result<()> {
+    kernel_plan(args).map(|_| ())
 }
 
 /// A kernel A/B whose guests get `argv`'s arguments (the process's own,

@@ -18,13 +18,19 @@ pub const DEFAULT_OUTPUT: &str = "secperf-report.html";
 pub struct ReportArgs {
     /// Run ids, labels, `latest` or `latest~N` (several runs: one page,
     /// scaling curves overlaid).
-    #[arg(required_unless_present = "campaign", value_name = "RUN")]
+    #[arg(required_unless_present_any = ["campaign", "bisection"], value_name = "RUN")]
     pub runs: Vec<String>,
     /// A campaign's id (or a unique prefix, or `latest`) instead of runs:
     /// one page with its hosts side by side, a forest plot per comparison
     /// with one row per host, and what differs between the hosts.
-    #[arg(long, value_name = "ID", conflicts_with = "runs")]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["runs", "bisection"])]
     pub campaign: Option<String>,
+    /// A bisection's id (or a unique prefix, or `latest`) instead of runs:
+    /// one page with a plot of each tested revision's slowdown against
+    /// --good (%, with its interval) in commit order, the steps and the
+    /// `git bisect log`.
+    #[arg(long, value_name = "ID", conflicts_with = "runs")]
+    pub bisection: Option<String>,
     /// Write the page here; `-` for stdout.
     #[arg(short, long, value_name = "PATH", default_value = DEFAULT_OUTPUT)]
     pub output: PathBuf,
@@ -39,6 +45,30 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     }
     let (store, _) = super::reading::open(db)?;
+    if let Some(spec) = &args.bisection {
+        let b = store.bisection(spec)?;
+        let page = crate::report::html::bisect::page(&b, chrono::Utc::now())?;
+        if to_stdout {
+            super::emit(page.trim_end());
+            return Ok(());
+        }
+        super::output::write_file(&args.output, &page)?;
+        let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
+        if json {
+            return super::print_json(&serde_json::json!({
+                "path": written,
+                "bisection": b.id,
+                "plots": 1,
+            }));
+        }
+        super::emit_fmt!(
+            "Wrote {} (bisection {}, {} step(s), 1 plot).",
+            written.display(),
+            b.id,
+            b.outcome.steps.len()
+        );
+        return Ok(());
+    }
     if let Some(spec) = &args.campaign {
         let (view, docs) = super::campaign::view(&store, spec)?;
         let page = crate::report::html::campaign::page(&view, &docs, chrono::Utc::now())?;

@@ -10,7 +10,7 @@ use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
-    /// List stored runs, newest first.
+    /// List stored runs, newest first, then the bisections.
     List,
     /// Show one run: its configuration summary and results table; or, with
     /// --campaign, every host's run of a campaign side by side (ns/op and
@@ -18,11 +18,17 @@ pub enum ResultsCommand {
     /// differs between the hosts (kernel, CPU, mitigations, LSMs).
     Show {
         /// Run id, label, `latest` or `latest~N`.
-        #[arg(required_unless_present = "campaign")]
+        #[arg(required_unless_present_any = ["campaign", "bisection"])]
         run: Option<String>,
         /// A campaign's id (or a unique prefix, or `latest`) instead of a run.
-        #[arg(long, value_name = "ID", conflicts_with = "run")]
+        #[arg(long, value_name = "ID", conflicts_with_all = ["run", "bisection"])]
         campaign: Option<String>,
+        /// A bisection's id (or a unique prefix, or `latest`) instead of a
+        /// run: its verdict and error rate, each tested revision in commit
+        /// order (slowdown against --good in % with its interval, class,
+        /// pairs, run), and its `git bisect log`.
+        #[arg(long, value_name = "ID", conflicts_with = "run")]
+        bisection: Option<String>,
         /// Output format instead of the default summary and tables.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<crate::report::formats::Format>,
@@ -91,8 +97,11 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
     match cmd {
         ResultsCommand::List => {
             let runs = store.list_runs()?;
+            let bisections = store.list_bisections()?;
             if json {
-                return super::print_json(&serde_json::json!({ "db": path, "runs": runs }));
+                return super::print_json(
+                    &serde_json::json!({ "db": path, "runs": runs, "bisections": bisections }),
+                );
             }
             if runs.is_empty() {
                 super::emit_fmt!(
@@ -101,6 +110,25 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 );
             } else {
                 super::emit_fmt!("{}", crate::report::table::runs(&runs));
+            }
+            if !bisections.is_empty() {
+                super::emit_fmt!(
+                    "\nBisections (`secperf results show --bisection ID`):\n{}",
+                    bisections
+                        .iter()
+                        .map(|b| format!(
+                            "  {}  {}  {} on {}, {} revision(s), {} step(s): {}",
+                            b.id,
+                            b.updated_at.format("%Y-%m-%d %H:%M"),
+                            b.status.word(),
+                            b.workload,
+                            b.revisions,
+                            b.steps,
+                            b.verdict
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
             }
         }
         ResultsCommand::Push { .. } => unreachable!("handled above"),
@@ -120,6 +148,37 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 color: output.is_none() && crate::report::formats::color_default(),
             };
             let text = crate::report::campaign::render(&view, format, opts);
+            match output {
+                Some(file) => super::output::write_file(&file, &text)?,
+                None => super::emit_fmt!("{}", text.trim_end()),
+            }
+        }
+        ResultsCommand::Show {
+            bisection: Some(spec),
+            format,
+            output,
+            ..
+        } => {
+            let b = store.bisection(&spec)?;
+            use crate::report::formats::Format;
+            use crate::report::markup::Kind;
+            let color = output.is_none() && crate::report::formats::color_default();
+            let text = match (json, format) {
+                (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(&b)? + "\n",
+                (false, None | Some(Format::Table)) => {
+                    crate::report::bisect::render(&b, Kind::Terminal { color })
+                }
+                (false, Some(Format::Email)) => crate::report::bisect::render(&b, Kind::Email),
+                (false, Some(Format::Markdown)) => {
+                    crate::report::bisect::render(&b, Kind::Markdown)
+                }
+                (false, Some(Format::Csv)) => crate::report::bisect::render(&b, Kind::Csv),
+                (false, Some(Format::Benchstat)) => crate::usage_bail!(
+                    "--format benchstat compares runs: a bisection is shown as table, email, \
+                     markdown, csv or json (each step's run: `secperf results show RUN \
+                     --format benchstat`)"
+                ),
+            };
             match output {
                 Some(file) => super::output::write_file(&file, &text)?,
                 None => super::emit_fmt!("{}", text.trim_end()),

@@ -29,27 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a step found of one revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    Good,
-    Bad,
-    Undecided,
-    /// Did not build or boot, or `--skip`.
-    Skip,
-}
-
-impl Class {
-    pub fn word(self) -> &'static str {
-        match self {
-            Class::Good => "good",
-            Class::Bad => "bad",
-            Class::Undecided => "undecided",
-            Class::Skip => "skip",
-        }
-    }
-}
+pub use crate::model::bisect::{Class, Outcome, Revision, Step, Tested};
 
 /// Classifies a step's interval of the slowdown against good (%), with
 /// threshold `t` (%).
@@ -199,52 +179,6 @@ pub fn log_lines(class: Class, commit: &str, subject: &str) -> Vec<String> {
     ]
 }
 
-/// One revision of the series.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Revision {
-    pub commit: String,
-    pub subject: String,
-}
-
-impl Revision {
-    /// "abc123def456 (subject)".
-    pub fn short(&self) -> String {
-        format!(
-            "{} ({})",
-            &self.commit[..self.commit.len().min(12)],
-            self.subject
-        )
-    }
-}
-
-/// What testing one revision against `--good` gave.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Tested {
-    /// The slowdown against good (%) with its interval at the step's
-    /// level, the pairs, and the stored run.
-    Measured {
-        estimate: f64,
-        ci_low: f64,
-        ci_high: f64,
-        pairs: u32,
-        run_id: Option<i64>,
-    },
-    /// It did not build or boot (why).
-    Failed(String),
-}
-
-/// A step as the bisection records it (also what resume reads back).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    /// Index in the series (the bad endpoint is the last).
-    pub index: usize,
-    pub revision: Revision,
-    pub class: Class,
-    pub tested: Tested,
-    /// Seconds building and booting this step.
-    pub seconds: f64,
-}
-
 /// Tests a revision against `--good` at a level (builds and boots it).
 pub trait StepTester {
     fn test(&mut self, revision: &Revision, alpha: f64) -> anyhow::Result<Tested>;
@@ -267,22 +201,47 @@ pub struct BisectOpts {
     pub spent_before: usize,
 }
 
-/// How a bisection ended.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Outcome {
-    pub good: Revision,
-    pub revisions: Vec<Revision>,
-    pub decisions: usize,
-    pub step_alpha: f64,
-    /// The endpoint check, then the steps, in the order measured.
-    pub steps: Vec<Step>,
-    /// The first bad commit, when found.
-    pub first_bad: Option<Revision>,
-    /// Otherwise what is left, and why.
-    pub candidates: Vec<Revision>,
-    pub verdict: String,
-    /// A `git bisect log`-compatible log.
-    pub log: Vec<String>,
+/// The `git bisect log`-compatible log of `steps` after `good`, ending
+/// with the first bad commit when found.
+pub fn git_log(good: &Revision, steps: &[Step], first_bad: Option<&Revision>) -> Vec<String> {
+    let mut log = vec![
+        "git bisect start".to_string(),
+        format!("# good: [{}] {}", good.commit, good.subject),
+        format!("git bisect good {}", good.commit),
+    ];
+    for s in steps {
+        log.extend(log_lines(s.class, &s.revision.commit, &s.revision.subject));
+    }
+    if let Some(f) = first_bad {
+        log.push(format!("# first bad commit: [{}] {}", f.commit, f.subject));
+    }
+    log
+}
+
+/// Where a bisection stands while it runs: `steps` so far (in the order
+/// measured) with `left` revisions the first bad one may still be.
+pub fn in_progress(
+    good: &Revision,
+    revisions: &[Revision],
+    opts: &BisectOpts,
+    steps: &[Step],
+    left: usize,
+) -> Outcome {
+    let k = decisions(revisions.len(), opts.extra);
+    Outcome {
+        good: good.clone(),
+        revisions: revisions.to_vec(),
+        decisions: k,
+        step_alpha: opts.alpha / k as f64,
+        steps: steps.to_vec(),
+        first_bad: None,
+        candidates: Vec::new(),
+        verdict: format!(
+            "in progress: {} step(s) done, the first bad commit is one of {left} revision(s)",
+            steps.len()
+        ),
+        log: git_log(good, steps, None),
+    }
 }
 
 /// Runs the bisection of `revisions` (after `good`, the bad endpoint
@@ -422,17 +381,7 @@ pub fn bisect(
         ),
         Next::Test(_) => unreachable!("the loop ends on anything but Test"),
     };
-    let mut log = vec![
-        "git bisect start".to_string(),
-        format!("# good: [{}] {}", good.commit, good.subject),
-        format!("git bisect good {}", good.commit),
-    ];
-    for s in &steps {
-        log.extend(log_lines(s.class, &s.revision.commit, &s.revision.subject));
-    }
-    if let Some(f) = &first_bad {
-        log.push(format!("# first bad commit: [{}] {}", f.commit, f.subject));
-    }
+    let log = git_log(good, &steps, first_bad.as_ref());
     Ok(Outcome {
         good: good.clone(),
         revisions: revisions.to_vec(),

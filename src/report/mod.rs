@@ -14,6 +14,7 @@
 //! the data behind the suites' post-shaped tables. [`table`] is the list
 //! of stored runs.
 
+pub mod bisect;
 pub mod build;
 pub mod campaign;
 pub mod doc;

@@ -244,6 +244,19 @@ CREATE TABLE campaigns (
     parallel     INTEGER NOT NULL
 );
 "#,
+    // 12: bisections (`secperf bisect`): one row per bisection, rewritten
+    // after every step; each measured step is a run of its own, which the
+    // record names by id.
+    r#"
+CREATE TABLE bisections (
+    id           TEXT PRIMARY KEY,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    status       TEXT NOT NULL,   -- in-progress, finished, stopped
+    record_json  TEXT NOT NULL    -- model::bisect::BisectionRecord
+);
+CREATE INDEX bisections_updated_at ON bisections(updated_at);
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

@@ -29,6 +29,7 @@
 //! This file opens the database and writes; reading back is in `read.rs`,
 //! the schema in `migrations.rs`, value conversions in `codec.rs`.
 
+mod bisections;
 pub mod calibrations;
 pub mod campaigns;
 mod codec;

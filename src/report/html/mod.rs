@@ -17,6 +17,7 @@
 //! [`flame`] (inferno).
 
 pub mod attribution;
+pub mod bisect;
 pub mod campaign;
 pub mod child_cpu;
 pub mod client_metrics;

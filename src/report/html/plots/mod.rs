@@ -11,6 +11,7 @@
 //! the axes (never over the data), one row per few entries.
 
 pub mod bars;
+pub mod bisect;
 pub mod forest;
 pub mod lines;
 pub mod pairs;

@@ -1,0 +1,119 @@
+//! Bisections (`secperf bisect`): one record each, written after every
+//! step, so that an interrupted bisection shows how far it got. The
+//! record names its steps' runs by id; those runs are stored as any
+//! other, and deleting one leaves the bisection's own figures intact.
+
+use anyhow::{Context, Result};
+use rusqlite::{OptionalExtension, params};
+
+use super::codec::{json_from_sql, time_from_sql, time_to_sql};
+use super::{Store, disk_full};
+use crate::model::bisect::{BisectionRecord, Status};
+use crate::usage_bail;
+
+/// A stored bisection in a list: enough to pick one.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BisectionSummary {
+    pub id: String,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+    pub status: Status,
+    pub workload: String,
+    pub revisions: usize,
+    pub steps: usize,
+    pub verdict: String,
+}
+
+impl Store {
+    /// Writes `b`, replacing the record with its id (`created_at` stays
+    /// the first one's).
+    pub fn put_bisection(&mut self, b: &BisectionRecord) -> Result<()> {
+        let json = serde_json::to_string(b).context("cannot encode the bisection")?;
+        let status = serde_json::to_value(b.status)?
+            .as_str()
+            .unwrap_or("in-progress")
+            .to_string();
+        self.conn
+            .execute(
+                "INSERT INTO bisections (id, created_at, updated_at, status, record_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(id) DO UPDATE SET updated_at = ?3, status = ?4, record_json = ?5",
+                params![
+                    b.id,
+                    time_to_sql(&b.created_at),
+                    time_to_sql(&b.updated_at),
+                    status,
+                    json
+                ],
+            )
+            .with_context(|| {
+                format!(
+                    "cannot record bisection {} in {}",
+                    b.id,
+                    self.path.display()
+                )
+            })
+            .map_err(|e| disk_full(e, &self.path))?;
+        Ok(())
+    }
+
+    /// The bisection `spec` names: its id, a unique prefix of it, or
+    /// `latest` (the one written last).
+    pub fn bisection(&self, spec: &str) -> Result<BisectionRecord> {
+        let ids: Vec<String> = {
+            let mut stmt = self.conn.prepare(
+                "SELECT id FROM bisections WHERE ?1 = 'latest' OR id LIKE ?1 || '%'
+                 ORDER BY updated_at DESC",
+            )?;
+            stmt.query_map([spec], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let id = match (spec, ids.as_slice()) {
+            (_, []) => usage_bail!(
+                "no bisection {spec} in {}: `secperf results list` lists the bisections \
+                 stored, or give the --db the bisection stored its steps in",
+                self.path.display()
+            ),
+            ("latest", [first, ..]) | (_, [first]) => first.clone(),
+            (_, many) => usage_bail!(
+                "bisection id {spec} is ambiguous ({}): give more of it",
+                many.join(", ")
+            ),
+        };
+        let (created, json): (String, String) = self
+            .conn
+            .query_row(
+                "SELECT created_at, record_json FROM bisections WHERE id = ?1",
+                [&id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .context("the bisection vanished while reading it")?;
+        let mut record: BisectionRecord = json_from_sql(&json, "bisections.record_json")?;
+        record.created_at = time_from_sql(&created, "bisections.created_at")?;
+        Ok(record)
+    }
+
+    /// Every stored bisection, the one written last first.
+    pub fn list_bisections(&self) -> Result<Vec<BisectionSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT record_json FROM bisections ORDER BY updated_at DESC")?;
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        rows.iter()
+            .map(|json| {
+                let b: BisectionRecord = json_from_sql(json, "bisections.record_json")?;
+                Ok(BisectionSummary {
+                    steps: b.outcome.steps.len(),
+                    revisions: b.outcome.revisions.len(),
+                    id: b.id,
+                    updated_at: b.updated_at,
+                    status: b.status,
+                    workload: b.workload,
+                    verdict: b.outcome.verdict,
+                })
+            })
+            .collect()
+    }
+}
