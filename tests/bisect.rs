@@ -254,7 +254,10 @@ fn a_stored_bisection_is_listed_shown_and_drawn() {
         .unwrap();
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.status.success(), "{text}");
-    assert!(text.contains("the first bad commit is 6bbbbbbbbbbb"), "{text}");
+    assert!(
+        text.contains("the first bad commit is 6bbbbbbbbbbb"),
+        "{text}"
+    );
     assert!(text.contains("+70.0% [+50.0, +100.0]"), "{text}");
     assert!(text.contains("bad (first bad)"), "{text}");
     let json = secperf(&db)
@@ -271,11 +274,21 @@ fn a_stored_bisection_is_listed_shown_and_drawn() {
         .unwrap();
     assert!(out.status.success());
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<svg") && html.contains("first bad"), "{html}");
+    assert!(
+        html.contains("<svg") && html.contains("first bad"),
+        "{html}"
+    );
     // Unknown ids and a format that cannot show one are exit 2.
     for args in [
         &["results", "show", "--bisection", "nope"][..],
-        &["results", "show", "--bisection", "latest", "--format", "benchstat"],
+        &[
+            "results",
+            "show",
+            "--bisection",
+            "latest",
+            "--format",
+            "benchstat",
+        ],
         &["report", "--bisection", "nope"],
     ] {
         let out = secperf(&db).args(args).output().unwrap();
@@ -321,7 +334,11 @@ fn a_command_is_bisected_instead_of_a_workload() {
     }
     let out = base(&["--", "/bin/true", "x y"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("on /bin/true x y"), "{text}");
 }
 

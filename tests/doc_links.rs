@@ -4,7 +4,8 @@
 //! and an anchor into a markdown file (or `#anchor` alone, into the same
 //! file) names one of its headings by GitHub's slug rule. Links in code
 //! (fenced blocks, inline code) are not links; `http(s)://` and `mailto:`
-//! links are not checked.
+//! links are not checked. And the README stays a front door: at most
+//! `README_MAX_LINES` lines.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -288,4 +289,29 @@ fn links_in_code_are_not_links_and_text_may_span_lines() {
             (6, "https://example.com")
         ]
     );
+}
+
+/// The README's most lines: it is the front door (what secperf is, how to
+/// install it, a first run, one example per job, the commands and the
+/// documentation); usage lives in docs/guide.md, worked examples in
+/// docs/examples.md, history in CHANGELOG.md.
+const README_MAX_LINES: usize = 330;
+
+#[test]
+fn the_readme_stays_a_front_door() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let n = text.lines().count();
+    assert!(
+        n <= README_MAX_LINES,
+        "README.md has {n} lines, more than {README_MAX_LINES}: move usage to docs/guide.md, \
+         examples to docs/examples.md, history to CHANGELOG.md"
+    );
+    for section in [
+        "## Install",
+        "## A first run",
+        "## Commands",
+        "## Documentation",
+    ] {
+        assert!(text.contains(section), "README.md lost {section}");
+    }
 }

@@ -343,7 +343,10 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .into_iter()
         .map(|(commit, subject)| Revision { commit, subject })
         .collect();
-    let bad = revisions.last().expect("series has the bad endpoint").clone();
+    let bad = revisions
+        .last()
+        .expect("series has the bad endpoint")
+        .clone();
     let k = crate::engine::bisect::decisions(revisions.len(), args.extra_steps);
     let id = key(&args, &source, &good.commit, &bad.commit);
     let file = state_file(&id);

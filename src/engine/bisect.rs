@@ -237,7 +237,7 @@ pub fn in_progress(
         first_bad: None,
         candidates: Vec::new(),
         verdict: format!(
-            "in progress: {} step(s) done, the first bad commit is one of {left} revision(s)",
+            "{} step(s) done, the first bad commit is one of {left} revision(s)",
             steps.len()
         ),
         log: git_log(good, steps, None),

@@ -310,15 +310,20 @@ pub(crate) mod tests {
     #[test]
     fn every_format_says_the_verdict_the_log_and_the_command() {
         let b = record();
-        for kind in [
-            Kind::Terminal { color: false },
-            Kind::Markdown,
-            Kind::Email,
-        ] {
+        for kind in [Kind::Terminal { color: false }, Kind::Markdown, Kind::Email] {
             // Email wraps its paragraphs.
-            let s = render(&b, kind).split_whitespace().collect::<Vec<_>>().join(" ");
-            assert!(s.contains("the first bad commit is 6aaaaaaaaaaa (commit 6)"), "{s}");
-            assert!(s.contains(&format!("git bisect good 0{}", "a".repeat(39))), "{s}");
+            let s = render(&b, kind)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                s.contains("the first bad commit is 6aaaaaaaaaaa (commit 6)"),
+                "{s}"
+            );
+            assert!(
+                s.contains(&format!("git bisect good 0{}", "a".repeat(39))),
+                "{s}"
+            );
             assert!(s.contains("at most 0.050"), "{s}");
             assert!(s.contains("'audit=1 quiet'"), "{s}");
         }

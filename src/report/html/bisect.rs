@@ -42,7 +42,10 @@ pub fn chart(b: &BisectionRecord) -> BisectChart {
         });
     }
     BisectChart {
-        title: format!("{}: slowdown of each tested revision against --good", b.workload),
+        title: format!(
+            "{}: slowdown of each tested revision against --good",
+            b.workload
+        ),
         revisions: o.revisions.len(),
         good_label: o.good.commit.chars().take(7).collect(),
         points,

@@ -109,7 +109,8 @@ pub fn draw(c: &BisectChart) -> Result<String> {
             .label_style(tick_style())
             .axis_desc_style(label_style())
             .draw()?;
-        let line = |y: f64, style: ShapeStyle| PathElement::new(vec![(-0.5, y), (n + 0.5, y)], style);
+        let line =
+            |y: f64, style: ShapeStyle| PathElement::new(vec![(-0.5, y), (n + 0.5, y)], style);
         chart.draw_series(std::iter::once(line(0.0, BLACK_ISH.stroke_width(1))))?;
         chart.draw_series(std::iter::once(line(
             t / 2.0,
@@ -218,7 +219,16 @@ mod tests {
             first_bad: Some(6),
         })
         .unwrap();
-        for text in ["g0", "c4", "c6", "c8", "threshold (50%)", "first bad", "\ngood\n", "\nbad\n"] {
+        for text in [
+            "g0",
+            "c4",
+            "c6",
+            "c8",
+            "threshold (50%)",
+            "first bad",
+            "\ngood\n",
+            "\nbad\n",
+        ] {
             assert!(svg.contains(text), "{text}: {svg}");
         }
         assert!(!svg.contains("\nundecided\n"), "absent classes stay out");
