@@ -539,6 +539,10 @@ pub struct RunSettings {
     /// What each treatment's mechanism said before measuring (rule-file
     /// lines not applied, a compiled profile's size).
     pub treatment_notes: Vec<String>,
+    /// How many comparisons the plan had (an interrupted run stores
+    /// fewer); absent for plans that do not list them.
+    #[serde(default)]
+    pub planned_comparisons: Option<usize>,
 }
 
 impl RunSettings {
@@ -561,6 +565,10 @@ impl RunSettings {
             decision,
             skipped: field(params, "skipped").unwrap_or_default(),
             treatment_notes: field(params, "treatment_notes").unwrap_or_default(),
+            planned_comparisons: params
+                .get("comparisons")
+                .and_then(|c| c.as_array())
+                .map(Vec::len),
         }
     }
 }

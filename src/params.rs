@@ -9,6 +9,18 @@ use anyhow::Result;
 
 use crate::error::UsageError;
 
+/// "; did you mean 'getppid'?" when one of `candidates` is close to
+/// `input` (Jaro-Winkler similarity above 0.8, as clap suggests
+/// subcommands), else "".
+pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(input, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(String::new(), |(_, c)| format!("; did you mean '{c}'?"))
+}
+
 /// Parameter values as given on the command line (`depth=4`), after
 /// defaults are filled in. Ordered so they print and hash the same way.
 pub type Params = BTreeMap<String, String>;

@@ -200,6 +200,34 @@ fn hosts(range: std::ops::RangeInclusive<usize>) -> String {
 }
 
 #[test]
+fn two_names_of_one_machine_are_refused_before_anything_runs() {
+    let Some((lab, _turn)) = lab("two_names_of_one_machine_are_refused") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let out = lab
+        .secperf(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["campaign", "--hosts", "h1,root@h1,h2"])
+        .args(["--ssh-config", &lab.ssh_config(), "--"])
+        .args(SMALL_RUN)
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("hosts h1 and root@h1 reach the same machine"),
+        "{all}"
+    );
+    assert!(
+        !all.contains("copying this secperf"),
+        "nothing was copied: {all}"
+    );
+}
+
+#[test]
 fn a_campaign_lands_in_postgresql_reads_back_and_pushes_once() {
     let Some((lab, _turn)) = lab("a_campaign_lands_in_postgresql") else {
         return;

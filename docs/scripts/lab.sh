@@ -200,6 +200,7 @@ set -e
 hostname "$1"
 mount --bind "$2" /root
 [ -z "$6" ] || mount --bind "$6" /etc/shadow
+[ ! -e /etc/machine-id ] || mount --bind "$8" /etc/machine-id
 sys=$(findmnt -rn -o ID -M /sys | tail -n 1)
 tops=$(findmnt -rn -o TARGET,PARENT | awk -v p="$sys" "\$2 == p { print \$1 }")
 mount --rbind /sys "$7"
@@ -214,15 +215,19 @@ exec "$3" -f "$4" -E "$5"
 
 # Starts host I's sshd in its network namespace, with its own mount
 # namespace (DIR/hI/root on /root, DIR/shadow on /etc/shadow if there is
-# one, a /sys of its own) and UTS namespace (hostname secperf-hI). sshd
-# daemonises; its log is DIR/hI/sshd.log.
+# one, DIR/hI/machine-id on /etc/machine-id, a /sys of its own) and UTS
+# namespace (hostname secperf-hI). sshd daemonises; its log is
+# DIR/hI/sshd.log.
 start_sshd() {
     local dir=$1 i=$2 ns=$NS_PREFIX$2
     local h=$dir/h$i shadow=
     [ ! -f "$dir/shadow" ] || shadow=$dir/shadow
     mkdir -p "$h/sys"
+    # A machine id of its own: a campaign refuses two names of one machine.
+    [ -s "$h/machine-id" ] || od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$h/machine-id"
     nsenter --net="/run/netns/$ns" unshare -m -u --propagation private sh -c "$HOST_MOUNTS" \
         sh "$ns" "$h/root" "$SSHD" "$h/sshd_config" "$h/sshd.log" "$shadow" "$h/sys" \
+        "$h/machine-id" \
         </dev/null >>"$h/sshd.log" 2>&1 9>&-
 }
 

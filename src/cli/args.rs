@@ -468,7 +468,14 @@ impl PairArgs {
     pub fn resolve_with_min(&self, quick: bool, min_pairs: u32) -> Result<HalfDesign> {
         if let Some(pairs) = self.pairs.filter(|&p| p < min_pairs) {
             usage_bail!(
-                "--pairs {pairs}: at least {min_pairs} pairs are needed for a meaningful interval"
+                "--pairs {pairs}: at least {min_pairs} pairs are needed for a meaningful interval{}; \
+                 or leave --pairs out, and the sequential design stops each comparison once it is \
+                 settled (--max-pairs caps it)",
+                if min_pairs > 3 {
+                    " here (a kernel A/B across boots, --kernel, takes 3 or more)"
+                } else {
+                    ""
+                }
             );
         }
         let sample_ms = self.sample_ms.unwrap_or(if quick { 30 } else { 60 });

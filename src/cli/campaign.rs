@@ -57,14 +57,34 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
     // runs are pushed on.
     let push_to = super::reading::shared_url(db);
     let local = match &push_to {
-        Some(_) => crate::store::default_db_path()?,
+        // $SECPERF_DB when it names a file, else the default file.
+        Some(_) => match std::env::var(crate::store::DB_ENV_VAR)
+            .ok()
+            .filter(|v| !v.is_empty() && !crate::remote::conn::is_url(v))
+        {
+            Some(file) => crate::store::resolve_db_path(Some(Path::new(&file)))?,
+            None => crate::store::default_db_path()?,
+        },
         None => crate::store::resolve_db_path(db)?,
     };
+    if let Some(url) = &push_to {
+        eprintln!(
+            "secperf: campaign: each host's runs are kept in {} (${} names another file), then \
+             pushed to {}",
+            local.display(),
+            crate::store::DB_ENV_VAR,
+            crate::remote::conn::redact(url)
+        );
+    }
     if let Some(url) = &push_to {
         // Fail before any host is touched when the store cannot be reached.
         drop(crate::remote::conn::connect(url)?);
     }
     let mut store = Store::open(&local)?;
+    let ssh = Ssh {
+        config: args.ssh_config.clone(),
+        options: args.ssh_options.clone(),
+    };
     let record = match &args.resume {
         Some(id) => {
             if !args.command.is_empty() {
@@ -74,6 +94,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
             }
             let mut record = store.campaign(id)?;
             record.parallel = args.parallel;
+            campaign::refuse_same_machine(&ssh, &record.hosts)?;
             record
         }
         None => {
@@ -88,6 +109,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
                     e.render().to_string().trim()
                 );
             }
+            campaign::refuse_same_machine(&ssh, &hosts)?;
             let record = CampaignRecord {
                 id: campaign::new_id(),
                 created_at: chrono::Utc::now(),
@@ -108,10 +130,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
     );
     let plan = Plan {
         record,
-        ssh: Ssh {
-            config: args.ssh_config.clone(),
-            options: args.ssh_options.clone(),
-        },
+        ssh,
         push_to: push_to.as_deref(),
     };
     let say = |line: &str| eprintln!("{line}");

@@ -29,13 +29,15 @@ use clap::{Parser, Subcommand};
 
 use crate::error::exit_code;
 
-/// secperf measures what Linux kernel security mechanisms (LSM hooks,
-/// seccomp, audit, credentials) cost, with syscall workloads run on a ladder
-/// of processes or threads.
+/// measure what Linux kernel security mechanisms (LSM hooks, seccomp,
+/// audit, credentials) cost, with syscall workloads run on a ladder of
+/// processes or threads.
 ///
 /// Units: rates are operations per second (ops/s) summed over all tasks;
-/// latencies are nanoseconds per operation of one task (ns/op); intervals
-/// are 95% confidence intervals of the median over samples.
+/// latencies are nanoseconds per operation of one task (ns/op); an
+/// overhead is % of the baseline's ns/op (positive: slower), with the 95%
+/// interval of its paired ratio (anytime-valid when sequential); a result
+/// of `run` has the 95% interval of its median over samples.
 #[derive(Debug, Parser)]
 #[command(
     name = "secperf",
@@ -216,8 +218,15 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString>,
 {
+    use clap::{CommandFactory, FromArgMatches};
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    let mut cli = Cli::try_parse_from(&args)?;
+    // A negative number is a value (then refused by the option's own
+    // check), never an unknown option with clap's tip to write `-- -3`,
+    // which would start a command.
+    let matches = Cli::command()
+        .mut_subcommands(|s| s.allow_negative_numbers(true))
+        .try_get_matches_from(&args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
     // Options end at the first `--`; nothing after it means no command.
     let empty_separator = args
         .iter()

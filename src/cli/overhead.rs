@@ -268,15 +268,15 @@ pub(super) fn measure(
     });
     match &plan.stop {
         Some(stop) => eprintln!(
-            "secperf: {} comparisons x {} to {} pairs{profiled} (sequential: each stops once its \
-             verdict is settled), at most about {seconds:.0} s of measurement",
-            plan.cases.len(),
+            "secperf: {} x {} to {} pairs{profiled} (sequential: each stops once its verdict is \
+             settled), at most about {seconds:.0} s of measurement",
+            crate::report::number::count(plan.cases.len(), "comparison"),
             stop.min_pairs,
             plan.pairs,
         ),
         None => eprintln!(
-            "secperf: {} comparisons x {} pairs{profiled}, about {seconds:.0} s of measurement",
-            plan.cases.len(),
+            "secperf: {} x {} pairs{profiled}, about {seconds:.0} s of measurement",
+            crate::report::number::count(plan.cases.len(), "comparison"),
             plan.pairs,
         ),
     }

@@ -174,6 +174,10 @@ pub struct BootDone {
     pub total: usize,
     pub arm: usize,
     pub pair: u32,
+    /// After the last boot of a pair (block): each comparison's estimate
+    /// and interval so far ("getppid, fine against base: +12.0% [4.1,
+    /// 21.3] after 3 pairs"), before the table's correction.
+    pub findings: Vec<String>,
 }
 
 /// Pairs halves across boots: for each block (a pair, with two arms) a
@@ -221,6 +225,7 @@ pub fn pairs_over_boots(
             break;
         }
         let order = block_order(&mut rng, k);
+        let mut last_done: Option<BootDone> = None;
         let mut got: Vec<Vec<(usize, BootResult)>> = vec![Vec::new(); k];
         let profile = design.profile.is_some_and(|p| i < p.pairs);
         for &arm in &order {
@@ -251,11 +256,17 @@ pub fn pairs_over_boots(
                 }
             }
             index += 1;
-            on_boot(&BootDone {
+            // The block's last boot is reported once its pairs are in,
+            // with what they say so far.
+            if let Some(done) = last_done.take() {
+                on_boot(&done);
+            }
+            last_done = Some(BootDone {
                 index,
                 total,
                 arm,
                 pair: i,
+                findings: Vec::new(),
             });
         }
         let position = |arm: usize| order.iter().position(|&a| a == arm).unwrap_or(0);
@@ -303,7 +314,38 @@ pub fn pairs_over_boots(
                 if let Some(rule) = &design.stop {
                     stopped[j][c] = settled(&super::ab::pair_log_ratios(&pairs[j][c]), rule);
                 }
+                if let Some(done) = last_done.as_mut()
+                    && pairs[j][c].len() >= 2
+                    && let Ok(so_far) = super::ab::summarise(
+                        &cases[c],
+                        design,
+                        &pairs[j][c],
+                        &cpu[j][c],
+                        None,
+                        None,
+                    )
+                {
+                    let o = &so_far.overhead_pct;
+                    done.findings.push(format!(
+                        "{}, {} against {}: {:+.1}% [{:.1}, {:.1}] after {}{}",
+                        cases[c].workload.name,
+                        arm_names[arm],
+                        arm_names[0],
+                        o.estimate,
+                        o.ci_low,
+                        o.ci_high,
+                        crate::report::number::count(pairs[j][c].len(), "pair"),
+                        if stopped[j][c].is_some() {
+                            " (settled)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
             }
+        }
+        if let Some(done) = last_done.take() {
+            on_boot(&done);
         }
     }
     let mut comparisons = Vec::new();
@@ -488,6 +530,9 @@ pub fn measure(
                 per_boot,
                 left / 60.0
             );
+            for f in &b.findings {
+                eprintln!("secperf:   so far: {f}");
+            }
         })
     };
     if comparisons.is_empty() {
@@ -611,6 +656,36 @@ mod tests {
             .find(|r| r.name == "hook")
             .expect("hook row");
         assert!(hook.delta_ns_per_op.estimate > 0.0, "{hook:?}");
+    }
+
+    #[test]
+    fn each_pair_reports_what_it_found_so_far() {
+        let cases = [case("getppid")];
+        let design = Design::for_tests(4, 9);
+        let mut b = Scripted {
+            ns: [[100.0, 0.0], [120.0, 0.0]],
+            calls: Vec::new(),
+            fail_at: None,
+        };
+        let mut seen: Vec<(usize, Vec<String>)> = Vec::new();
+        let (_, err) = pairs_over_boots(&cases, &design, &["base", "fine"], &mut b, &mut |d| {
+            seen.push((d.index, d.findings.clone()))
+        });
+        assert!(err.is_none());
+        let indexes: Vec<usize> = seen.iter().map(|s| s.0).collect();
+        assert_eq!(indexes, [1, 2, 3, 4, 5, 6, 7, 8], "every boot, in order");
+        // The first pair has one pair: nothing to say yet; from the second
+        // on, the last boot of each pair says the estimate so far.
+        assert!(seen[1].1.is_empty());
+        for (i, f) in seen.iter().enumerate() {
+            assert_eq!(f.1.is_empty(), i % 2 == 0 || i == 1, "{i}: {:?}", f.1);
+        }
+        assert!(
+            seen[3].1[0].starts_with("getppid, fine against base: +20.0%"),
+            "{:?}",
+            seen[3].1
+        );
+        assert!(seen[3].1[0].contains("after 2 pairs"), "{:?}", seen[3].1);
     }
 
     #[test]

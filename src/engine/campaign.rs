@@ -265,6 +265,58 @@ pub fn run(plan: &Plan, store: &mut Store, say: &(dyn Fn(&str) + Sync)) -> Resul
     })
 }
 
+/// The machine a host name reaches: its machine id and boot id (the
+/// same for two names of one machine); None when it cannot be read (the
+/// host is then reported by its own step).
+fn machine_of(ssh: &Ssh, host: &str) -> Option<String> {
+    let out = ssh
+        .output(
+            host,
+            "cat /etc/machine-id /proc/sys/kernel/random/boot_id 2>/dev/null",
+            None,
+        )
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ids: Vec<&str> = text.split_whitespace().collect();
+    (out.status.success() && ids.len() == 2).then(|| ids.join(" "))
+}
+
+/// Two host names that reach one machine would measure it twice, at
+/// once, into one campaign database there: a usage error naming them,
+/// before anything is recorded, copied or measured.
+pub fn refuse_same_machine(ssh: &Ssh, hosts: &[String]) -> Result<()> {
+    if hosts.len() < 2 {
+        return Ok(());
+    }
+    let ids: Vec<Option<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|h| s.spawn(move || machine_of(ssh, h)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    same_machine(hosts, &ids)
+}
+
+/// The check of [`refuse_same_machine`] on the ids read.
+fn same_machine(hosts: &[String], ids: &[Option<String>]) -> Result<()> {
+    for (i, a) in ids.iter().enumerate() {
+        let Some(a) = a else { continue };
+        if let Some(j) = ids[..i].iter().position(|b| b.as_ref() == Some(a)) {
+            crate::usage_bail!(
+                "hosts {} and {} reach the same machine (machine id and boot id {a}): each \
+                 machine once, or their runs would share one campaign database there",
+                hosts[j],
+                hosts[i]
+            );
+        }
+    }
+    Ok(())
+}
+
 fn one_host(
     plan: &Plan,
     host: &str,
@@ -508,6 +560,23 @@ mod tests {
         for bad in ["", "results list", "run --db x.db", "run --db=x.db"] {
             assert!(check_command(&w(bad)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn two_names_of_one_machine_are_refused() {
+        let hosts: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let id = |s: &str| Some(s.to_string());
+        assert!(same_machine(&hosts, &[id("m1 b1"), id("m2 b2"), None]).is_ok());
+        let e = same_machine(&hosts, &[id("m1 b1"), None, id("m1 b1")]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(
+            e.to_string()
+                .contains("hosts a and c reach the same machine"),
+            "{e}"
+        );
+        // One machine id with two boot ids: clones of one image, two
+        // machines.
+        assert!(same_machine(&hosts, &[id("m1 b1"), id("m1 b2"), None]).is_ok());
     }
 
     #[test]

@@ -428,9 +428,9 @@ impl OverheadPlan {
                 let needed = min_pairs_for(cases.len(), decision.alpha);
                 if pairs < needed {
                     warnings.push(format!(
-                        "with {pairs} pairs and {} comparisons nothing can be significant after \
-                         Holm correction at alpha {}; use --pairs {needed} or more",
-                        cases.len(),
+                        "with {pairs} pairs and {} nothing can be significant after Holm \
+                         correction at alpha {}; use --pairs {needed} or more",
+                        crate::report::number::count(cases.len(), "comparison"),
                         decision.alpha
                     ));
                 }

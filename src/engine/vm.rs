@@ -204,10 +204,15 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
     let stdout = std::fs::read_to_string(shared.path().join("stdout")).unwrap_or_default();
     match rc {
         None => Err(UsageError::new(format!(
-            "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s \
-             (check the image, and append= such as init= or root=); its console ended with:\n{}",
+            "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s ({}); \
+             its console ended with:\n{}",
             outcome.vng_code,
             outcome.wall_s,
+            if outcome.console_tail.iter().any(|l| l.contains("busybox")) {
+                "virtme-ng found no busybox for its initramfs: `apt-get install busybox-static`"
+            } else {
+                "check the image, and append= such as init= or root="
+            },
             console(&outcome.console_tail)
         ))
         .into()),

@@ -301,7 +301,11 @@ impl Treatment {
             None => (head.trim(), None),
         };
         let Some(mechanism) = find(name) else {
-            crate::usage_bail!("unknown mechanism '{name}' (valid: {})", names());
+            crate::usage_bail!(
+                "unknown mechanism '{name}'{} (valid: {})",
+                crate::params::did_you_mean(name, MECHANISMS.iter().map(|m| m.name())),
+                names()
+            );
         };
         let variants = mechanism.variants();
         // `seccomp:profile=PATH`: the parameter in the variant's place.

@@ -148,6 +148,18 @@ pub fn predict(
         .filter(|l| l.denied)
         .map(|l| l.name.as_str())
         .collect();
+    // A probe the prediction leans on whose interval includes no cost:
+    // its calls are priced from a figure that may be noise.
+    for (j, f) in figures.iter().enumerate() {
+        if totals[j] != 0.0 && f.delta_low_ns <= 0.0 && f.delta_high_ns >= 0.0 {
+            notes.push(format!(
+                "warning: the probe for {} measured {:+.1} ns [{:+.1}, {:+.1}] per call, an \
+                 interval that includes no cost; the calls priced from it may be priced from \
+                 noise (`--remeasure` measures the probes again)",
+                plan.probes[j].role, f.delta_ns_per_op, f.delta_low_ns, f.delta_high_ns
+            ));
+        }
+    }
     if !denied.is_empty() {
         notes.push(format!(
             "the policy refuses {} of the calls this program made ({}): under it the program \
@@ -276,6 +288,21 @@ mod tests {
         assert!(p.added_low_ns < p.added_ns && p.added_high_ns > p.added_ns);
         assert!(
             p.notes.iter().any(|n| n.contains("reboot")),
+            "{:?}",
+            p.notes
+        );
+        assert!(!p.notes.iter().any(|n| n.contains("includes no cost")));
+        // A probe whose interval includes 0, that priced calls: a warning.
+        let p = predict(
+            &plan,
+            vec![figure(10.0, -2.0, 12.0), figure(4.0, 3.0, 5.0)],
+            &counts,
+            "t".into(),
+            1.0,
+            1_000_000,
+        );
+        assert!(
+            p.notes.iter().any(|n| n.contains("includes no cost")),
             "{:?}",
             p.notes
         );

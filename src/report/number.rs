@@ -15,6 +15,15 @@
 use crate::stats::decision::{DecisionOpts, Verdict};
 use crate::stats::paired::OverheadPct;
 
+/// `n` and a noun, singular for 1: "1 comparison", "3 comparisons".
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A rate with an SI suffix and 4 significant digits: 12.35M, 987.6k.
 pub fn si(x: f64) -> String {
     let (v, suffix) = match x.abs() {
@@ -35,6 +44,22 @@ pub fn si(x: f64) -> String {
 pub fn ns(x: f64) -> String {
     let (div, unit, digits) = ns_scale(x);
     format!("{:.digits$} {unit}", x / div)
+}
+
+/// A duration in nanoseconds with 3 significant digits, for figures
+/// whose resolution is coarse (CPU time in clock ticks): "57.5 ms".
+pub fn ns3(x: f64) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    let (div, unit, _) = ns_scale(x);
+    let v = x / div;
+    let digits = match v.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 2,
+    };
+    format!("{v:.digits$} {unit}")
 }
 
 /// How [`ns`] shows a duration of about `x` ns: (divisor, unit, decimals).
@@ -178,6 +203,16 @@ pub fn p_value(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coarse_durations_and_counts() {
+        assert_eq!(ns3(57_500_000.0), "57.5 ms");
+        assert_eq!(ns3(139_317_000.0), "139 ms");
+        assert_eq!(ns3(2_070_000_000.0), "2.07 s");
+        assert_eq!(ns3(f64::NAN), "-");
+        assert_eq!(count(1, "comparison"), "1 comparison");
+        assert_eq!(count(3, "comparison"), "3 comparisons");
+    }
 
     #[test]
     fn si_suffixes() {

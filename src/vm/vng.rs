@@ -30,12 +30,53 @@ pub const END: &str = "@@secperf-guest-end@@";
 /// ones do not.
 pub const CONSOLE_LOGLEVEL: &str = "loglevel=4";
 
-/// Finds `vng` on PATH.
+/// Finds `vng` on PATH, after checking what it needs to boot: QEMU, and
+/// a busybox for the initramfs it builds (it looks for `busybox-static`,
+/// `busybox.static` and `busybox`, on PATH and in the usual bin
+/// directories, as here). Each missing one is a usage error naming the
+/// package, before anything boots.
 pub fn find() -> Result<PathBuf> {
-    match crate::sys::which("vng") {
-        Some(p) => Ok(p),
+    let vng = match crate::sys::which("vng") {
+        Some(p) => p,
         None => usage_bail!("--vm needs virtme-ng's `vng`, which is not on PATH: {INSTALL}"),
+    };
+    if crate::sys::which("qemu-system-x86_64").is_none() {
+        usage_bail!(
+            "--vm needs QEMU's qemu-system-x86_64, which is not on PATH: `apt-get install \
+             qemu-system-x86` (or your distribution's QEMU package)"
+        );
     }
+    if find_busybox(Path::new("/")).is_none() {
+        usage_bail!(
+            "--vm needs a busybox for the initramfs virtme-ng builds, and none was found \
+             (busybox-static, busybox.static or busybox, on PATH or in /usr/local/bin, \
+             /usr/bin, /bin and their sbin): `apt-get install busybox-static`"
+        );
+    }
+    Ok(vng)
+}
+
+/// A busybox where virtme-ng looks for one, under `root`.
+pub fn find_busybox(root: &Path) -> Option<PathBuf> {
+    const NAMES: [&str; 3] = ["busybox-static", "busybox.static", "busybox"];
+    const DIRS: [&str; 6] = [
+        "usr/local/bin",
+        "usr/local/sbin",
+        "usr/bin",
+        "usr/sbin",
+        "bin",
+        "sbin",
+    ];
+    NAMES.iter().find_map(|n| {
+        (root == Path::new("/"))
+            .then(|| crate::sys::which(n))
+            .flatten()
+            .or_else(|| {
+                DIRS.iter()
+                    .map(|d| root.join(d).join(n))
+                    .find(|p| p.is_file())
+            })
+    })
 }
 
 /// What one boot runs.
@@ -107,6 +148,21 @@ pub fn script(boot: &Boot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busybox_is_found_where_virtme_ng_looks() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(find_busybox(root.path()), None);
+        let sbin = root.path().join("usr/sbin");
+        std::fs::create_dir_all(&sbin).unwrap();
+        std::fs::write(sbin.join("busybox"), "").unwrap();
+        assert_eq!(find_busybox(root.path()), Some(sbin.join("busybox")));
+        // busybox-static comes first, as in virtme-ng.
+        let bin = root.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("busybox-static"), "").unwrap();
+        assert_eq!(find_busybox(root.path()), Some(bin.join("busybox-static")));
+    }
 
     #[test]
     fn a_boot_becomes_vng_arguments() {

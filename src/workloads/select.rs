@@ -18,7 +18,20 @@ pub fn parse_list(spec: &str) -> Result<Vec<&'static WorkloadDef>> {
     let mut out: Vec<&'static WorkloadDef> = Vec::new();
     for name in spec.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some(def) = find(name) else {
-            usage_bail!("unknown workload '{name}' (valid: {}, or all)", names());
+            // `open:depth=0` or `open,depth=0`: parameters go with -p.
+            if let Some((w, kv)) = name.split_once([':', '.'])
+                && find(w).is_some()
+            {
+                usage_bail!(
+                    "-w {name}: a workload's parameters go with -p: -w {w} -p {w}.{kv} \
+                     (`secperf list` shows them)"
+                );
+            }
+            usage_bail!(
+                "unknown workload '{name}'{} (valid: {}, or all)",
+                crate::params::did_you_mean(name, WORKLOADS.iter().map(|w| w.name)),
+                names()
+            );
         };
         if !out.iter().any(|d| d.name == def.name) {
             out.push(def);

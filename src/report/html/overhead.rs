@@ -53,8 +53,8 @@ pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
             "Dot: overhead = exp(median over pairs of ln(treatment/baseline)) - 1, in % of the \
              baseline's ns/op (positive: slower with the mechanism); bar: its 95% interval; \
              shaded: the ±{noise}% noise band, inside which nothing is called slower or \
-             faster; colour: the verdict (Holm-corrected Wilcoxon p against alpha, interval \
-             against the noise band, equivalence test for negligible)."
+             faster; colour: the verdict ({}).",
+            crate::report::sections::verdict_method(run)
         ),
     );
     doc.push(&crate::report::markup::html::table(

@@ -10,6 +10,7 @@ use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Table};
 use super::super::number::si;
+use crate::model::MetricChange;
 
 /// The client figures of every result that has them (`run --server`):
 /// each figure's median over the kept client runs.
@@ -56,15 +57,23 @@ pub fn result_metrics(doc: &RunDoc, m: &mut dyn Markup) {
     m.table(&t);
 }
 
-/// The client figures of every comparison that has them.
-pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
+/// The treatment a client figure's change gives: baseline x (1 + change),
+/// so the columns give the printed change (the treatment arm's own
+/// median over pairs is [`MetricChange::treatment`], in CSV).
+pub fn paired_treatment(f: &MetricChange) -> f64 {
+    f.baseline * (1.0 + f.change_pct.estimate / 100.0)
+}
+
+/// The client figures of every comparison that has them, one row each;
+/// None when no comparison has any. The HTML page shows the same table.
+pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
     let with: Vec<_> = doc
         .comparisons
         .iter()
         .filter(|c| !c.client_metrics.is_empty())
         .collect();
     if with.is_empty() {
-        return;
+        return None;
     }
     let mut t = Table::new(
         "client_metrics",
@@ -81,19 +90,21 @@ pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
                 &["change_pct", "change_ci_low_pct", "change_ci_high_pct"],
             ),
             Column::new("better", Align::Left, "better"),
+            Column::data("treatment_median"),
         ],
     );
     t.group = Some(2);
     for c in with {
         for f in &c.client_metrics {
             let o = &f.change_pct;
+            let treatment = paired_treatment(f);
             t.row(vec![
                 Cell::text(label::workload(&c.workload, &c.workload_params)),
                 Cell::text(label::treatment(c)),
                 Cell::text(f.name.clone()),
                 Cell::value(f.pairs.to_string(), f.pairs),
                 Cell::value(si(f.baseline), f.baseline),
-                Cell::value(si(f.treatment), f.treatment),
+                Cell::value(si(treatment), treatment),
                 Cell::values(
                     format!("{:+.1}% [{:+.1}, {:+.1}]", o.estimate, o.ci_low, o.ci_high),
                     vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
@@ -103,17 +114,26 @@ pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
                 } else {
                     "lower"
                 }),
+                Cell::value("", f.treatment),
             ]);
         }
     }
     t.footer(
         "What the client reported, per run: requests or transactions per second, latencies in \
-         ms. baseline and treatment: medians over pairs of each arm's half (a half's value is \
-         the median of its runs); change: treatment / baseline - 1 from the pairs, with the \
-         interval the run time gets, at the comparison's level and not corrected across \
+         ms. baseline: the median over pairs of the baseline half (a half's value is the \
+         median of its runs); treatment: baseline x the median paired ratio, so treatment / \
+         baseline - 1 is the change (as in the overhead table); change: from the pairs, with \
+         the interval the run time gets, at the comparison's level and not corrected across \
          figures (the verdict above is the run time's). better: which direction is better for \
          that figure (a fall in requests/s is a cost, a rise in latency is).",
     );
-    m.heading("The client's figures");
-    m.table(&t);
+    Some(t)
+}
+
+/// The client figures of every comparison that has them.
+pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
+    if let Some(t) = client_metrics_table(doc) {
+        m.heading("The client's figures");
+        m.table(&t);
+    }
 }

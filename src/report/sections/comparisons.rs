@@ -117,15 +117,24 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
          (overhead = exp(median over pairs of ln(treatment/baseline)) - 1)."
     });
     let n = doc.comparisons.len();
-    let correction = match decision.error_rate {
-        ErrorRate::Fwer => format!(
-            "p: Holm-corrected over the {n} comparison{} of the run (the family-wise error rate)",
-            if n == 1 { "" } else { "s" }
+    let over = match doc.settings().planned_comparisons.filter(|&p| p > n) {
+        Some(planned) => format!(
+            "the {} measured ({planned} planned: the run was interrupted, and {} never started)",
+            crate::report::number::count(n, "comparison"),
+            planned - n
         ),
+        None => format!(
+            "the {} of the run",
+            crate::report::number::count(n, "comparison")
+        ),
+    };
+    let correction = match decision.error_rate {
+        ErrorRate::Fwer => {
+            format!("p: Holm-corrected over {over} (the family-wise error rate)")
+        }
         ErrorRate::Fdr => format!(
-            "p: e-BH-adjusted over the {n} comparison{} of the run (the false discovery rate: \
-             at most alpha of the slower/faster verdicts false, on average)",
-            if n == 1 { "" } else { "s" }
+            "p: e-BH-adjusted over {over} (the false discovery rate: at most alpha of the \
+             slower/faster verdicts false, on average)"
         ),
     };
     t.footer(format!(
@@ -161,6 +170,29 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         );
     }
     t
+}
+
+/// How a run's verdicts were reached, in one phrase for captions: the
+/// correction and the test actually used, the interval against the noise
+/// band, and the equivalence test.
+pub fn verdict_method(doc: &RunDoc) -> String {
+    let decision = doc.settings().decision.unwrap_or_default();
+    let sequential = doc.comparisons.iter().any(|c| c.sequential.is_some());
+    let test = match (sequential, decision.test) {
+        (false, _) => "the Wilcoxon signed-rank test",
+        (true, SeqTest::Sign) => "the sequential sign test",
+        (true, SeqTest::T) => "the safe t-test",
+        (true, SeqTest::Both) => "the sign test and the safe t-test together",
+    };
+    let correction = match decision.error_rate {
+        ErrorRate::Fwer => "Holm-corrected (the family-wise error rate)",
+        ErrorRate::Fdr => "e-BH-adjusted (the false discovery rate)",
+    };
+    format!(
+        "the p-value of {test}, {correction} over the run's comparisons, against alpha {}; \
+         the interval against the noise band; an equivalence test for negligible",
+        decision.alpha
+    )
 }
 
 pub fn comparisons(doc: &RunDoc, m: &mut dyn Markup) {
@@ -203,7 +235,14 @@ pub fn child_cpu(doc: &RunDoc, m: &mut dyn Markup) {
         let Some([b, tr]) = &c.child_cpu else {
             continue;
         };
-        let arrow = |x: f64, y: f64| format!("{} -> {}", ns(x), ns(y));
+        // 3 significant digits: a server's CPU time comes in clock ticks.
+        let arrow = |x: f64, y: f64| {
+            format!(
+                "{} -> {}",
+                crate::report::number::ns3(x),
+                crate::report::number::ns3(y)
+            )
+        };
         t.row(vec![
             Cell::text(label::workload(&c.workload, &c.workload_params)),
             Cell::text(label::treatment(c)),

@@ -33,7 +33,8 @@ pub mod sweeps;
 use super::doc::RunDoc;
 use super::markup::Markup;
 
-pub use comparisons::comparisons_table;
+pub use clients::client_metrics_table;
+pub use comparisons::{comparisons_table, verdict_method};
 pub use outliers::OUTLIER_Z;
 
 /// Which optional parts a view of a run includes.
