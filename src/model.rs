@@ -240,6 +240,18 @@ pub struct Comparison {
     /// its figures are from the pairs finished before that.
     #[serde(default, skip_serializing_if = "is_false")]
     pub unfinished: bool,
+    /// The level `overhead_pct`'s interval is at when it is the table's
+    /// rather than the comparison's own 95% one (alpha / m under Holm,
+    /// alpha x R / m under e-BH: [`crate::stats::decision::shown_alpha`]);
+    /// absent when it is the comparison's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_alpha: Option<f64>,
+    /// The comparison's own 95% interval (%), when the one shown is the
+    /// table's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_low_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_high_pct: Option<f64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -729,6 +741,9 @@ pub mod testing {
             child_cpu: None,
             sequential: None,
             unfinished: false,
+            ci_alpha: None,
+            own_ci_low_pct: None,
+            own_ci_high_pct: None,
             client_metrics: Vec::new(),
         }
     }

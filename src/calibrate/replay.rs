@@ -133,13 +133,24 @@ pub fn replay_table(rs: &[Vec<f64>], rule: &StopRule) -> Vec<(Replayed, Verdict)
 
 /// The table's verdicts of replayed comparisons.
 fn decide(rows: &[Replayed], opts: &DecisionOpts) -> Vec<Verdict> {
+    let test = opts.test;
+    let intervals: Vec<Box<dyn Fn(f64) -> Option<(f64, f64)> + '_>> = rows
+        .iter()
+        .map(|d| {
+            Box::new(move |a: f64| {
+                crate::stats::sequential::overhead_pct(&d.r, a, test).map(|o| (o.ci_low, o.ci_high))
+            }) as Box<dyn Fn(f64) -> Option<(f64, f64)>>
+        })
+        .collect();
     let tested: Vec<Tested> = rows
         .iter()
-        .map(|d| Tested {
+        .zip(&intervals)
+        .map(|(d, at)| Tested {
             p_value: d.p_value,
             ci_low: d.ci_low_pct,
             ci_high: d.ci_high_pct,
             samples: Samples::Sequential(&d.r),
+            interval_at: Some(at.as_ref()),
         })
         .collect();
     decide_table(&tested, opts)

@@ -87,6 +87,9 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        ci_alpha: None,
+        own_ci_low_pct: None,
+        own_ci_high_pct: None,
         client_metrics: Vec::new(),
     }
 }

@@ -192,6 +192,9 @@ fn overhead_runs_give_one_row_per_arm() {
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        ci_alpha: None,
+        own_ci_low_pct: None,
+        own_ci_high_pct: None,
         client_metrics: Vec::new(),
     });
     let s = series(&a);

@@ -311,6 +311,9 @@ pub(super) fn summarise(
             stopped: stopped.unwrap_or(StopReason::MaxPairs),
         }),
         unfinished: false,
+        ci_alpha: None,
+        own_ci_low_pct: None,
+        own_ci_high_pct: None,
     })
 }
 
@@ -627,7 +630,7 @@ pub(super) fn store_decided(
 ) -> Result<()> {
     decide_all(comparisons, decision);
     for (c, id) in comparisons.iter().zip(ids) {
-        store.set_comparison_decision(*id, c.overhead_pct.p_value, c.overhead_pct.verdict)?;
+        store.set_comparison_decision(*id, c)?;
     }
     Ok(())
 }
@@ -637,10 +640,22 @@ pub(super) fn store_decided(
 /// test on each comparison's log ratios for `negligible`.
 pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
     let ratios: Vec<Vec<f64>> = comparisons.iter().map(log_ratios).collect();
+    let test = opts.test;
+    // A sequential comparison's interval at the table's level: its own
+    // confidence sequence at that level (the fixed design keeps its own).
+    let intervals: Vec<Box<dyn Fn(f64) -> Option<(f64, f64)> + '_>> = ratios
+        .iter()
+        .map(|r| {
+            Box::new(move |a: f64| {
+                sequential::overhead_pct(r, a, test).map(|o| (o.ci_low, o.ci_high))
+            }) as Box<dyn Fn(f64) -> Option<(f64, f64)>>
+        })
+        .collect();
     let rows: Vec<Tested> = comparisons
         .iter()
         .zip(&ratios)
-        .map(|(c, r)| Tested {
+        .zip(&intervals)
+        .map(|((c, r), at)| Tested {
             p_value: c.overhead_pct.p_value,
             ci_low: c.overhead_pct.ci_low,
             ci_high: c.overhead_pct.ci_high,
@@ -649,11 +664,23 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
             } else {
                 Samples::Paired(r)
             },
+            interval_at: c.sequential.is_some().then_some(at.as_ref()),
         })
         .collect();
-    for (c, d) in comparisons.iter_mut().zip(decide_table(&rows, opts)) {
+    let decisions = decide_table(&rows, opts);
+    for (c, d) in comparisons.iter_mut().zip(decisions) {
         c.overhead_pct.p_value = d.p_value;
         c.overhead_pct.verdict = d.verdict;
+        if d.alpha != opts.alpha {
+            // Decided again (a replay): the own interval stays the first.
+            if c.own_ci_low_pct.is_none() {
+                c.own_ci_low_pct = Some(c.overhead_pct.ci_low);
+                c.own_ci_high_pct = Some(c.overhead_pct.ci_high);
+            }
+            c.ci_alpha = Some(d.alpha);
+            c.overhead_pct.ci_low = d.ci_low;
+            c.overhead_pct.ci_high = d.ci_high;
+        }
     }
 }
 
@@ -716,6 +743,9 @@ mod tests {
             child_cpu: None,
             sequential: None,
             unfinished: false,
+            ci_alpha: None,
+            own_ci_low_pct: None,
+            own_ci_high_pct: None,
             client_metrics: Vec::new(),
         }
     }

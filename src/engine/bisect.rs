@@ -323,7 +323,13 @@ pub fn bisect(
                 opts.threshold_pct / 2.0
             ),
             Tested::Failed(why) => {
-                format!("{} could not be measured: {why}", revisions[n - 1].short())
+                // Not an answer about the endpoints: the check itself
+                // failed, and the same command tries it again.
+                anyhow::bail!(
+                    "the endpoint check could not measure {}: {why}. No commit is named; run \
+                     the same command again to retry it",
+                    revisions[n - 1].short()
+                );
             }
         };
         crate::usage_bail!(

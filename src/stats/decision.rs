@@ -203,27 +203,62 @@ pub enum Samples<'a> {
     Sequential(&'a [f64]),
 }
 
+/// A row's interval of the change (%) at another level alpha: the same
+/// test's, so that it excludes 0 only where the test's p-value is at most
+/// that alpha (the sequential tests' confidence sequences and anytime
+/// p-values come from one e-process each).
+pub type IntervalAt<'a> = &'a dyn Fn(f64) -> Option<(f64, f64)>;
+
 /// One row of a table as its own test left it: the raw p-value and the
-/// interval of the change, in percent.
-#[derive(Debug, Clone, Copy)]
+/// interval of the change, in percent, at the row's own level alpha.
+#[derive(Clone, Copy)]
 pub struct Tested<'a> {
     pub p_value: f64,
     pub ci_low: f64,
     pub ci_high: f64,
     pub samples: Samples<'a>,
+    /// The row's interval at another level, when its test gives one (the
+    /// sequential designs); None keeps the row's own interval.
+    pub interval_at: Option<IntervalAt<'a>>,
 }
 
 /// A row's final decision.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decision {
-    /// Holm-corrected across the table.
+    /// Corrected across the table (Holm, or e-BH).
     pub p_value: f64,
     pub verdict: Verdict,
+    /// The interval the verdict was decided on and that is shown: at the
+    /// table's level [`Decision::alpha`] where the row's test gives one,
+    /// else the row's own.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// The level of that interval (1 - alpha its confidence): alpha / m
+    /// under Holm, alpha x R / m under e-BH with R of the m rows found
+    /// slower or faster by the correction (e-BY); the row's own alpha when
+    /// it has no other.
+    pub alpha: f64,
+}
+
+/// The level a table's intervals are shown at, for `m` rows of which
+/// `selected` pass the correction: alpha / m under Holm (the simultaneous
+/// level of Bonferroni, which Holm's rejections imply), alpha x
+/// max(selected, 1) / m under e-BH (e-BY: the false coverage rate over
+/// the selected rows is at most alpha). A row's interval at this level
+/// excludes 0 only when its p-value is at most the level, which the
+/// correction then passes; so an interval clear of the noise band is a
+/// verdict, and a verdict's interval is clear of it.
+pub fn shown_alpha(alpha: f64, m: usize, selected: usize, rate: ErrorRate) -> f64 {
+    let m = m.max(1) as f64;
+    match rate {
+        ErrorRate::Fwer => alpha / m,
+        ErrorRate::Fdr => alpha * selected.max(1) as f64 / m,
+    }
 }
 
 /// Decides a table: Holm (FWER) or e-BH (FDR) across its rows, then each
-/// row's verdict from the adjusted p, its interval and its equivalence
-/// test.
+/// row's verdict from the adjusted p, its interval at the table's level
+/// ([`shown_alpha`]) and its equivalence test.
 pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
     let raw: Vec<f64> = rows.iter().map(|r| r.p_value).collect();
     let adjusted = match opts.error_rate {
@@ -231,9 +266,15 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
         // e-BH is Benjamini-Hochberg on p = 1/e.
         ErrorRate::Fdr => benjamini_hochberg(&raw),
     };
+    let selected = adjusted.iter().filter(|p| **p < opts.alpha).count();
+    let level = shown_alpha(opts.alpha, rows.len(), selected, opts.error_rate);
     rows.iter()
         .zip(adjusted)
         .map(|(r, p)| {
+            let (ci_low, ci_high, alpha) = match r.interval_at.and_then(|f| f(level)) {
+                Some((lo, hi)) => (lo, hi, level),
+                None => (r.ci_low, r.ci_high, opts.alpha),
+            };
             let tost = match r.samples {
                 Samples::Paired(ratios) => tost_log_ratios(ratios, opts.equivalence_pct),
                 Samples::Unpaired(a, b) => tost_unpaired_log(a, b, opts.equivalence_pct),
@@ -249,11 +290,14 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
                 p_value: p,
                 verdict: decide(
                     p,
-                    r.ci_low,
-                    r.ci_high,
+                    ci_low,
+                    ci_high,
                     Some(tost).filter(|t| t.is_finite()),
                     opts,
                 ),
+                ci_low,
+                ci_high,
+                alpha,
             }
         })
         .collect()
@@ -332,6 +376,83 @@ mod tests {
         }
     }
 
+    /// Over random tables of sequential comparisons, under both error
+    /// rates and every test: a row's shown interval lies wholly outside
+    /// the noise band exactly when its verdict is slower or faster, and a
+    /// no-change row's interval overlaps the band.
+    #[test]
+    fn shown_intervals_agree_with_verdicts_over_random_tables() {
+        use crate::stats::sequential::{look, overhead_pct};
+        let mut rng = crate::stats::bootstrap::Rng::new(20261128);
+        let mut uniform = || rng.next_u64() as f64 / u64::MAX as f64;
+        let mut checked = 0;
+        let mut verdicts = [0usize; 2];
+        for table in 0..300 {
+            let m = 1 + table % 12;
+            let rows: Vec<Vec<f64>> = (0..m)
+                .map(|_| {
+                    let n = 3 + (uniform() * 18.0) as usize;
+                    let effect = [0.0, 0.0, 0.01, 0.05, 0.3][(uniform() * 5.0) as usize % 5];
+                    let sd = [0.005, 0.02, 0.1][(uniform() * 3.0) as usize % 3];
+                    (0..n)
+                        .map(|_| {
+                            // A sum of uniforms: roughly normal noise.
+                            let z: f64 = (0..4).map(|_| uniform() - 0.5).sum::<f64>() * 1.7;
+                            effect + sd * z
+                        })
+                        .collect()
+                })
+                .collect();
+            for test in [SeqTest::Sign, SeqTest::T, SeqTest::Both] {
+                for error_rate in [ErrorRate::Fwer, ErrorRate::Fdr] {
+                    let opts = DecisionOpts {
+                        test,
+                        error_rate,
+                        ..DecisionOpts::default()
+                    };
+                    let at: Vec<Box<dyn Fn(f64) -> Option<(f64, f64)>>> = rows
+                        .iter()
+                        .map(|r| {
+                            let r = r.clone();
+                            Box::new(move |a: f64| {
+                                overhead_pct(&r, a, test).map(|o| (o.ci_low, o.ci_high))
+                            }) as Box<dyn Fn(f64) -> Option<(f64, f64)>>
+                        })
+                        .collect();
+                    let tested: Vec<Tested> = rows
+                        .iter()
+                        .zip(&at)
+                        .map(|(r, f)| {
+                            let l = look(r, opts.alpha, 0.0, test).unwrap();
+                            Tested {
+                                p_value: l.p_value,
+                                ci_low: l.ci_low.exp_m1() * 100.0,
+                                ci_high: l.ci_high.exp_m1() * 100.0,
+                                samples: Samples::Sequential(r),
+                                interval_at: Some(f.as_ref()),
+                            }
+                        })
+                        .collect();
+                    for d in decide_table(&tested, &opts) {
+                        let clear = d.ci_low > opts.noise_pct || d.ci_high < -opts.noise_pct;
+                        let called = matches!(d.verdict, Verdict::Slower | Verdict::Faster);
+                        assert_eq!(
+                            clear, called,
+                            "table {table}, {test:?}, {error_rate:?}: {d:?}"
+                        );
+                        verdicts[usize::from(called)] += 1;
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+        assert!(
+            verdicts[0] > 1000 && verdicts[1] > 1000,
+            "both kinds of rows occur: {verdicts:?}"
+        );
+    }
+
     #[test]
     fn a_table_is_corrected_then_decided() {
         let slow: Vec<f64> = (0..12)
@@ -347,12 +468,14 @@ mod tests {
                     ci_low: 9.9,
                     ci_high: 10.3,
                     samples: Samples::Paired(&slow),
+                    interval_at: None,
                 },
                 Tested {
                     p_value: 0.9,
                     ci_low: -0.2,
                     ci_high: 0.2,
                     samples: Samples::Paired(&same),
+                    interval_at: None,
                 },
             ],
             &DecisionOpts::default(),

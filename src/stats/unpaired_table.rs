@@ -54,6 +54,7 @@ fn decide_column(
                 ci_low: c.ci_low,
                 ci_high: c.ci_high,
                 samples: Samples::Unpaired(a, b),
+                interval_at: None,
             })
         })
         .collect();
@@ -108,6 +109,7 @@ mod tests {
                 ci_low: raw.ci_low,
                 ci_high: raw.ci_high,
                 samples: Samples::Unpaired(&base, &slow),
+                interval_at: None,
             }],
             &DecisionOpts::default(),
         );

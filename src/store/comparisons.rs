@@ -42,9 +42,9 @@ impl Store {
                  params_json, mode, tasks, pairs, sample_ms, samples_per_half,
                  baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
                  overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json, unfinished,
-                 client_metrics_json)
+                 client_metrics_json, ci_alpha, own_ci_low, own_ci_high)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                     ?19, ?20, ?21, ?22)",
+                     ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             params![
                 run_id,
                 c.workload,
@@ -76,6 +76,9 @@ impl Store {
                 (!c.client_metrics.is_empty())
                     .then(|| json_to_sql(&c.client_metrics, "comparisons.client_metrics_json"))
                     .transpose()?,
+                c.ci_alpha,
+                c.own_ci_low_pct,
+                c.own_ci_high_pct,
             ],
         )
         .with_context(context)?;
@@ -179,17 +182,24 @@ fn load_attribution(conn: &Connection, comparison_id: i64) -> Result<Option<Attr
 impl Store {
     /// Replaces a stored comparison's p-value and verdict with the final,
     /// multiplicity-corrected ones.
-    pub fn set_comparison_decision(
-        &mut self,
-        comparison_id: i64,
-        p_value: f64,
-        verdict: Verdict,
-    ) -> Result<()> {
+    pub fn set_comparison_decision(&mut self, comparison_id: i64, c: &Comparison) -> Result<()> {
+        let o = &c.overhead_pct;
         let n = self
             .conn
             .execute(
-                "UPDATE comparisons SET p_value = ?1, verdict = ?2 WHERE id = ?3",
-                params![p_value, <&str>::from(verdict), comparison_id],
+                "UPDATE comparisons SET p_value = ?1, verdict = ?2, overhead_ci_low = ?3,
+                     overhead_ci_high = ?4, ci_alpha = ?5, own_ci_low = ?6, own_ci_high = ?7
+                 WHERE id = ?8",
+                params![
+                    o.p_value,
+                    <&str>::from(o.verdict),
+                    o.ci_low,
+                    o.ci_high,
+                    c.ci_alpha,
+                    c.own_ci_low_pct,
+                    c.own_ci_high_pct,
+                    comparison_id
+                ],
             )
             .with_context(|| format!("cannot update comparison {comparison_id}"))?;
         anyhow::ensure!(n == 1, "comparison {comparison_id} does not exist");
@@ -203,7 +213,8 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
         "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
                 pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
                 overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json,
-                sequential_json, unfinished, client_metrics_json
+                sequential_json, unfinished, client_metrics_json, ci_alpha, own_ci_low,
+                own_ci_high
          FROM comparisons WHERE run_id = ?1 ORDER BY id",
     )?;
     let mut pairs = conn.prepare(
@@ -286,6 +297,9 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                     .map(|j| json_from_sql(&j, "comparisons.sequential_json"))
                     .transpose()?,
                 unfinished: row.get(20)?,
+                ci_alpha: row.get(22)?,
+                own_ci_low_pct: row.get(23)?,
+                own_ci_high_pct: row.get(24)?,
                 client_metrics: row
                     .get::<_, Option<String>>(21)?
                     .map(|j| json_from_sql(&j, "comparisons.client_metrics_json"))

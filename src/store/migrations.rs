@@ -257,6 +257,15 @@ CREATE TABLE bisections (
 );
 CREATE INDEX bisections_updated_at ON bisections(updated_at);
 "#,
+    // 13: intervals shown at the table's level. A comparison's
+    // overhead_ci_* is then the interval its verdict was decided on (at
+    // ci_alpha: alpha / m under Holm, alpha x R / m under e-BH), and its
+    // own 95% interval is kept beside it. NULL: the interval is its own.
+    r#"
+ALTER TABLE comparisons ADD COLUMN ci_alpha REAL;
+ALTER TABLE comparisons ADD COLUMN own_ci_low REAL;
+ALTER TABLE comparisons ADD COLUMN own_ci_high REAL;
+"#,
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

@@ -694,6 +694,9 @@ fn comparisons_round_trip_and_cascade() {
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        ci_alpha: None,
+        own_ci_low_pct: None,
+        own_ci_high_pct: None,
         client_metrics: Vec::new(),
     };
     store.add_comparison(run_id, &c).unwrap();

@@ -497,6 +497,9 @@ mod tests {
             child_cpu: None,
             sequential: None,
             unfinished: false,
+            ci_alpha: None,
+            own_ci_low_pct: None,
+            own_ci_high_pct: None,
             client_metrics: Vec::new(),
         }
     }

@@ -49,6 +49,9 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
         child_cpu: None,
         sequential: None,
         unfinished: false,
+        ci_alpha: None,
+        own_ci_low_pct: None,
+        own_ci_high_pct: None,
         client_metrics: Vec::new(),
     }
 }

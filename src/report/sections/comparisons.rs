@@ -163,6 +163,24 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         },
         marks_legend(&decision)
     ));
+    if let Some(a) = doc.comparisons.iter().find_map(|c| c.ci_alpha) {
+        t.footer(format!(
+            "Intervals are at {:.2}%, the level the verdicts were decided at ({}), not 95%: \
+             an interval wholly outside the noise band is a slower or faster verdict, and \
+             one that reaches into it is not. Each comparison's own 95% interval is in \
+             --json (own_ci_low_pct, own_ci_high_pct).",
+            (1.0 - a) * 100.0,
+            match decision.error_rate {
+                ErrorRate::Fwer => format!(
+                    "alpha / {n} under Holm, Bonferroni's simultaneous level"
+                ),
+                ErrorRate::Fdr => format!(
+                    "alpha x R / {n} for the R slower or faster rows under e-BH, the e-BY \
+                     intervals: their false coverage rate is at most alpha"
+                ),
+            }
+        ));
+    }
     if doc.comparisons.iter().any(|c| c.unfinished) {
         t.footer(
             "unfinished: the run stopped inside this comparison; its figures are from the \

@@ -464,13 +464,17 @@ pub(crate) fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
         ErrorRate::Fdr => rule.rank.max(1),
     };
     let bonferroni = (look.p_value * rule.family.max(1) as f64 / rank as f64).min(1.0);
-    let verdict = decide(
-        bonferroni,
-        pct(look.ci_low),
-        pct(look.ci_high),
-        Some(look.equivalence_p),
-        d,
-    );
+    // Slower or faster is judged on the interval the table will show, at
+    // alpha x rank / family (super::decision::shown_alpha): settled here,
+    // the comparison stays so in the table's decision.
+    let shown = d.alpha * rank as f64 / rule.family.max(1) as f64;
+    let (lo, hi) = if shown < d.alpha {
+        let at = look_at(r, shown, d.test)?;
+        (at.0, at.1)
+    } else {
+        (look.ci_low, look.ci_high)
+    };
+    let verdict = decide(bonferroni, pct(lo), pct(hi), Some(look.equivalence_p), d);
     match verdict {
         Verdict::Slower => return Some(StopReason::Slower),
         Verdict::Faster => return Some(StopReason::Faster),
@@ -480,6 +484,11 @@ pub(crate) fn settled_now(r: &[f64], rule: &StopRule) -> Option<StopReason> {
     rule.precision_pct
         .filter(|p| (pct(look.ci_high) - pct(look.ci_low)) / 2.0 <= *p)
         .map(|_| StopReason::Precision)
+}
+
+/// The confidence sequence of `r` at `alpha` (log units).
+fn look_at(r: &[f64], alpha: f64, test: SeqTest) -> Option<(f64, f64)> {
+    look(r, alpha, 0.0, test).map(|l| (l.ci_low, l.ci_high))
 }
 
 /// The sequential comparison's overhead in percent (estimate, the
