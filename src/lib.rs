@@ -9,7 +9,11 @@
 //!   the negative control, suite runs, the run session.
 //! - `suites`: the reference experiments as recipes, and their sections.
 //! - `compare`: stored runs side by side, unpaired.
+//! - `predict`: a policy's cost predicted from a program's syscall
+//!   counts, without switching it.
 //! - `report`: the one report model, number formatting, output formats.
+//! - `remote`: a shared PostgreSQL store and the OpenSSH client of
+//!   campaigns.
 //! - `store`: SQLite and its migrations.
 //! - `safety`: the state lock and the journal of system-wide changes.
 //! - `mechanisms`: one file per security mechanism; `profile`: where the
@@ -25,7 +29,9 @@
 //!   security configuration, one file per item.
 //! - `model`: the data every part passes around.
 //! - `stats`: pure maths, including the one decision step.
-//! - `params`, `sys`: parameters; raw syscalls and kernel queries.
+//! - `params`, `sys`, `clients`: parameters; raw syscalls and kernel
+//!   queries; the load clients' output read (redis-benchmark, ab, wrk,
+//!   pgbench).
 //! - `error`: errors and exit codes.
 //!
 //! Modules named on one line sit side by side: neither imports the other.

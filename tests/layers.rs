@@ -196,6 +196,36 @@ fn the_modules_form_no_cycle() {
     }
 }
 
+/// Raw system calls go through `src/sys/` (which names the call in every
+/// error): `libc::syscall(` appears nowhere else outside test code (a
+/// test file, or below a file's `#[cfg(test)]`).
+#[test]
+fn raw_system_calls_go_through_sys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut outside = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap().display().to_string();
+        if rel.starts_with("src/sys/") || rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let code = strip(&std::fs::read_to_string(&f).unwrap());
+        let tests_from = code.find("#[cfg(test)]").unwrap_or(code.len());
+        for (i, _) in code.match_indices("libc::syscall(") {
+            if i < tests_from {
+                let line = code[..i].lines().count();
+                outside.push(format!("{rel}:{line}"));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "raw system calls outside src/sys/ (add a wrapper there): {}",
+        outside.join(", ")
+    );
+}
+
 #[test]
 fn the_scanner_finds_references_in_code_only() {
     let src = r####"

@@ -134,12 +134,12 @@ pub fn replay_table(rs: &[Vec<f64>], rule: &StopRule) -> Vec<(Replayed, Verdict)
 /// The table's verdicts of replayed comparisons.
 fn decide(rows: &[Replayed], opts: &DecisionOpts) -> Vec<Verdict> {
     let test = opts.test;
-    let intervals: Vec<Box<dyn Fn(f64) -> Option<(f64, f64)> + '_>> = rows
+    let intervals: Vec<crate::stats::decision::IntervalFn> = rows
         .iter()
         .map(|d| {
             Box::new(move |a: f64| {
                 crate::stats::sequential::overhead_pct(&d.r, a, test).map(|o| (o.ci_low, o.ci_high))
-            }) as Box<dyn Fn(f64) -> Option<(f64, f64)>>
+            }) as crate::stats::decision::IntervalFn
         })
         .collect();
     let tested: Vec<Tested> = rows

@@ -495,6 +495,7 @@ fn measure_rounds(
     let mut joint = rounds::Rounds::new(cases.len());
     let mut failure = None;
     let mut round = 0u32;
+    let begun = std::time::Instant::now();
     'rounds: while lanes.iter().any(|l| l.state.is_none()) {
         round += 1;
         let running = lanes.iter().filter(|l| l.state.is_none()).count();
@@ -548,6 +549,21 @@ fn measure_rounds(
             } else if before.is_some() && state.is_none() {
                 progress.line(&format!(
                     "{what}: resumed (the table has fewer discoveries than its stop counted on)"
+                ));
+            } else if state.is_none()
+                && lane.pair_data.len() >= 2
+                && begun.elapsed() > std::time::Duration::from_secs(60)
+            {
+                // A long run says what each running comparison shows so
+                // far (before the table's correction).
+                let c = summarise(case, design, &lane.pair_data, &lane.cpu, None, None)?;
+                let o = &c.overhead_pct;
+                progress.line(&format!(
+                    "{what}: so far {:+.1}% [{:.1}, {:.1}] after {} pairs, running",
+                    o.estimate,
+                    o.ci_low,
+                    o.ci_high,
+                    lane.pair_data.len()
                 ));
             }
         }
@@ -643,12 +659,12 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
     let test = opts.test;
     // A sequential comparison's interval at the table's level: its own
     // confidence sequence at that level (the fixed design keeps its own).
-    let intervals: Vec<Box<dyn Fn(f64) -> Option<(f64, f64)> + '_>> = ratios
+    let intervals: Vec<crate::stats::decision::IntervalFn> = ratios
         .iter()
         .map(|r| {
             Box::new(move |a: f64| {
                 sequential::overhead_pct(r, a, test).map(|o| (o.ci_low, o.ci_high))
-            }) as Box<dyn Fn(f64) -> Option<(f64, f64)>>
+            }) as crate::stats::decision::IntervalFn
         })
         .collect();
     let rows: Vec<Tested> = comparisons

@@ -45,13 +45,12 @@ use anyhow::{Context, Result, bail};
 use super::worker_util::{status_field, thread_status};
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::params::ParamDef;
-use crate::sys::{SysError, check, check_int};
+use crate::sys::caps::{capget, capset, setfsuid};
+use crate::sys::{SysError, check_int};
 
 pub struct Cred;
 pub static CRED: Cred = Cred;
 
-/// `_LINUX_CAPABILITY_VERSION_3`: 64-bit sets in two 32-bit halves.
-const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 /// `SECBIT_NO_SETUID_FIXUP` in the securebits.
 const SECBIT_NO_SETUID_FIXUP: libc::c_int = 1 << 2;
 
@@ -123,58 +122,12 @@ impl CredState {
     }
 }
 
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: libc::c_int,
-}
-
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-/// capget(2) for the calling thread.
-fn capget() -> Result<[CapData; 2], SysError> {
-    let mut hdr = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: hdr and data are valid for the kernel to read and write:
-    // version 3 takes an array of two CapData.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) };
-    check("capget", r)?;
-    Ok(data)
-}
-
-/// capset(2) for the calling thread only (pid 0).
-fn capset(data: &[CapData; 2]) -> Result<(), SysError> {
-    let mut hdr = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    // SAFETY: hdr is valid; data holds the two CapData version 3 reads.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) };
-    check("capset", r).map(|_| ())
-}
-
 /// Sets the calling thread's effective set to `eff` (within permitted).
 fn set_effective(eff: u64) -> Result<(), SysError> {
     let mut data = capget()?;
     data[0].effective = eff as u32;
     data[1].effective = (eff >> 32) as u32;
     capset(&data)
-}
-
-/// setfsuid(2), raw (per thread): returns the previous fsuid. It reports
-/// no error; a refused change leaves fsuid as it was.
-fn setfsuid(uid: u32) -> u32 {
-    // SAFETY: integer argument only; the call cannot fail as such.
-    unsafe { libc::syscall(libc::SYS_setfsuid, uid) as u32 }
 }
 
 /// The calling thread's fsuid: setfsuid(-1) changes nothing (an invalid

@@ -40,13 +40,14 @@ use super::worker_util::set_no_new_privs;
 use super::{Availability, Mechanism, Scope, Treatment, VariantDef, WorkerEnv};
 use crate::params::ParamDef;
 use crate::policy::landlock_sandbox::{ROUGHLY_READ, ROUGHLY_WRITE, Sandbox};
-use crate::sys::{SysError, check, check_int, cstring};
+use crate::sys::landlock::{
+    add_path_rule, add_port_rule, create_ruleset, create_ruleset_net, restrict_self,
+};
+use crate::sys::{SysError, check_int, cstring};
 
 pub struct Landlock;
 pub static LANDLOCK: Landlock = Landlock;
 
-/// `LANDLOCK_RULE_PATH_BENEATH`.
-const RULE_PATH_BENEATH: libc::c_long = 1;
 /// Layers a thread may have in all (`LANDLOCK_MAX_NUM_LAYERS`).
 pub const MAX_LAYERS: u64 = 16;
 
@@ -67,41 +68,11 @@ pub const ACCESS_FILE: u64 = ACCESS_FS_EXECUTE
     | ACCESS_FS_TRUNCATE
     | ACCESS_FS_IOCTL_DEV;
 
-/// `struct landlock_ruleset_attr`, its first field only: the kernel takes
-/// a shorter struct (size 8) as "no network rights, no scopes handled".
-#[repr(C)]
-struct RulesetAttr {
-    handled_access_fs: u64,
-}
-
-/// `struct landlock_ruleset_attr` with network rights (ABI 4 and later).
-#[repr(C)]
-struct RulesetAttrNet {
-    handled_access_fs: u64,
-    handled_access_net: u64,
-}
-
-/// `LANDLOCK_RULE_NET_PORT`.
-const RULE_NET_PORT: libc::c_long = 2;
 /// `LANDLOCK_ACCESS_NET_BIND_TCP`, `LANDLOCK_ACCESS_NET_CONNECT_TCP`.
 pub const ACCESS_NET_BIND_TCP: u64 = 1 << 0;
 pub const ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
 /// The first ABI with network rights (Linux 6.7).
 pub const NET_ABI: u32 = 4;
-
-/// `struct landlock_net_port_attr`.
-#[repr(C)]
-struct NetPortAttr {
-    allowed_access: u64,
-    port: u64,
-}
-
-/// `struct landlock_path_beneath_attr` (packed: 12 bytes).
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
 
 /// Every filesystem right ABI `abi` knows.
 pub fn fs_rights(abi: u32) -> u64 {
@@ -169,100 +140,6 @@ fn is_dir(fd: &OwnedFd) -> Result<bool, SysError> {
     // SAFETY: st is a valid out buffer and fd an open descriptor.
     check_int("fstat", unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
     Ok(st.st_mode & libc::S_IFMT == libc::S_IFDIR)
-}
-
-/// Creates a ruleset handling `handled` filesystem rights.
-fn create_ruleset(handled: u64) -> Result<OwnedFd, SysError> {
-    let attr = RulesetAttr {
-        handled_access_fs: handled,
-    };
-    // SAFETY: attr is a valid landlock_ruleset_attr prefix of the size
-    // passed; the kernel copies it and returns a new descriptor.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const RulesetAttr,
-            std::mem::size_of::<RulesetAttr>(),
-            0u32,
-        )
-    };
-    owned_ruleset(r)
-}
-
-/// Creates a ruleset handling `fs` filesystem and `net` network rights
-/// (ABI 4 and later when `net` is not 0).
-fn create_ruleset_net(fs: u64, net: u64) -> Result<OwnedFd, SysError> {
-    if net == 0 {
-        return create_ruleset(fs);
-    }
-    let attr = RulesetAttrNet {
-        handled_access_fs: fs,
-        handled_access_net: net,
-    };
-    // SAFETY: attr is a valid landlock_ruleset_attr of the size passed;
-    // the kernel copies it and returns a new descriptor.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const RulesetAttrNet,
-            std::mem::size_of::<RulesetAttrNet>(),
-            0u32,
-        )
-    };
-    owned_ruleset(r)
-}
-
-/// Adds a `NET_PORT` rule granting `allowed` on TCP `port`.
-fn add_port_rule(ruleset: &OwnedFd, port: u16, allowed: u64) -> Result<(), SysError> {
-    let attr = NetPortAttr {
-        allowed_access: allowed,
-        port: port as u64,
-    };
-    // SAFETY: attr is a valid landlock_net_port_attr that outlives the
-    // call; the ruleset descriptor is open.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
-            RULE_NET_PORT,
-            &attr as *const NetPortAttr,
-            0u32,
-        )
-    };
-    check("landlock_add_rule(NET_PORT)", r).map(|_| ())
-}
-
-fn owned_ruleset(r: libc::c_long) -> Result<OwnedFd, SysError> {
-    let fd = check("landlock_create_ruleset", r)?;
-    // SAFETY: the kernel returned a new descriptor that nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
-}
-
-/// Adds a `PATH_BENEATH` rule granting `allowed` beneath `parent`.
-fn add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, allowed: u64) -> Result<(), SysError> {
-    let attr = PathBeneathAttr {
-        allowed_access: allowed,
-        parent_fd: parent.as_raw_fd(),
-    };
-    // SAFETY: attr is a valid packed landlock_path_beneath_attr that
-    // outlives the call; both descriptors are open.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
-            RULE_PATH_BENEATH,
-            &attr as *const PathBeneathAttr,
-            0u32,
-        )
-    };
-    check("landlock_add_rule", r).map(|_| ())
-}
-
-/// Enforces `ruleset` on the calling thread as one more layer.
-fn restrict_self(ruleset: &OwnedFd) -> Result<(), SysError> {
-    // SAFETY: integer arguments only; the ruleset descriptor is open.
-    let r = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
-    check("landlock_restrict_self", r).map(|_| ())
 }
 
 impl Mechanism for Landlock {
@@ -507,8 +384,6 @@ mod tests {
         assert_eq!(fs_rights(5), 0xffff);
         assert_eq!(fs_rights(7), 0xffff);
         assert_eq!(fs_rights(99), 0xffff);
-        assert_eq!(std::mem::size_of::<PathBeneathAttr>(), 12);
-        assert_eq!(std::mem::size_of::<RulesetAttr>(), 8);
     }
 
     #[test]

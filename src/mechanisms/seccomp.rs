@@ -46,8 +46,8 @@ use crate::error::UsageError;
 use crate::model::Params;
 use crate::params::ParamDef;
 use crate::policy::oci_seccomp::{self, CompiledProfile, Decision};
+use crate::sys::SysError;
 use crate::sys::seccomp::{DATA_ARCH, DATA_NR, data_arg_low};
-use crate::sys::{SysError, check};
 use crate::workloads::WorkloadDef;
 
 pub struct Seccomp;
@@ -201,19 +201,9 @@ pub fn build_filter(
 /// Installs one filter on the calling thread (no TSYNC: other threads of
 /// the process are unaffected). Needs no_new_privs or CAP_SYS_ADMIN.
 pub fn install(prog: &[SockFilter]) -> Result<(), SysError> {
-    let fp = fprog(prog);
-    // SAFETY: fp points at `prog`, which outlives the call and holds
-    // exactly `len` instructions (or more than the kernel takes, which it
-    // refuses); the kernel only reads and copies the program.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::c_ulong::from(libc::SECCOMP_SET_MODE_FILTER),
-            0 as libc::c_ulong,
-            &fp as *const SockFprog,
-        )
-    };
-    check("seccomp(SECCOMP_SET_MODE_FILTER)", r).map(|_| ())
+    // fp points at `prog`, which outlives the call.
+    let fp: SockFprog = fprog(prog);
+    crate::sys::calls::seccomp_set_mode_filter(&fp)
 }
 
 /// System calls a task makes after its filter is installed, whatever the

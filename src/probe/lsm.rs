@@ -11,7 +11,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{Probed, securityfs};
-use crate::sys::SysError;
 
 /// Where the LSM list came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,20 +89,6 @@ fn parse_list(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// `lsm_list_modules` is number 461 in every table that has it (x86_64,
-/// the generic table of arm64/riscv/loongarch, and the 32-bit ones).
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "x86",
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "loongarch64",
-    target_arch = "powerpc64",
-    target_arch = "s390x"
-))]
-const SYS_LSM_LIST_MODULES: libc::c_long = 461;
-
 /// The list from the `lsm_list_modules` syscall, ids mapped to names.
 #[cfg(any(
     target_arch = "x86_64",
@@ -118,26 +103,10 @@ const SYS_LSM_LIST_MODULES: libc::c_long = 461;
 fn from_syscall() -> Result<Vec<String>, String> {
     // Room for 64 LSMs; the kernel has about 15. E2BIG would say otherwise.
     let mut ids = [0u64; 64];
-    let mut size = std::mem::size_of_val(&ids) as u32;
-    // SAFETY: `ids` is a writable buffer of `size` bytes and `size` a
-    // writable u32, both living across the call; the kernel writes at most
-    // `size` bytes of ids and updates `size`. Flags must be 0.
-    let ret = unsafe {
-        libc::syscall(
-            SYS_LSM_LIST_MODULES,
-            ids.as_mut_ptr(),
-            &mut size as *mut u32,
-            0u32,
-        )
-    };
-    if ret < 0 {
-        let err = SysError::last("lsm_list_modules");
-        return Err(match err.errno {
-            libc::ENOSYS => format!("{err}: kernel older than 6.8"),
-            _ => err.to_string(),
-        });
-    }
-    let count = (ret as usize).min(ids.len());
+    let count = crate::sys::calls::lsm_list_modules(&mut ids).map_err(|err| match err.errno {
+        libc::ENOSYS => format!("{err}: kernel older than 6.8"),
+        _ => err.to_string(),
+    })?;
     Ok(ids[..count].iter().map(|&id| lsm_name(id)).collect())
 }
 

@@ -209,6 +209,9 @@ pub enum Samples<'a> {
 /// p-values come from one e-process each).
 pub type IntervalAt<'a> = &'a dyn Fn(f64) -> Option<(f64, f64)>;
 
+/// An owned [`IntervalAt`], for a table's rows to borrow.
+pub type IntervalFn<'a> = Box<dyn Fn(f64) -> Option<(f64, f64)> + 'a>;
+
 /// One row of a table as its own test left it: the raw p-value and the
 /// interval of the change, in percent, at the row's own level alpha.
 #[derive(Clone, Copy)]
@@ -410,13 +413,13 @@ mod tests {
                         error_rate,
                         ..DecisionOpts::default()
                     };
-                    let at: Vec<Box<dyn Fn(f64) -> Option<(f64, f64)>>> = rows
+                    let at: Vec<IntervalFn> = rows
                         .iter()
                         .map(|r| {
                             let r = r.clone();
                             Box::new(move |a: f64| {
                                 overhead_pct(&r, a, test).map(|o| (o.ci_low, o.ci_high))
-                            }) as Box<dyn Fn(f64) -> Option<(f64, f64)>>
+                            }) as IntervalFn
                         })
                         .collect();
                     let tested: Vec<Tested> = rows

@@ -8,7 +8,10 @@
 pub mod audit;
 pub mod bpf;
 pub mod bpf_emulate;
+pub mod calls;
+pub mod caps;
 pub mod cpus;
+pub mod landlock;
 pub mod query;
 pub mod seccomp;
 

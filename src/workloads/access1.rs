@@ -47,17 +47,5 @@ impl Workload for Access1 {
 /// Called directly because glibc's faccessat() goes through faccessat2.
 #[inline(always)]
 pub(crate) fn access_r_ok(dir: &OwnedFd, rel: &CString) -> Result<(), SysError> {
-    // SAFETY: rel is NUL-terminated and dir is a valid directory fd.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_faccessat,
-            dir.as_raw_fd(),
-            rel.as_ptr(),
-            libc::R_OK,
-        )
-    };
-    if r < 0 {
-        return Err(SysError::last("faccessat"));
-    }
-    Ok(())
+    crate::sys::calls::faccessat(dir.as_raw_fd(), rel, libc::R_OK)
 }

@@ -150,19 +150,8 @@ impl Workload for Dbench {
 
         // 3. List the directory.
         let dfd = openat(dir, &self.dot, libc::O_RDONLY | libc::O_DIRECTORY)?;
-        // SAFETY: dents is valid for dents.len() bytes of writes.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                dfd.as_raw_fd(),
-                self.dents.as_mut_ptr(),
-                self.dents.len(),
-            )
-        };
-        if n < 0 {
-            return Err(SysError::last("getdents64"));
-        }
-        if count_entries(&self.dents[..n as usize]) != 3 {
+        let n = crate::sys::calls::getdents64(dfd.as_raw_fd(), &mut self.dents)?;
+        if count_entries(&self.dents[..n]) != 3 {
             return Err(SysError {
                 call: "getdents64 (client directory does not hold exactly ., .. and f)",
                 errno: libc::EIO,

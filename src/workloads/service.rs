@@ -628,8 +628,8 @@ impl Launcher {
         server: libc::pid_t,
         stop: Option<&std::sync::atomic::AtomicU32>,
     ) -> Result<libc::c_int, u8> {
-        // SAFETY: pidfd_open on our own child; -1 on kernels without it.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        // -1 on kernels without pidfd_open: then polled by waitpid.
+        let pidfd = crate::sys::calls::pidfd_open(pid).unwrap_or(-1);
         let started = Instant::now();
         let give_up = |code: u8, why: String| {
             // SAFETY: our unreaped child.

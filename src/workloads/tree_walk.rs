@@ -178,16 +178,12 @@ impl TreeWalk {
         buf: &mut [u8],
     ) -> Result<(), SysError> {
         loop {
-            // SAFETY: buf is valid for buf.len() bytes of writes.
-            let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) };
-            if n < 0 {
-                return Err(SysError::last("getdents64"));
-            }
+            let n = crate::sys::calls::getdents64(fd, buf)?;
             if n == 0 {
                 return Ok(());
             }
             let mut off = 0usize;
-            while off < n as usize {
+            while off < n {
                 // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
                 let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
                 let name =

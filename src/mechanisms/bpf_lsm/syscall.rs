@@ -12,7 +12,7 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use crate::sys::{SysError, check};
+use crate::sys::SysError;
 
 use super::insn::{BpfInsn, NOOP_PROGRAM};
 
@@ -112,18 +112,10 @@ pub struct RawTracepointOpenAttr {
 /// file descriptor (close-on-exec, as the kernel makes all bpf fds).
 fn bpf_fd<T>(cmd: u32, attr: &mut T, call: &'static str) -> Result<OwnedFd, SysError> {
     // SAFETY: `attr` is a live, fully initialised repr(C) struct (all
-    // fields explicit, no padding) of size_of::<T>() bytes; the kernel
-    // reads at most that many and may write back output fields inside it.
-    // Pointers stored in it are the caller's buffers, alive for the call.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd as libc::c_long,
-            attr as *mut T,
-            std::mem::size_of::<T>() as libc::c_long,
-        )
-    };
-    let fd = check(call, ret)?;
+    // fields explicit, no padding) of size_of::<T>() bytes: every T this
+    // module passes is one of its bpf_attr members. Pointers stored in it
+    // are the caller's buffers, alive for the call.
+    let fd = unsafe { crate::sys::calls::bpf(cmd, attr, call) }?;
     // SAFETY: on success these commands return a new descriptor that
     // nothing else owns; OwnedFd closes it exactly once.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
@@ -222,38 +214,7 @@ pub const CAP_BPF: u32 = 39;
 
 /// Whether the calling thread has all of `caps` in its effective set.
 pub fn has_effective_caps(caps: &[u32]) -> Result<bool, SysError> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Default, Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    // _LINUX_CAPABILITY_VERSION_3: two 32-bit words per set.
-    let mut header = Header {
-        version: 0x2008_0522,
-        pid: 0,
-    };
-    let mut data = [Data::default(); 2];
-    // SAFETY: header and the two-element data array are valid, writable
-    // and of the layout capget(2) expects for version 3.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &mut header as *mut Header,
-            data.as_mut_ptr(),
-        )
-    };
-    check("capget", ret)?;
-    Ok(caps.iter().all(|&cap| {
-        data.get((cap / 32) as usize)
-            .is_some_and(|d| d.effective & (1 << (cap % 32)) != 0)
-    }))
+    crate::sys::caps::has_effective(caps)
 }
 
 #[cfg(test)]

@@ -171,9 +171,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
              --json (own_ci_low_pct, own_ci_high_pct).",
             (1.0 - a) * 100.0,
             match decision.error_rate {
-                ErrorRate::Fwer => format!(
-                    "alpha / {n} under Holm, Bonferroni's simultaneous level"
-                ),
+                ErrorRate::Fwer =>
+                    format!("alpha / {n} under Holm, Bonferroni's simultaneous level"),
                 ErrorRate::Fdr => format!(
                     "alpha x R / {n} for the R slower or faster rows under e-BH, the e-BY \
                      intervals: their false coverage rate is at most alpha"
