@@ -30,6 +30,7 @@ pub mod kernels;
 pub mod measurer;
 pub mod phantom;
 pub mod plan;
+mod plan_calibrations;
 pub mod progress;
 pub mod rerun;
 pub mod session;
