@@ -332,6 +332,14 @@ pub fn bisect(
                 );
             }
         };
+        if endpoint == Class::Undecided {
+            crate::usage_bail!(
+                "the endpoint check could not tell whether the endpoints differ by the threshold \
+                 of {}%: {why}. No commit is named; give more --max-pairs (the same command \
+                 goes on), or a larger --threshold",
+                opts.threshold_pct
+            );
+        }
         crate::usage_bail!(
             "the endpoints do not differ by the threshold of {}%: {why}. No commit is named; \
              check --good and --bad, the workload, or a smaller --threshold",

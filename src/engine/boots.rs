@@ -335,10 +335,9 @@ pub fn pairs_over_boots(
                         o.ci_low,
                         o.ci_high,
                         crate::report::number::count(pairs[j][c].len(), "pair"),
-                        if stopped[j][c].is_some() {
-                            " (settled)"
-                        } else {
-                            ""
+                        match stopped[j][c] {
+                            Some(s) => format!(" ({})", s.describe()),
+                            None => String::new(),
                         }
                     ));
                 }
