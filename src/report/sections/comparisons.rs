@@ -39,6 +39,12 @@ fn pairs_text(c: &Comparison) -> String {
 
 /// The comparisons table, without its section heading.
 pub fn comparisons_table(doc: &RunDoc) -> Table {
+    // Intervals at the table's level (a table of several sequential
+    // comparisons) say so in the header; the legend says why.
+    let overhead_title = match doc.comparisons.iter().find_map(|c| c.ci_alpha) {
+        Some(a) => format!("overhead [{} CI]", level_pct(a)),
+        None => "overhead [95% CI]".to_string(),
+    };
     let mut t = Table::new(
         "comparisons",
         vec![
@@ -51,7 +57,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Column::new("baseline", Align::Right, "baseline_ns_per_op"),
             Column::new("treatment", Align::Right, "treatment_paired_ns_per_op"),
             Column::with_fields(
-                "overhead [95% CI]",
+                &overhead_title,
                 Align::Right,
                 &["overhead_pct", "ci_low_pct", "ci_high_pct"],
             )
@@ -150,8 +156,9 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
              was settled; test: both the sign test and the safe t-test on the log ratios, their \
              e-values averaged (the t-test assumes them normal, the sign test only the coin \
              that orders each pair; checked by `secperf calibrate`); its interval is the \
-             intersection of their anytime-valid 97.5% confidence sequences (a 95% one) and \
-             its p-value anytime-valid, so stopping early does not make them optimistic"
+             intersection of their anytime-valid confidence sequences at half the level (so at \
+             95%, each at 97.5%) and its p-value anytime-valid, so stopping early does not make \
+             them optimistic"
         } else if sequential {
             "pairs N/M: sequential, N pairs measured of a budget of M, stopped once the verdict \
              was settled; test: the sign test; its interval is an anytime-valid 95% confidence \
@@ -165,11 +172,11 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
     ));
     if let Some(a) = doc.comparisons.iter().find_map(|c| c.ci_alpha) {
         t.footer(format!(
-            "Intervals are at {:.2}%, the level the verdicts were decided at ({}), not 95%: \
+            "Intervals are at {}, the level the verdicts were decided at ({}), not 95%: \
              an interval wholly outside the noise band is a slower or faster verdict, and \
              one that reaches into it is not. Each comparison's own 95% interval is in \
              --json (own_ci_low_pct, own_ci_high_pct).",
-            (1.0 - a) * 100.0,
+            level_pct(a),
             match decision.error_rate {
                 ErrorRate::Fwer =>
                     format!("alpha / {n} under Holm, Bonferroni's simultaneous level"),
@@ -187,6 +194,17 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         );
     }
     t
+}
+
+/// A confidence level 1 - `alpha` in percent, to the digits that tell it
+/// from 95%: "96.6%", "99.83%".
+fn level_pct(alpha: f64) -> String {
+    let c = (1.0 - alpha) * 100.0;
+    if c < 99.0 {
+        format!("{c:.1}%")
+    } else {
+        format!("{c:.2}%")
+    }
 }
 
 /// How a run's verdicts were reached, in one phrase for captions: the
