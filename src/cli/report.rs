@@ -48,50 +48,23 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if let Some(spec) = &args.bisection {
         let b = store.bisection(spec)?;
         let page = crate::report::html::bisect::page(&b, chrono::Utc::now())?;
-        if to_stdout {
-            super::emit(page.trim_end());
-            return Ok(());
-        }
-        super::output::write_file(&args.output, &page)?;
-        let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
-        if json {
-            return super::print_json(&serde_json::json!({
-                "path": written,
-                "bisection": b.id,
-                "plots": 1,
-            }));
-        }
-        super::emit_fmt!(
-            "Wrote {} (bisection {}, {} step(s), 1 plot).",
-            written.display(),
+        let summary = serde_json::json!({ "bisection": b.id, "plots": 1 });
+        let what = format!(
+            "bisection {}, {} step(s), 1 plot",
             b.id,
             b.outcome.steps.len()
         );
-        return Ok(());
+        return write_page(&args.output, &page, json, summary, &what);
     }
     if let Some(spec) = &args.campaign {
         let (view, docs) = super::campaign::view(&store, spec)?;
         let page = crate::report::html::campaign::page(&view, &docs, chrono::Utc::now())?;
-        if to_stdout {
-            super::emit(page.trim_end());
-            return Ok(());
-        }
-        super::output::write_file(&args.output, &page)?;
-        let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
-        if json {
-            return super::print_json(&serde_json::json!({
-                "path": written,
-                "campaign": view.campaign,
-                "runs": docs.iter().map(|d| d.run_id).collect::<Vec<_>>(),
-            }));
-        }
-        super::emit_fmt!(
-            "Wrote {} (campaign {}, {} host(s)).",
-            written.display(),
-            view.campaign,
-            docs.len()
-        );
-        return Ok(());
+        let summary = serde_json::json!({
+            "campaign": view.campaign,
+            "runs": docs.iter().map(|d| d.run_id).collect::<Vec<_>>(),
+        });
+        let what = format!("campaign {}, {} host(s)", view.campaign, docs.len());
+        return write_page(&args.output, &page, json, summary, &what);
     }
     let mut ids: Vec<i64> = Vec::new();
     for spec in &args.runs {
@@ -105,27 +78,38 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .map(|&id| crate::engine::document::load(&store, id))
         .collect::<Result<Vec<_>>>()?;
     let page = html::render(&runs, chrono::Utc::now())?;
-    if to_stdout {
-        super::emit(page.html.trim_end());
-        return Ok(());
-    }
-    super::output::write_file(&args.output, &page.html)?;
-    let written = std::fs::canonicalize(&args.output).unwrap_or(args.output);
-    if json {
-        return super::print_json(&serde_json::json!({
-            "path": written,
-            "runs": ids,
-            "plots": page.plots,
-        }));
-    }
-    super::emit_fmt!(
-        "Wrote {} ({} plots; runs {}).",
-        written.display(),
+    let summary = serde_json::json!({ "runs": ids, "plots": page.plots });
+    let what = format!(
+        "{} plots; runs {}",
         page.plots,
         ids.iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(", ")
     );
+    write_page(&args.output, &page.html, json, summary, &what)
+}
+
+/// Writes `page` to `output` (`-`: stdout) and says what was written:
+/// `summary` with the page's path under `--json`, else "Wrote PATH
+/// (what)."
+fn write_page(
+    output: &Path,
+    page: &str,
+    json: bool,
+    mut summary: serde_json::Value,
+    what: &str,
+) -> Result<()> {
+    if output.as_os_str() == "-" {
+        super::emit(page.trim_end());
+        return Ok(());
+    }
+    super::output::write_file(output, page)?;
+    let written = std::fs::canonicalize(output).unwrap_or(output.to_path_buf());
+    if json {
+        summary["path"] = serde_json::json!(written);
+        return super::print_json(&summary);
+    }
+    super::emit_fmt!("Wrote {} ({what}).", written.display());
     Ok(())
 }

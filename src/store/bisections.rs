@@ -9,7 +9,6 @@ use rusqlite::{OptionalExtension, params};
 use super::codec::{json_from_sql, time_from_sql, time_to_sql};
 use super::{Store, disk_full};
 use crate::model::bisect::{BisectionRecord, Status};
-use crate::usage_bail;
 
 /// A stored bisection in a list: enough to pick one.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -59,26 +58,14 @@ impl Store {
     /// The bisection `spec` names: its id, a unique prefix of it, or
     /// `latest` (the one written last).
     pub fn bisection(&self, spec: &str) -> Result<BisectionRecord> {
-        let ids: Vec<String> = {
-            let mut stmt = self.conn.prepare(
-                "SELECT id FROM bisections WHERE ?1 = 'latest' OR id LIKE ?1 || '%'
-                 ORDER BY updated_at DESC",
-            )?;
-            stmt.query_map([spec], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?
-        };
-        let id = match (spec, ids.as_slice()) {
-            (_, []) => usage_bail!(
-                "no bisection {spec} in {}: `secperf results list` lists the bisections \
-                 stored, or give the --db the bisection stored its steps in",
-                self.path.display()
-            ),
-            ("latest", [first, ..]) | (_, [first]) => first.clone(),
-            (_, many) => usage_bail!(
-                "bisection id {spec} is ambiguous ({}): give more of it",
-                many.join(", ")
-            ),
-        };
+        let id = self.id_named(
+            "bisections",
+            "updated_at",
+            spec,
+            "bisection",
+            "`secperf results list` lists the bisections stored, or give the --db the \
+             bisection stored its steps in",
+        )?;
         let (created, json): (String, String) = self
             .conn
             .query_row(

@@ -30,6 +30,35 @@ pub struct CampaignRun {
 }
 
 impl Store {
+    /// The id `spec` names in `table` (a text `id` column): the id, a
+    /// unique prefix of it, or `latest` (the newest by `newest_by`). A
+    /// usage error otherwise, naming the `what` and `hint`.
+    pub(super) fn id_named(
+        &self,
+        table: &str,
+        newest_by: &str,
+        spec: &str,
+        what: &str,
+        hint: &str,
+    ) -> Result<String> {
+        let ids: Vec<String> = {
+            let mut stmt = self.conn.prepare(&format!(
+                "SELECT id FROM {table} WHERE ?1 = 'latest' OR id LIKE ?1 || '%'
+                 ORDER BY {newest_by} DESC"
+            ))?;
+            stmt.query_map([spec], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        match (spec, ids.as_slice()) {
+            (_, []) => usage_bail!("no {what} {spec} in {}: {hint}", self.path.display()),
+            ("latest", [first, ..]) | (_, [first]) => Ok(first.clone()),
+            (_, many) => usage_bail!(
+                "{what} id {spec} is ambiguous ({}): give more of it",
+                many.join(", ")
+            ),
+        }
+    }
+
     /// Records a new campaign.
     pub fn add_campaign(&mut self, c: &CampaignRecord) -> Result<()> {
         self.conn
@@ -52,26 +81,14 @@ impl Store {
     /// The campaign `spec` names: its id or a unique prefix of it, or
     /// `latest`.
     pub fn campaign(&self, spec: &str) -> Result<CampaignRecord> {
-        let ids: Vec<String> = {
-            let mut stmt = self.conn.prepare(
-                "SELECT id FROM campaigns WHERE ?1 = 'latest' OR id LIKE ?1 || '%'
-                 ORDER BY created_at DESC",
-            )?;
-            stmt.query_map([spec], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?
-        };
-        let id = match (spec, ids.as_slice()) {
-            (_, []) => usage_bail!(
-                "no campaign {spec} in {}: `secperf results list` shows the runs of each \
-                 campaign, or give the --db the campaign stored its runs in",
-                self.path.display()
-            ),
-            ("latest", [first, ..]) | (_, [first]) => first.clone(),
-            (_, many) => usage_bail!(
-                "campaign id {spec} is ambiguous ({}): give more of it",
-                many.join(", ")
-            ),
-        };
+        let id = self.id_named(
+            "campaigns",
+            "created_at",
+            spec,
+            "campaign",
+            "`secperf results list` shows the runs of each campaign, or give the --db the \
+             campaign stored its runs in",
+        )?;
         let row = self
             .conn
             .query_row(
