@@ -224,7 +224,7 @@ start_sshd() {
     [ ! -f "$dir/shadow" ] || shadow=$dir/shadow
     mkdir -p "$h/sys"
     # A machine id of its own: a campaign refuses two names of one machine.
-    [ -s "$h/machine-id" ] || od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$h/machine-id"
+    [ -s "$h/machine-id" ] || { od -An -tx1 -N16 /dev/urandom | tr -d ' \n'; echo; } >"$h/machine-id"
     nsenter --net="/run/netns/$ns" unshare -m -u --propagation private sh -c "$HOST_MOUNTS" \
         sh "$ns" "$h/root" "$SSHD" "$h/sshd_config" "$h/sshd.log" "$shadow" "$h/sys" \
         "$h/machine-id" \

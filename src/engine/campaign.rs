@@ -272,7 +272,8 @@ fn machine_of(ssh: &Ssh, host: &str) -> Option<String> {
     let out = ssh
         .output(
             host,
-            "cat /etc/machine-id /proc/sys/kernel/random/boot_id 2>/dev/null",
+            // One per line, whether or not the files end in a newline.
+            "cat /etc/machine-id && echo && cat /proc/sys/kernel/random/boot_id",
             None,
         )
         .ok()?;
