@@ -28,6 +28,32 @@ fn git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// Whether git is here; a printed skip (a failure under CI) otherwise.
+fn have_git(test: &str) -> bool {
+    let here = secperf::sys::which("git").is_some();
+    if !here {
+        skip_missing_tool(test, "git", "bisect walks git revisions");
+    }
+    here
+}
+
+/// Whether the kernel build tools bisect checks first are here; a
+/// printed skip (a failure under CI) otherwise.
+fn have_build_tools(test: &str) -> bool {
+    let needs = ["make", "gcc", "flex", "bison", "bc", "pahole", "busybox"];
+    match needs.iter().find(|t| secperf::sys::which(t).is_none()) {
+        Some(tool) => {
+            skip_missing_tool(
+                test,
+                "kernel build tools",
+                &format!("{tool} is not on PATH"),
+            );
+            false
+        }
+        None => true,
+    }
+}
+
 /// A repository of a fake kernel tree: a base commit and `n` one-file
 /// commits. Returns the commit ids, base first.
 fn series(repo: &Path, n: usize) -> Vec<String> {
@@ -56,12 +82,7 @@ fn series(repo: &Path, n: usize) -> Vec<String> {
 
 #[test]
 fn bad_bisect_input_is_exit_2_and_leaves_nothing() {
-    if secperf::sys::which("git").is_none() {
-        skip_missing_tool(
-            "bad_bisect_input_is_exit_2_and_leaves_nothing",
-            "git",
-            "bisect walks git revisions",
-        );
+    if !have_git("bad_bisect_input_is_exit_2_and_leaves_nothing") {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -130,21 +151,10 @@ fn bad_bisect_input_is_exit_2_and_leaves_nothing() {
 
 #[test]
 fn a_dry_run_lists_the_series_and_the_error_budget() {
-    if secperf::sys::which("git").is_none() {
-        skip_missing_tool(
-            "a_dry_run_lists_the_series_and_the_error_budget",
-            "git",
-            "bisect walks git revisions",
-        );
+    if !have_git("a_dry_run_lists_the_series_and_the_error_budget") {
         return;
     }
-    let needs = ["make", "gcc", "flex", "bison", "bc", "pahole", "busybox"];
-    if let Some(tool) = needs.iter().find(|t| secperf::sys::which(t).is_none()) {
-        skip_missing_tool(
-            "a_dry_run_lists_the_series_and_the_error_budget",
-            "kernel build tools",
-            &format!("{tool} is not on PATH"),
-        );
+    if !have_build_tools("a_dry_run_lists_the_series_and_the_error_budget") {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -303,12 +313,7 @@ fn a_stored_bisection_is_listed_shown_and_drawn() {
 
 #[test]
 fn a_command_is_bisected_instead_of_a_workload() {
-    if secperf::sys::which("git").is_none() {
-        skip_missing_tool(
-            "a_command_is_bisected_instead_of_a_workload",
-            "git",
-            "bisect walks git revisions",
-        );
+    if !have_git("a_command_is_bisected_instead_of_a_workload") {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -328,8 +333,7 @@ fn a_command_is_bisected_instead_of_a_workload() {
         let out = base(extra);
         assert_eq!(out.status.code(), Some(2), "{extra:?}");
     }
-    let needs = ["make", "gcc", "flex", "bison", "bc", "pahole", "busybox"];
-    if needs.iter().any(|t| secperf::sys::which(t).is_none()) {
+    if !have_build_tools("a_command_is_bisected_instead_of_a_workload") {
         return;
     }
     let out = base(&["--", "/bin/true", "x y"]);

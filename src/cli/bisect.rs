@@ -314,7 +314,10 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if let Some(w) = &args.workload
         && crate::workloads::find(w).is_none()
     {
-        usage_bail!("-w {w}: unknown workload (see `secperf list`); bisect measures one workload");
+        usage_bail!(
+            "-w {w}: unknown workload{} (see `secperf list`); bisect measures one workload",
+            crate::params::did_you_mean(w, crate::workloads::WORKLOADS.iter().map(|d| d.name))
+        );
     }
     if args.max_pairs < 3 {
         usage_bail!(
@@ -351,6 +354,8 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .expect("series has the bad endpoint")
         .clone();
     let k = crate::engine::bisect::decisions(revisions.len(), args.extra_steps);
+    let alpha_step =
+        crate::engine::bisect::step_alpha(args.alpha, revisions.len(), args.extra_steps);
     let id = key(&args, &source, &good.commit, &bad.commit);
     let file = state_file(&id);
     let all_before = load_steps(&file);
@@ -378,7 +383,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             bad.short(),
             k - 1 - args.extra_steps,
             args.extra_steps,
-            args.alpha / k as f64,
+            alpha_step,
             args.alpha,
             args.threshold / 2.0,
             args.max_pairs,
@@ -392,7 +397,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         if json {
             return super::print_json(&serde_json::json!({
                 "id": id, "good": good, "revisions": revisions, "decisions": k,
-                "step_alpha": args.alpha / k as f64, "done": done,
+                "step_alpha": alpha_step, "done": done,
             }));
         }
         super::emit(&text);
@@ -410,7 +415,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         seed,
     };
     // Every step's command line is checked before anything is built.
-    tester.check(&bad, args.alpha / k as f64)?;
+    tester.check(&bad, alpha_step)?;
     let store_record = |status: Status, outcome: Outcome| -> Result<BisectionRecord> {
         let mut store = crate::store::Store::open(&db_path)?;
         let now = chrono::Utc::now();

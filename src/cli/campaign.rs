@@ -94,7 +94,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
             }
             let mut record = store.campaign(id)?;
             record.parallel = args.parallel;
-            campaign::refuse_same_machine(&ssh, &record.hosts)?;
+            campaign::refuse_same_machine(&ssh, &record.hosts, record.parallel)?;
             record
         }
         None => {
@@ -109,7 +109,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
                     e.render().to_string().trim()
                 );
             }
-            campaign::refuse_same_machine(&ssh, &hosts)?;
+            campaign::refuse_same_machine(&ssh, &hosts, args.parallel)?;
             let record = CampaignRecord {
                 id: campaign::new_id(),
                 created_at: chrono::Utc::now(),

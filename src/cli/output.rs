@@ -72,6 +72,18 @@ pub fn show_measured(
     Ok(())
 }
 
+/// The markup a text `--format` writes through; None for json and
+/// benchstat, which are not markup.
+pub fn markup_kind(format: Format, color: bool) -> Option<Kind> {
+    match format {
+        Format::Table => Some(Kind::Terminal { color }),
+        Format::Email => Some(Kind::Email),
+        Format::Markdown => Some(Kind::Markdown),
+        Format::Csv => Some(Kind::Csv),
+        Format::Json | Format::Benchstat => None,
+    }
+}
+
 /// The text [`show_run`] writes (benchstat aside, which writes files).
 fn render_run(
     doc: &RunDoc,
@@ -89,12 +101,14 @@ fn render_run(
         (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(doc)? + "\n",
         // A suite's report looks like the post's tables by default.
         (false, None) if doc.suite.is_some() => sections::render(doc, parts, Kind::Plain),
-        (false, None | Some(Format::Table)) => {
+        (false, Some(Format::Table) | None) => {
             sections::render(doc, parts, Kind::Terminal { color })
         }
-        (false, Some(Format::Email)) => sections::render(doc, text_parts, Kind::Email),
-        (false, Some(Format::Markdown)) => sections::render(doc, text_parts, Kind::Markdown),
-        (false, Some(Format::Csv)) => sections::render(doc, text_parts, Kind::Csv),
+        (false, Some(f @ (Format::Email | Format::Markdown | Format::Csv))) => sections::render(
+            doc,
+            text_parts,
+            markup_kind(f, color).expect("a markup format"),
+        ),
         (false, Some(Format::Benchstat)) => crate::report::formats::render(
             &crate::report::build::of_doc(doc),
             Format::Benchstat,

@@ -161,19 +161,16 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         } => {
             let b = store.bisection(&spec)?;
             use crate::report::formats::Format;
-            use crate::report::markup::Kind;
             let color = output.is_none() && crate::report::formats::color_default();
-            let text = match (json, format) {
-                (true, _) | (false, Some(Format::Json)) => serde_json::to_string_pretty(&b)? + "\n",
-                (false, None | Some(Format::Table)) => {
-                    crate::report::bisect::render(&b, Kind::Terminal { color })
-                }
-                (false, Some(Format::Email)) => crate::report::bisect::render(&b, Kind::Email),
-                (false, Some(Format::Markdown)) => {
-                    crate::report::bisect::render(&b, Kind::Markdown)
-                }
-                (false, Some(Format::Csv)) => crate::report::bisect::render(&b, Kind::Csv),
-                (false, Some(Format::Benchstat)) => crate::usage_bail!(
+            let format = if json {
+                Format::Json
+            } else {
+                format.unwrap_or(Format::Table)
+            };
+            let text = match (format, super::output::markup_kind(format, color)) {
+                (_, Some(kind)) => crate::report::bisect::render(&b, kind),
+                (Format::Json, None) => serde_json::to_string_pretty(&b)? + "\n",
+                (_, None) => crate::usage_bail!(
                     "--format benchstat compares runs: a bisection is shown as table, email, \
                      markdown, csv or json (each step's run: `secperf results show RUN \
                      --format benchstat`)"

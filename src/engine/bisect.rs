@@ -232,7 +232,7 @@ pub fn in_progress(
         good: good.clone(),
         revisions: revisions.to_vec(),
         decisions: k,
-        step_alpha: opts.alpha / k as f64,
+        step_alpha: step_alpha(opts.alpha, revisions.len(), opts.extra),
         steps: steps.to_vec(),
         first_bad: None,
         candidates: Vec::new(),
@@ -263,7 +263,7 @@ pub fn bisect(
     let n = revisions.len();
     anyhow::ensure!(n > 0, "no revision between good and bad");
     let k = decisions(n, opts.extra);
-    let alpha = opts.alpha / k as f64;
+    let alpha = step_alpha(opts.alpha, n, opts.extra);
     let mut steps: Vec<Step> = Vec::new();
     let mut run_step = |index: usize, steps: &mut Vec<Step>| -> anyhow::Result<Class> {
         let revision = &revisions[index];

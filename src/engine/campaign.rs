@@ -285,20 +285,21 @@ fn machine_of(ssh: &Ssh, host: &str) -> Option<String> {
 /// Two host names that reach one machine would measure it twice, at
 /// once, into one campaign database there: a usage error naming them,
 /// before anything is recorded, copied or measured.
-pub fn refuse_same_machine(ssh: &Ssh, hosts: &[String]) -> Result<()> {
+/// `parallel` hosts are asked at a time, as the campaign itself goes.
+pub fn refuse_same_machine(ssh: &Ssh, hosts: &[String], parallel: u32) -> Result<()> {
     if hosts.len() < 2 {
         return Ok(());
     }
-    let ids: Vec<Option<String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = hosts
-            .iter()
-            .map(|h| s.spawn(move || machine_of(ssh, h)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
+    let mut ids: Vec<Option<String>> = Vec::with_capacity(hosts.len());
+    for batch in hosts.chunks(parallel.max(1) as usize) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = batch
+                .iter()
+                .map(|h| s.spawn(move || machine_of(ssh, h)))
+                .collect();
+            ids.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
+        });
+    }
     same_machine(hosts, &ids)
 }
 

@@ -38,6 +38,11 @@ pub fn git(repo: &Path, args: &[&str]) -> Result<String> {
         .output()
         .context("running git (apt-get install git)")?;
     if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("dubious ownership") {
+            // Another user's checkout: git's own advice says how to allow it.
+            crate::usage_bail!("{} belongs to another user: {}", repo.display(), err.trim());
+        }
         anyhow::bail!(
             "git {} in {}: {}",
             args.join(" "),
