@@ -196,6 +196,71 @@ fn the_modules_form_no_cycle() {
     }
 }
 
+/// The rooms of `src/report/`, top first, as [`LAYERS`] is for the crate:
+/// a room may use the rooms below its own, never those of its layer or
+/// above, in code and in tests alike. One pipeline: the data of a run
+/// (`doc`, `suite`, `model`, `campaign`'s view) and the words and
+/// numbers (`label`, `number`) at the bottom; `markup` (the
+/// interface and the text formats) above them; `sections` writes
+/// everything once against it; `formats` (`--format`'s dispatch, json,
+/// benchstat) and `html` (the page, whose tables `html::writer` draws)
+/// on top.
+const REPORT_LAYERS: &[&[&str]] = &[
+    &["html", "formats", "export", "table"],
+    &["sections"],
+    &["campaign", "markup", "build"],
+    &["doc"],
+    &["suite"],
+    &["model", "label", "number"],
+];
+
+#[test]
+fn the_report_is_one_pipeline() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let level: BTreeMap<&str, usize> = REPORT_LAYERS
+        .iter()
+        .rev()
+        .enumerate()
+        .flat_map(|(i, layer)| layer.iter().map(move |m| (*m, i)))
+        .collect();
+    let rooms: BTreeSet<String> = crate_
+        .paths
+        .iter()
+        .filter(|(_, m, ..)| m.len() >= 2 && m[0] == "report")
+        .map(|(_, m, ..)| m[1].clone())
+        .collect();
+    let placed: BTreeSet<String> = level.keys().map(|m| m.to_string()).collect();
+    let unplaced: Vec<&String> = rooms.difference(&placed).collect();
+    assert!(
+        unplaced.is_empty(),
+        "REPORT_LAYERS must place every module of src/report/: {unplaced:?}"
+    );
+    let mut violations = Vec::new();
+    let mut graph: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (file, module, path, line, test) in &crate_.paths {
+        if module.len() < 2 || module[0] != "report" || path.len() < 2 || path[0] != "report" {
+            continue;
+        }
+        let (from, to) = (module[1].as_str(), path[1].as_str());
+        if from == to || !level.contains_key(to) {
+            continue;
+        }
+        graph.entry(from).or_default().insert(to);
+        if level[to] >= level[from] {
+            violations.push(format!(
+                "{file}:{line}: report::{from} -> report::{to}{}",
+                if *test { " (test code)" } else { "" }
+            ));
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "references inside src/report/ against REPORT_LAYERS:\n{}",
+        violations.join("\n")
+    );
+    assert!(find_cycle(&graph).is_none());
+}
+
 /// Raw system calls go through `src/sys/` (which names the call in every
 /// error): `libc::syscall(` appears nowhere else outside test code (a
 /// test file, or below a file's `#[cfg(test)]`).
@@ -344,11 +409,17 @@ fn find_cycle<'a>(graph: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Option<Vec<&'
         .find_map(|n| visit(n, graph, &mut done, &mut Vec::new()))
 }
 
+/// A path a file names: (file, the file's module, the absolute path, line,
+/// whether it is test code).
+type PathRef = (String, Vec<String>, Vec<String>, usize, bool);
+
 /// The crate as far as the layering goes.
 struct Crate {
     /// The top-level modules, as `src/lib.rs` declares them.
     top: BTreeSet<String>,
     refs: Vec<Ref>,
+    /// Every absolute path each file names.
+    paths: Vec<PathRef>,
 }
 
 impl Crate {
@@ -427,14 +498,21 @@ impl Crate {
         );
         // Pass 2: the references.
         let mut refs = Vec::new();
+        let mut paths = Vec::new();
         for (path, module, test) in &files {
             if module.is_empty() {
                 continue; // lib.rs: only `pub mod` lines
             }
-            refs.extend(scan(&rel(path), module, *test, &text(path), &top, &macros).refs);
+            let s = scan(&rel(path), module, *test, &text(path), &top, &macros);
+            refs.extend(s.refs);
+            paths.extend(
+                s.paths
+                    .into_iter()
+                    .map(|(p, line, test)| (rel(path), module.clone(), p, line, test)),
+            );
         }
         refs.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-        Crate { top, refs }
+        Crate { top, refs, paths }
     }
 }
 
@@ -607,6 +685,10 @@ struct ModDecl {
 struct Scan {
     refs: Vec<Ref>,
     mods: Vec<ModDecl>,
+    /// Every `crate::` or `super::` path, made absolute ("report",
+    /// "markup", ...; a group gives one path per item), with its line and
+    /// whether it is test code: what the checks inside a module read.
+    paths: Vec<(Vec<String>, usize, bool)>,
 }
 
 /// What a `{` opened.
@@ -617,6 +699,57 @@ enum Frame {
     Mod { name: String, test: bool },
     /// A use group `::{`.
     Group,
+}
+
+/// The absolute paths a path starting at token `k` names, after `base`
+/// (the module its `crate::` or `super::` prefix reached): `a::b::c` one,
+/// `a::{b, c::d}` one per item (each to its first name).
+fn follow(t: &[(Tok, usize)], mut k: usize, base: Vec<String>) -> Vec<(Vec<String>, usize)> {
+    let ident = |i: usize| match t.get(i) {
+        Some((Tok::Ident(s), _)) => Some(s.clone()),
+        _ => None,
+    };
+    let punct = |i: usize, p: char| matches!(t.get(i), Some((Tok::Punct(q), _)) if *q == p);
+    let line = t.get(k).map_or(0, |x| x.1);
+    let mut path = base;
+    loop {
+        if let Some(n) = ident(k) {
+            path.push(n);
+            if punct(k + 1, ':') && punct(k + 2, ':') {
+                k += 3;
+                continue;
+            }
+            return vec![(path, line)];
+        }
+        if !punct(k, '{') {
+            return vec![(path, line)];
+        }
+        let mut out = Vec::new();
+        let (mut depth, mut first) = (0, true);
+        while k < t.len() {
+            match &t[k].0 {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Tok::Punct(',') if depth == 1 => first = true,
+                Tok::Ident(n) if depth == 1 && first => {
+                    let mut p = path.clone();
+                    if n != "self" {
+                        p.push(n.clone());
+                    }
+                    out.push((p, t[k].1));
+                    first = false;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        return out;
+    }
 }
 
 /// The references to other top-level modules in one file, and its `mod`
@@ -635,6 +768,7 @@ fn scan(
     let mut out = Scan {
         refs: Vec::new(),
         mods: Vec::new(),
+        paths: Vec::new(),
     };
     let ident = |i: usize| match t.get(i) {
         Some((Tok::Ident(s), _)) => Some(s.as_str()),
@@ -743,6 +877,15 @@ fn scan(
                     );
                     here.len() == up
                 };
+                let base: Vec<String> = if root == "crate" {
+                    Vec::new()
+                } else {
+                    let up = (i..k).filter(|&j| ident(j) == Some("super")).count();
+                    here[..here.len() - up].to_vec()
+                };
+                for (path, line) in follow(&t, k, base) {
+                    out.paths.push((path, line, in_test));
+                }
                 if at_root && !module.is_empty() {
                     let mut names = Vec::new();
                     if punct(k, '{') {

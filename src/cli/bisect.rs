@@ -535,6 +535,6 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if json {
         return super::print_json(&record);
     }
-    super::emit(&crate::report::bisect::text(&record));
+    super::emit(&crate::report::sections::bisect::text(&record));
     Ok(())
 }

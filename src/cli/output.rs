@@ -8,8 +8,9 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::report::doc::RunDoc;
-use crate::report::formats::{Format, RenderOpts, color_default, render, render_benchstat_files};
+use crate::report::formats::{Format, RenderOpts, markup_kind, render, render_benchstat_files};
 use crate::report::markup::Kind;
+use crate::report::markup::terminal::color_default;
 use crate::report::sections::{self, Parts};
 
 /// Writes `text` to `file`; a failure is a usage error naming the file.
@@ -70,18 +71,6 @@ pub fn show_measured(
     )?;
     eprintln!("secperf: {}", session.stored_line(label));
     Ok(())
-}
-
-/// The markup a text `--format` writes through; None for json and
-/// benchstat, which are not markup.
-pub fn markup_kind(format: Format, color: bool) -> Option<Kind> {
-    match format {
-        Format::Table => Some(Kind::Terminal { color }),
-        Format::Email => Some(Kind::Email),
-        Format::Markdown => Some(Kind::Markdown),
-        Format::Csv => Some(Kind::Csv),
-        Format::Json | Format::Benchstat => None,
-    }
 }
 
 /// The text [`show_run`] writes (benchstat aside, which writes files).

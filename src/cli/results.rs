@@ -145,9 +145,9 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 format.unwrap_or(crate::report::formats::Format::Table)
             };
             let opts = crate::report::formats::RenderOpts {
-                color: output.is_none() && crate::report::formats::color_default(),
+                color: output.is_none() && crate::report::markup::terminal::color_default(),
             };
-            let text = crate::report::campaign::render(&view, format, opts);
+            let text = crate::report::formats::campaign::render(&view, format, opts);
             match output {
                 Some(file) => super::output::write_file(&file, &text)?,
                 None => super::emit_fmt!("{}", text.trim_end()),
@@ -161,14 +161,14 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         } => {
             let b = store.bisection(&spec)?;
             use crate::report::formats::Format;
-            let color = output.is_none() && crate::report::formats::color_default();
+            let color = output.is_none() && crate::report::markup::terminal::color_default();
             let format = if json {
                 Format::Json
             } else {
                 format.unwrap_or(Format::Table)
             };
-            let text = match (format, super::output::markup_kind(format, color)) {
-                (_, Some(kind)) => crate::report::bisect::render(&b, kind),
+            let text = match (format, crate::report::formats::markup_kind(format, color)) {
+                (_, Some(kind)) => crate::report::sections::bisect::render(&b, kind),
                 (Format::Json, None) => serde_json::to_string_pretty(&b)? + "\n",
                 (_, None) => crate::usage_bail!(
                     "--format benchstat compares runs: a bisection is shown as table, email, \

@@ -219,28 +219,9 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         rows,
         summary,
         warnings,
-        machine: machine_summary(base),
+        machine: crate::report::model::machine(&base.meta),
         command: command.to_string(),
     }
-}
-
-fn machine_summary(run: &StoredRun) -> Vec<(String, String)> {
-    let m = crate::probe::MachineFacts::of(&run.meta.system);
-    let unknown = || "unknown".to_string();
-    vec![
-        ("host".into(), run.meta.host.clone()),
-        ("kernel".into(), m.kernel.clone().unwrap_or_else(unknown)),
-        (
-            "cpu".into(),
-            format!(
-                "{} x {}",
-                m.cpu_model.clone().unwrap_or_else(unknown),
-                m.cpus.map_or_else(unknown, |n| n.to_string())
-            ),
-        ),
-        ("lsms".into(), m.lsms.join(",")),
-        ("secperf".into(), run.meta.secperf_version.clone()),
-    ]
 }
 
 #[cfg(test)]

@@ -6,26 +6,6 @@
 use super::doc::RunDoc;
 use super::model::{Cell, DesignKind, Report, Row};
 
-/// Host, kernel, CPU and LSMs of a run, key by value.
-fn machine(doc: &RunDoc) -> Vec<(String, String)> {
-    let m = doc.machine();
-    let unknown = || "unknown".to_string();
-    vec![
-        ("host".into(), doc.meta.host.clone()),
-        ("kernel".into(), m.kernel.clone().unwrap_or_else(unknown)),
-        (
-            "cpu".into(),
-            format!(
-                "{} x {}",
-                m.cpu_model.clone().unwrap_or_else(unknown),
-                m.cpus.map_or_else(unknown, |n| n.to_string())
-            ),
-        ),
-        ("lsms".into(), m.lsms.join(",")),
-        ("secperf".into(), doc.meta.secperf_version.clone()),
-    ]
-}
-
 /// The run as a grid: for comparisons, one row per comparison with the
 /// baseline and treatment arms' per-pair ns/op; otherwise one row per
 /// result with its samples.
@@ -90,7 +70,7 @@ pub fn of_doc(doc: &RunDoc) -> Report {
         rows,
         summary: vec![],
         warnings: vec![],
-        machine: machine(doc),
+        machine: super::model::machine(&doc.meta),
         command: doc.meta.command.clone(),
     }
 }

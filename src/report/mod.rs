@@ -14,7 +14,6 @@
 //! the data behind the suites' post-shaped tables. [`table`] is the list
 //! of stored runs.
 
-pub mod bisect;
 pub mod build;
 pub mod campaign;
 pub mod doc;

@@ -158,3 +158,192 @@ pub struct PostSection {
     pub report: Report,
     pub tables: Vec<PostTable>,
 }
+
+/// Host, kernel, CPU and LSMs of a run, key by value: a grid's machine
+/// line (`compare`, a run's grid).
+pub fn machine(meta: &crate::model::RunMeta) -> Vec<(String, String)> {
+    let m = crate::probe::MachineFacts::of(&meta.system);
+    let unknown = || "unknown".to_string();
+    vec![
+        ("host".into(), meta.host.clone()),
+        ("kernel".into(), m.kernel.clone().unwrap_or_else(unknown)),
+        (
+            "cpu".into(),
+            format!(
+                "{} x {}",
+                m.cpu_model.clone().unwrap_or_else(unknown),
+                m.cpus.map_or_else(unknown, |n| n.to_string())
+            ),
+        ),
+        ("lsms".into(), m.lsms.join(",")),
+        ("secperf".into(), meta.secperf_version.clone()),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Small hand-built grids the formats' tests share.
+
+    use super::*;
+
+    pub fn cell(value: f64, change: Option<f64>, ci: (f64, f64), p: f64, v: Verdict) -> Cell {
+        Cell {
+            value,
+            samples: vec![value * 0.99, value, value * 1.01],
+            cv_pct: Some(1.2),
+            change_pct: change,
+            ci_low_pct: change.map(|_| ci.0),
+            ci_high_pct: change.map(|_| ci.1),
+            p_value: change.map(|_| p),
+            verdict: change.map(|_| v),
+            amean: Some(value),
+            hmean: Some(value),
+            welch_p_value: None,
+        }
+    }
+
+    pub fn base(value: f64) -> Option<Cell> {
+        Some(cell(value, None, (0.0, 0.0), 1.0, Verdict::NoChange))
+    }
+
+    /// 2 rows x 3 columns: one slower, one no-change, one faster, one
+    /// missing cell.
+    pub fn small() -> Report {
+        Report {
+            title: "secperf compare".into(),
+            design: DesignKind::Unpaired,
+            unit: "ns/op".into(),
+            sign_convention: "% change: positive = slower than the baseline (more ns/op)".into(),
+            columns: vec![
+                "run 3 base".into(),
+                "run 5 patched".into(),
+                "run 7 rcu".into(),
+            ],
+            rows: vec![
+                Row {
+                    workload: "getpid".into(),
+                    tasks: 1,
+                    label: String::new(),
+                    unit: None,
+                    cells: vec![
+                        base(297.5),
+                        Some(cell(334.1, Some(12.3), (9.4, 16.5), 0.002, Verdict::Slower)),
+                        Some(cell(
+                            299.0,
+                            Some(0.5),
+                            (-3.2, 8.07),
+                            0.41,
+                            Verdict::NoChange,
+                        )),
+                    ],
+                },
+                Row {
+                    workload: "tree_walk".into(),
+                    tasks: 16,
+                    label: String::new(),
+                    unit: None,
+                    cells: vec![
+                        base(45_000.0),
+                        None,
+                        Some(cell(
+                            40_500.0,
+                            Some(-10.0),
+                            (-12.1, -7.7),
+                            0.0001,
+                            Verdict::Faster,
+                        )),
+                    ],
+                },
+            ],
+            summary: vec![
+                "geometric mean of changes: run 5 patched +12.3%, run 7 rcu -5.0%".into(),
+            ],
+            warnings: vec!["the runs were on different kernels (6.8.0 vs 6.9.1)".into()],
+            machine: vec![
+                ("host".into(), "box".into()),
+                ("kernel".into(), "6.8.0-45-generic".into()),
+                ("cpu".into(), "AMD EPYC 7763 64-Core Processor".into()),
+            ],
+            command: "secperf compare 3 5 7 --format email".into(),
+        }
+    }
+
+    /// Long workload, label and configuration names, non-ASCII text, many
+    /// columns, a comma and quotes in names: everything a fixed-width
+    /// format has to cope with.
+    pub fn awkward() -> Report {
+        let columns: Vec<String> = vec![
+            "baseline kernel 6.8.0-45-generic with no LSM at all".into(),
+            "landlock \u{2192} fs-ro, \"strict\"".into(),
+            "seccomp-bpf filter with 200 rules".into(),
+            "selinux enforcing targeted policy".into(),
+            "apparmor".into(),
+        ];
+        let n = columns.len();
+        let mut cells = vec![base(1234.5)];
+        for i in 1..n {
+            let (ch, v) = match i % 3 {
+                0 => (-4.25, Verdict::Faster),
+                1 => (48.2, Verdict::Slower),
+                _ => (0.3, Verdict::NoChange),
+            };
+            cells.push(Some(cell(
+                1234.5 * (1.0 + ch / 100.0),
+                Some(ch),
+                (ch - 1.0, ch + 1.0),
+                0.01,
+                v,
+            )));
+        }
+        let mut missing = cells.clone();
+        missing[2] = None;
+        Report {
+            title: "secperf overhead \u{2014} a very long title that goes on and on past the width of an email line".into(),
+            design: DesignKind::Paired,
+            unit: "ns/op".into(),
+            sign_convention: "% change: positive = slower than the baseline (more ns/op)".into(),
+            columns,
+            rows: vec![
+                Row {
+                    workload: "a_really_quite_extraordinarily_long_workload_name_for_testing".into(),
+                    tasks: 4_000_000_000,
+                    label: "landlock:fs-ro rules=\"1000\", extra=\u{b1}1 and a long tail of parameters that never ends at all".into(),
+                    unit: None,
+                    cells: cells.clone(),
+                },
+                Row {
+                    workload: "open,close".into(),
+                    tasks: 1,
+                    label: "seccomp:allow/kill".into(),
+                    unit: None,
+                    cells: missing,
+                },
+            ],
+            summary: vec!["\u{b5}-benchmark overhead \u{2248} 48% for landlock; this line is long enough to need wrapping in an email".into()],
+            warnings: vec!["stdout\nwas not a terminal".into()],
+            machine: vec![
+                ("cpu".into(), "Intel(R) Xeon(R) Platinum 8480+ \u{d7} 2 sockets, 112 cores".into()),
+                ("mitigations".into(), "spectre_v2=retpoline,ibpb spec_store_bypass=seccomp l1tf=flush".into()),
+            ],
+            command: "secperf overhead --mechanisms 'landlock:fs-ro seccomp:allow' --workloads a_really_quite_extraordinarily_long_workload_name_for_testing,open --tasks 1,4000000000 --pairs 30 --format email --output /tmp/some/very/long/path/that/keeps/going/and/going/and/going/report.txt".into(),
+        }
+    }
+
+    /// One configuration only (`secperf run`).
+    pub fn single() -> Report {
+        let mut r = small();
+        r.design = DesignKind::Single;
+        r.title = "secperf run".into();
+        r.columns.truncate(1);
+        for row in &mut r.rows {
+            row.cells.truncate(1);
+        }
+        r.summary.clear();
+        r.warnings.clear();
+        r
+    }
+
+    pub fn all() -> Vec<Report> {
+        vec![small(), awkward(), single()]
+    }
+}

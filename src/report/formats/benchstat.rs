@@ -162,8 +162,8 @@ fn file(report: &Report, column: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::report::model::testing;
 
     /// `^Benchmark\S+ \d+ [0-9.e+-]+ ns/op$` without a regex crate.
     fn is_result_line(l: &str) -> bool {

@@ -13,8 +13,8 @@ pub fn render(report: &Report) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing;
     use super::*;
+    use crate::report::model::testing;
 
     #[test]
     fn round_trips_the_structure() {

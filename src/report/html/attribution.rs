@@ -7,8 +7,8 @@
 use anyhow::Result;
 
 use super::Doc;
+use super::blocks::{Cell, anchor, para, table};
 use super::flame::{self, Arm};
-use super::markup::{Cell, anchor, para, table};
 use super::plots::bars::{self, Bar};
 use super::plots::group_color;
 use crate::model::{AttributionRow, Comparison, ProfileRow};
@@ -44,7 +44,7 @@ fn one(doc: &mut Doc, c: &Comparison) -> Result<()> {
         return Ok(());
     };
     let label = crate::report::label::comparison(c);
-    doc.push(&format!("<h4>{}</h4>\n", super::markup::esc(&label)));
+    doc.push(&format!("<h4>{}</h4>\n", super::blocks::esc(&label)));
     for line in preamble(a) {
         match line.strip_prefix("note: ") {
             Some(note) => doc.push(&para("note", note)),
@@ -120,7 +120,7 @@ fn finite_or(v: f64, fallback: f64) -> f64 {
 }
 
 fn rows_table(label: &str, a: &crate::model::Attribution) -> String {
-    crate::report::markup::html::table(&crate::report::sections::attribution::table(label, a))
+    crate::report::html::writer::table(&crate::report::sections::attribution::table(label, a))
 }
 
 /// Profiled `run` results: groups and a flame graph each.
@@ -144,7 +144,7 @@ pub fn profiles_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
             r.tasks,
             r.mode
         );
-        doc.push(&format!("<h4>{}</h4>\n", super::markup::esc(&label)));
+        doc.push(&format!("<h4>{}</h4>\n", super::blocks::esc(&label)));
         doc.push(&para(
             "",
             &format!(

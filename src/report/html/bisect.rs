@@ -5,14 +5,14 @@
 //! Layout: the verdict and the error rate, the plot of each tested
 //! revision's slowdown in commit order ([`super::plots::bisect`]), then
 //! the table, the candidates, the `git bisect log` and the command as
-//! every text format writes them (`report::bisect` through the HTML
+//! every text format writes them (`report::sections::bisect` through the HTML
 //! markup), so the page and `results show --bisection` agree.
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use super::Doc;
-use super::markup::para;
+use super::blocks::para;
 use super::plots::bisect::{BisectChart, Point, draw};
 use crate::model::bisect::{BisectionRecord, Tested};
 use crate::report::markup::Markup;
@@ -62,8 +62,8 @@ pub fn chart(b: &BisectionRecord) -> BisectChart {
 pub fn page(b: &BisectionRecord, now: DateTime<Utc>) -> Result<String> {
     let mut doc = Doc::default();
     doc.open(2, "verdict", "verdict", "Verdict");
-    doc.push(&para("", &crate::report::bisect::headline(b)));
-    doc.push(&para("", &crate::report::bisect::error_rate(b)));
+    doc.push(&para("", &crate::report::sections::bisect::headline(b)));
+    doc.push(&para("", &crate::report::sections::bisect::error_rate(b)));
     doc.close();
     doc.open(2, "plot", "plot", "Each tested revision");
     doc.plot(
@@ -81,8 +81,8 @@ pub fn page(b: &BisectionRecord, now: DateTime<Utc>) -> Result<String> {
     );
     doc.close();
     doc.open(2, "steps", "steps", "Steps, the log and the command");
-    let mut m = crate::report::markup::html::Html::default();
-    crate::report::bisect::write_steps(b, &mut m);
+    let mut m = crate::report::html::writer::Html::default();
+    crate::report::sections::bisect::write_steps(b, &mut m);
     doc.push(&m.finish());
     doc.close();
 
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn the_page_has_the_plot_the_table_and_the_log() {
-        let b = crate::report::bisect::tests::record();
+        let b = crate::report::sections::bisect::tests::record();
         let c = chart(&b);
         let positions: Vec<usize> = c.points.iter().map(|p| p.position).collect();
         assert_eq!(positions, [4, 5, 6, 8], "commit order");

@@ -15,13 +15,16 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::Doc;
-use super::markup::{Cell, anchor, esc, para, table};
+use super::blocks::{anchor, para};
 use super::plots::{
     GRID, WIDTH, forest, label_style, label_width, range, series_color, shorten, svg, tick,
     tick_style, time_unit, title_style,
 };
-use crate::report::campaign::{CampaignView, HostCell, Item, ItemKind, cell_text};
+use super::writer;
+use crate::report::campaign::{CampaignView, HostCell, Item, ItemKind};
 use crate::report::doc::RunDoc;
+use crate::report::markup::{Align, Cell as MCell, Column, Table};
+use crate::report::sections::campaign;
 use crate::stats::decision::Verdict;
 
 /// The campaign's page.
@@ -48,7 +51,6 @@ pub fn page(view: &CampaignView, docs: &[RunDoc], now: DateTime<Utc>) -> Result<
 
 /// What the campaign page adds to the run page's style sheet.
 const EXTRA_CSS: &str = r#"
-.scroll { overflow-x: auto; }
 table.campaign td { white-space: nowrap; }
 td.empty { color: #999; text-align: center; }
 "#;
@@ -60,41 +62,41 @@ fn doc_of(docs: &[RunDoc], run_id: i64) -> Option<&RunDoc> {
 
 fn hosts_section(doc: &mut Doc, view: &CampaignView, docs: &[RunDoc]) {
     doc.open(2, "hosts", "hosts", "Hosts");
-    let rows: Vec<Vec<Cell>> = view
-        .hosts
-        .iter()
-        .map(|h| {
-            let d = doc_of(docs, h.run_id);
-            vec![
-                Cell::Text(h.host.clone()),
-                Cell::Num(h.run_id.to_string()),
-                Cell::Text(
-                    d.map(|d| d.meta.started_at.format("%Y-%m-%d %H:%M").to_string())
-                        .unwrap_or_default(),
-                ),
-                Cell::Text(h.kernel.clone().unwrap_or_else(|| "?".into())),
-                Cell::Text(h.cpu.clone().unwrap_or_else(|| "?".into())),
-                Cell::Num(
-                    d.and_then(|d| d.machine().cpus)
-                        .map_or("?".into(), |n| n.to_string()),
-                ),
-                Cell::Text(d.map(|d| d.machine().lsms.join(",")).unwrap_or_default()),
-            ]
-        })
-        .collect();
-    doc.push(&table(
+    let columns = [
+        ("host", Align::Left),
+        ("run", Align::Right),
+        ("started (UTC)", Align::Left),
+        ("kernel", Align::Left),
+        ("CPU", Align::Left),
+        ("CPUs", Align::Right),
+        ("LSMs", Align::Left),
+    ];
+    let mut t = Table::new(
         "hosts",
-        &[
-            "host",
-            "run",
-            "started (UTC)",
-            "kernel",
-            "CPU",
-            "CPUs",
-            "LSMs",
-        ],
-        &rows,
-    ));
+        columns
+            .iter()
+            .map(|&(title, align)| Column::shown(title, align))
+            .collect(),
+    );
+    for h in &view.hosts {
+        let d = doc_of(docs, h.run_id);
+        t.row(vec![
+            MCell::text(h.host.as_str()),
+            MCell::text(h.run_id.to_string()),
+            MCell::text(
+                d.map(|d| d.meta.started_at.format("%Y-%m-%d %H:%M").to_string())
+                    .unwrap_or_default(),
+            ),
+            MCell::text(h.kernel.clone().unwrap_or_else(|| "?".into())),
+            MCell::text(h.cpu.clone().unwrap_or_else(|| "?".into())),
+            MCell::text(
+                d.and_then(|d| d.machine().cpus)
+                    .map_or("?".into(), |n| n.to_string()),
+            ),
+            MCell::text(d.map(|d| d.machine().lsms.join(",")).unwrap_or_default()),
+        ]);
+    }
+    doc.push(&writer::table(&t));
     if !view.missing.is_empty() {
         doc.push(&para(
             "note failed",
@@ -104,67 +106,21 @@ fn hosts_section(doc: &mut Doc, view: &CampaignView, docs: &[RunDoc]) {
     doc.close();
 }
 
-/// A cell of the host x item table: the figure, coloured by verdict.
-fn grid_cell(item: &Item, cell: Option<&HostCell>) -> String {
-    let Some(c) = cell else {
-        return "<td class=\"empty\">-</td>".into();
-    };
-    let mut text = esc(&cell_text(item.kind, c));
-    if let Some(ops) = c
-        .ops_per_sec
-        .filter(|s| s.median.is_finite() && s.median > 0.0)
-    {
-        text.push_str(&format!(
-            "<br>{} ops/s",
-            esc(&crate::report::number::si(ops.median))
-        ));
-    }
-    match c.verdict {
-        Some(v) => format!(
-            "<td class=\"num\"><span class=\"verdict-{}\" title=\"{}\">{text}</span></td>",
-            <&str>::from(v),
-            esc(&v.to_string())
-        ),
-        None => format!("<td class=\"num\">{text}</td>"),
-    }
-}
-
 fn table_section(doc: &mut Doc, view: &CampaignView) {
     doc.open(2, "items", "items", "Each item on each host");
     doc.push(&para(
         "",
-        "Comparisons: overhead in % of the baseline's ns/op with its 95% interval and mark \
-         (* slower or faster, = negligible, ~ no difference detected). Results: median \
-         ns/op with its 95% interval, and ops/s. An empty cell: the host did not measure \
-         the item.",
+        &format!(
+            "{} An empty cell (-): the host did not measure the item.",
+            campaign::LEGEND
+        ),
     ));
     if view.items.is_empty() {
         doc.push(&para("note", "No host holds a comparison or a result."));
     } else {
-        let mut out = String::from(
-            "<div class=\"scroll\"><table class=\"campaign\"><thead><tr><th>item</th>",
-        );
-        for h in &view.hosts {
-            out.push_str(&format!(
-                "<th>{}<br><small>run {}</small></th>",
-                esc(&h.host),
-                h.run_id
-            ));
-        }
-        out.push_str("</tr></thead><tbody>");
-        for item in &view.items {
-            out.push_str(&format!(
-                "<tr><th scope=\"row\"><a href=\"#{}\">{}</a></th>",
-                item_anchor(item),
-                esc(&item.label)
-            ));
-            for c in &item.cells {
-                out.push_str(&grid_cell(item, c.as_ref()));
-            }
-            out.push_str("</tr>");
-        }
-        out.push_str("</tbody></table></div>\n");
-        doc.push(&out);
+        doc.push(&writer::table(&campaign::items(view, |i| {
+            Some(item_anchor(i))
+        })));
     }
     differences(doc, view);
     doc.close();
@@ -184,23 +140,7 @@ fn differences(doc: &mut Doc, view: &CampaignView) {
         doc.push(&para("", text));
         return;
     }
-    let mut header: Vec<&str> = vec!["fact"];
-    header.extend(view.hosts.iter().map(|h| h.host.as_str()));
-    let rows: Vec<Vec<Cell>> = view
-        .differences
-        .iter()
-        .map(|d| {
-            let mut row = vec![Cell::Html(format!("<code>{}</code>", esc(&d.key)))];
-            row.extend(d.values.iter().map(|v| match v {
-                Some(v) => Cell::Html(format!("<code>{}</code>", esc(v))),
-                None => Cell::Text("-".into()),
-            }));
-            row
-        })
-        .collect();
-    doc.push("<div class=\"scroll\">");
-    doc.push(&table("differences", &header, &rows));
-    doc.push("</div>\n");
+    doc.push(&writer::table(&campaign::differences(view)));
 }
 
 fn item_anchor(item: &Item) -> String {
@@ -398,7 +338,7 @@ mod tests {
         assert!(html.contains("<title>secperf campaign c1</title>"));
         assert!(html.contains("No finished run from: gamma"));
         assert!(html.contains("Differences between hosts"));
-        assert!(html.contains("<code>kernel.release</code>"));
+        assert!(html.contains("<td>kernel.release</td>"), "{html}");
         assert!(html.contains("6.19.1"));
         assert!(html.contains("2026-02-03 04:05:06 UTC"));
         // Self-contained: nothing fetched.

@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::Doc;
-use super::markup::{Cell, anchor, table};
+use super::blocks::{Cell, anchor, table};
 use super::plots::bars::{self, Bar};
 use super::plots::series_color;
 use crate::model::ChildCpu;

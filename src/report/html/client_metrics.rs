@@ -4,7 +4,7 @@
 //! format shows (`report::sections::clients`), as HTML.
 
 use super::Doc;
-use super::markup::anchor;
+use super::blocks::anchor;
 use crate::report::doc::RunDoc;
 
 pub fn section(doc: &mut Doc, run: &RunDoc) {
@@ -18,6 +18,6 @@ pub fn section(doc: &mut Doc, run: &RunDoc) {
         "client-metrics",
         &format!("{}: the client's figures", run.name()),
     );
-    doc.push(&crate::report::markup::html::table(&t));
+    doc.push(&crate::report::html::writer::table(&t));
     doc.close();
 }

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use inferno::flamegraph::{self, Options};
 
-use super::markup::{base64, esc};
+use super::blocks::{base64, esc};
 
 /// Folded stacks: `outer;...;leaf` -> samples.
 pub type Folded = BTreeMap<String, u64>;

@@ -11,7 +11,7 @@
 use crate::probe::{LandlockState, Probed, SeccompMode, SelinuxState, SystemInfo};
 use crate::report::doc::RunDoc;
 
-use super::markup::{Cell, esc, facts, table};
+use super::blocks::{Cell, Fact, esc, facts, table};
 
 /// The run's facts table.
 pub fn run_facts(run: &RunDoc) -> String {
@@ -21,37 +21,37 @@ pub fn run_facts(run: &RunDoc) -> String {
         None => "unfinished: the run stopped before all its measurements were done".into(),
     };
     let mut rows = vec![
-        ("run id".to_string(), Cell::Num(run.run_id.to_string())),
+        ("run id".to_string(), Fact::Text(run.run_id.to_string())),
         (
             "label".to_string(),
-            Cell::Text(if m.label.is_empty() {
+            Fact::Text(if m.label.is_empty() {
                 "(none)".into()
             } else {
                 m.label.clone()
             }),
         ),
-        ("kind".to_string(), Cell::Text(m.kind.clone())),
+        ("kind".to_string(), Fact::Text(m.kind.clone())),
         (
             "started".to_string(),
-            Cell::Text(m.started_at.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
+            Fact::Text(m.started_at.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
         ),
-        ("finished".to_string(), Cell::Text(finished)),
-        ("host".to_string(), Cell::Text(m.host.clone())),
+        ("finished".to_string(), Fact::Text(finished)),
+        ("host".to_string(), Fact::Text(m.host.clone())),
         (
             "kernel".to_string(),
-            Cell::Text(kernel_release(&m.system).unwrap_or_else(|| "unknown".into())),
+            Fact::Text(kernel_release(&m.system).unwrap_or_else(|| "unknown".into())),
         ),
-        ("secperf".to_string(), Cell::Text(m.secperf_version.clone())),
+        ("secperf".to_string(), Fact::Text(m.secperf_version.clone())),
         (
             "command".to_string(),
-            Cell::Html(format!("<code>{}</code>", esc(&m.command))),
+            Fact::Html(format!("<code>{}</code>", esc(&m.command))),
         ),
     ];
     for arm in &run.boot_arms {
         let g = arm.boots.first().map(|b| &b.guest);
         rows.push((
             format!("{} arm {}", arm.role, arm.name),
-            Cell::Html(format!(
+            Fact::Html(format!(
                 "<code>{}</code>, kernel {}, command line <code>{}</code>, {} boots",
                 esc(&arm.spec.image.display().to_string()),
                 esc(g.and_then(|g| g.release.as_deref()).unwrap_or("?")),
@@ -64,7 +64,7 @@ pub fn run_facts(run: &RunDoc) -> String {
         if let Some(b) = &arm.build {
             rows.push((
                 format!("{} build", arm.name),
-                Cell::Text(
+                Fact::Text(
                     crate::report::sections::guest::build_lines(&arm.name, b)
                         .iter()
                         .map(|l| l.strip_prefix(&format!("{} ", arm.name)).unwrap_or(l))
@@ -77,17 +77,17 @@ pub fn run_facts(run: &RunDoc) -> String {
     if let Some((text, items)) = crate::report::sections::guest::layout_lines(run) {
         rows.push((
             "layout control".to_string(),
-            Cell::Text(format!("{text} {}", items.join("; "))),
+            Fact::Text(format!("{text} {}", items.join("; "))),
         ));
     }
     let Some(vm) = crate::vm::VmFacts::of(&m.system) else {
         return facts("facts", &rows);
     };
     if run.boot_arms.is_empty() {
-        rows.push(("VM".to_string(), Cell::Text(vm.line())));
+        rows.push(("VM".to_string(), Fact::Text(vm.line())));
         rows.push((
             "guest command line".to_string(),
-            Cell::Html(format!(
+            Fact::Html(format!(
                 "<code>{}</code>",
                 esc(vm.guest.cmdline.as_deref().unwrap_or("?"))
             )),
@@ -95,14 +95,14 @@ pub fn run_facts(run: &RunDoc) -> String {
     } else {
         rows.push((
             "VMs".to_string(),
-            Cell::Text(format!("{}, {} vCPUs, {}", vm.accel, vm.vcpus, vm.memory)),
+            Fact::Text(format!("{}, {} vCPUs, {}", vm.accel, vm.vcpus, vm.memory)),
         ));
     }
     for p in &vm.guest.prepared {
-        rows.push(("prepared".to_string(), Cell::Text(p.clone())));
+        rows.push(("prepared".to_string(), Fact::Text(p.clone())));
     }
     let warning = crate::report::sections::guest::emulated_warning(run)
-        .map(|w| super::markup::para("note", &w))
+        .map(|w| super::blocks::para("note", &w))
         .unwrap_or_default();
     warning + &facts("facts", &rows)
 }
@@ -117,7 +117,7 @@ pub fn kernel_release(system: &serde_json::Value) -> Option<String> {
 pub fn security(system: &serde_json::Value) -> String {
     match serde_json::from_value::<SystemInfo>(system.clone()) {
         Ok(info) => security_table(&info),
-        Err(_) => super::markup::para(
+        Err(_) => super::blocks::para(
             "note",
             "The system snapshot of this run is in a format this secperf does not read \
              (see `secperf results show RUN --json`).",
@@ -137,8 +137,8 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 fn security_table(info: &SystemInfo) -> String {
-    let mut rows: Vec<(String, Cell)> = Vec::new();
-    let mut row = |k: &str, v: String| rows.push((k.to_string(), Cell::Text(v)));
+    let mut rows: Vec<(String, Fact)> = Vec::new();
+    let mut row = |k: &str, v: String| rows.push((k.to_string(), Fact::Text(v)));
     row(
         "kernel",
         shown(&info.kernel, |k| {
@@ -236,7 +236,7 @@ fn security_table(info: &SystemInfo) -> String {
             shown(&info.bpf_lsm.active, |a| yes_no(*a).to_string())
         ),
     );
-    rows.push(("mitigations".to_string(), Cell::Html(mitigations(info))));
+    rows.push(("mitigations".to_string(), Fact::Html(mitigations(info))));
     facts("security", &rows)
 }
 

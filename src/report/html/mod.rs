@@ -18,16 +18,17 @@
 
 pub mod attribution;
 pub mod bisect;
+pub mod blocks;
 pub mod campaign;
 pub mod child_cpu;
 pub mod client_metrics;
 pub mod flame;
 pub mod header;
-pub mod markup;
 pub mod overhead;
 pub mod plots;
 pub mod scaling;
 pub mod sweeps;
+pub mod writer;
 
 #[cfg(test)]
 mod tests;
@@ -36,7 +37,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use crate::report::doc::RunDoc;
-use markup::{Cell, anchor, esc, table};
+use blocks::{Cell, anchor, esc, table};
 
 /// The page and how many plots (charts and flame graphs) it holds.
 #[derive(Debug, Clone)]
@@ -101,7 +102,7 @@ impl Doc {
     /// A plot with its caption.
     pub fn plot(&mut self, class: &str, drawing: &str, caption: &str) {
         self.plots += 1;
-        self.body.push_str(&markup::figure(class, drawing, caption));
+        self.body.push_str(&blocks::figure(class, drawing, caption));
     }
 }
 
@@ -138,7 +139,10 @@ fn index(runs: &[RunDoc]) -> String {
             let run = r;
             let id = anchor(&["run", &run.run_id.to_string()]);
             vec![
-                Cell::Html(format!("<a href=\"#{id}\">{}</a>", esc(&run.name()))),
+                Cell::Link {
+                    text: run.name(),
+                    to: id,
+                },
                 Cell::Text(run.meta.kind.clone()),
                 Cell::Text(run.meta.started_at.format("%Y-%m-%d %H:%M").to_string()),
                 Cell::Text(run.meta.host.clone()),
@@ -195,7 +199,7 @@ fn run_section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
     doc.push(&header::security(&run.meta.system));
     doc.push("</div></div>\n");
     for p in &r.problems {
-        doc.push(&markup::para("note", p));
+        doc.push(&blocks::para("note", p));
     }
     overhead::section(doc, r)?;
     overhead::pairs_section(doc, run)?;
@@ -222,7 +226,7 @@ fn policy_section(doc: &mut Doc, r: &RunDoc) {
         "policy",
         &format!("{}: treatments as applied", r.name()),
     );
-    let mut m = crate::report::markup::html::Html::default();
+    let mut m = crate::report::html::writer::Html::default();
     let m: &mut dyn crate::report::markup::Markup = &mut m;
     if !notes.is_empty() {
         m.list(&notes);
@@ -249,6 +253,7 @@ nav { margin: 1rem 0; font-size: 0.9rem; }
 nav ul { list-style: none; padding-left: 0.5rem; margin: 0.3rem 0; columns: 2; }
 nav li.l3 { padding-left: 1.2rem; }
 nav a, table a { color: #0060a0; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.88rem; }
 th, td { border: 1px solid #d4d4d4; padding: 0.2rem 0.5rem; vertical-align: top; text-align: left; }
 thead th { background: #f0f0f0; }

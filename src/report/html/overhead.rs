@@ -6,7 +6,7 @@
 use anyhow::Result;
 
 use super::Doc;
-use super::markup::{anchor, para};
+use super::blocks::{anchor, para};
 use super::plots::{forest, pairs};
 use crate::model::Comparison;
 use crate::report::doc::RunDoc;
@@ -57,7 +57,7 @@ pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
             crate::report::sections::verdict_method(run)
         ),
     );
-    doc.push(&crate::report::markup::html::table(
+    doc.push(&crate::report::html::writer::table(
         &crate::report::sections::comparisons_table(run),
     ));
     let failed = r.negative_control.as_ref().is_some_and(|c| !c.passed);

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use super::Doc;
-use super::markup::para;
+use super::blocks::para;
 use super::plots::lines::{Axes, Point, Series};
 use super::plots::{BASELINE, TREATMENT, lines, series_color, time_unit};
 use crate::report::doc::RunDoc;

@@ -15,7 +15,7 @@
 use anyhow::Result;
 
 use super::Doc;
-use super::markup::{Cell, anchor, para, table};
+use super::blocks::{Cell, anchor, para, table};
 use super::plots::sweep::{SweepChart, draw};
 use crate::model::{LineFit, Sweep};
 use crate::report::doc::RunDoc;
@@ -206,7 +206,7 @@ fn points_table(s: &Sweep) -> String {
     if s.points.is_empty() {
         return para("note", "The sweep has no points.");
     }
-    crate::report::markup::html::table(&crate::report::sections::sweeps::table(s))
+    crate::report::html::writer::table(&crate::report::sections::sweeps::table(s))
 }
 
 #[cfg(test)]

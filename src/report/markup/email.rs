@@ -19,11 +19,11 @@
 //! as it is (no transliteration); paragraphs and lists wrapped at
 //! [`PLAIN_WIDTH`] columns.
 
+use super::text::{ascii, join_lines, reproduce, wrap};
 use super::{Align, Line, Markup, Table};
-use crate::report::formats::{ascii, wrap};
 
 /// The widest line the format writes.
-pub const WIDTH: usize = 72;
+pub use super::text::WIDTH;
 
 /// Where the plain style wraps paragraphs (its tables are never narrowed).
 pub const PLAIN_WIDTH: usize = 100;
@@ -324,6 +324,9 @@ impl Markup for Email {
     }
 
     fn table(&mut self, t: &Table) {
+        if !t.is_shown() {
+            return;
+        }
         self.block();
         let titles: Vec<String> = t.columns.iter().map(|c| self.clean(&c.title)).collect();
         let text: Vec<Vec<String>> = t
@@ -466,15 +469,14 @@ impl Markup for Email {
     fn command(&mut self, label: &str, command: &str) {
         self.block();
         if self.style.narrow {
-            self.lines
-                .extend(crate::report::formats::email::reproduce(&ascii(command)));
+            self.lines.extend(reproduce(&ascii(command)));
         } else {
             self.lines.push(format!("{label}: {command}"));
         }
     }
 
     fn finish(&mut self) -> String {
-        crate::report::formats::email::join_lines(&std::mem::take(&mut self.lines))
+        join_lines(&std::mem::take(&mut self.lines))
     }
 }
 

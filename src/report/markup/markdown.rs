@@ -47,6 +47,9 @@ impl Markup for Markdown {
     }
 
     fn table(&mut self, table: &Table) {
+        if !table.is_shown() {
+            return;
+        }
         self.block();
         let shown = table.shown();
         let row = |cells: Vec<String>| format!("| {} |", cells.join(" | "));

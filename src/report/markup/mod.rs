@@ -13,14 +13,14 @@
 //! Formats: [`terminal`] (comfy-table, the default), [`markdown`],
 //! [`email`] (72 ASCII columns for mailing lists, or in its plain style
 //! fixed-width text at its natural width, the suites' default), [`csv`]
-//! (the tables as data), and [`html`] for the parts of the HTML page (`report::html`)
-//! that every format shares.
+//! (the tables as data), and `report::html::writer` for the parts of the HTML page that
+//! every format shares; [`text`] holds what the fixed-width formats share.
 
 pub mod csv;
 pub mod email;
-pub mod html;
 pub mod markdown;
 pub mod terminal;
+pub mod text;
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,7 +148,17 @@ impl Column {
         }
     }
 
-    /// A column only the data formats write.
+    /// A column only people see: the data formats leave it out (a table
+    /// of such columns only is left out of CSV whole).
+    pub fn shown(title: &str, align: Align) -> Column {
+        Column {
+            csv: Vec::new(),
+            ..Column::new(title, align, "")
+        }
+    }
+
+    /// A column only the data formats write (a table of such columns only
+    /// is data, which the formats for people leave out whole).
     pub fn data(key: &str) -> Column {
         Column {
             shown: false,
@@ -176,6 +186,9 @@ pub struct Cell {
     pub text: String,
     pub raw: Vec<Raw>,
     pub tone: Tone,
+    /// A fragment of the page the cell links to ("item-comparison-..."),
+    /// for formats with links (HTML); the others show the text alone.
+    pub link: Option<String>,
 }
 
 impl Cell {
@@ -186,6 +199,7 @@ impl Cell {
             raw: vec![Raw::Text(text.clone())],
             text,
             tone: Tone::Plain,
+            link: None,
         }
     }
 
@@ -195,6 +209,7 @@ impl Cell {
             text: text.into(),
             raw: vec![value.into()],
             tone: Tone::Plain,
+            link: None,
         }
     }
 
@@ -204,11 +219,18 @@ impl Cell {
             text: text.into(),
             raw: values,
             tone: Tone::Plain,
+            link: None,
         }
     }
 
     pub fn tone(mut self, tone: Tone) -> Cell {
         self.tone = tone;
+        self
+    }
+
+    /// The cell links to `fragment` of the page (formats with links).
+    pub fn link(mut self, fragment: impl Into<String>) -> Cell {
+        self.link = Some(fragment.into());
         self
     }
 }
@@ -283,6 +305,12 @@ impl Table {
             Line::Row(r) | Line::Data(r) => Some(r),
             Line::Divider(_) => None,
         })
+    }
+
+    /// Whether people see anything of it (false: a data-only table, which
+    /// the formats for people leave out).
+    pub fn is_shown(&self) -> bool {
+        self.columns.iter().any(|c| c.shown)
     }
 
     /// The indices of the columns shown to people.

@@ -64,6 +64,9 @@ impl Markup for Terminal {
     }
 
     fn table(&mut self, table: &Table) {
+        if !table.is_shown() {
+            return;
+        }
         self.block();
         let shown = table.shown();
         let titles: Vec<&str> = shown
@@ -146,6 +149,19 @@ impl Markup for Terminal {
     }
 }
 
+/// Whether colour should be used on stdout: false when NO_COLOR is set (any
+/// value) or stdout is not a terminal.
+pub fn color_default() -> bool {
+    color_from(
+        std::env::var_os("NO_COLOR").is_some(),
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    )
+}
+
+fn color_from(no_color_set: bool, stdout_is_terminal: bool) -> bool {
+    !no_color_set && stdout_is_terminal
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::awkward;
@@ -175,5 +191,13 @@ mod tests {
             s.contains("\x1b[38;5;9m") || s.contains("\x1b[31m"),
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn colour_needs_a_terminal_and_no_no_color() {
+        assert!(color_from(false, true));
+        assert!(!color_from(true, true));
+        assert!(!color_from(false, false));
+        assert!(!color_from(true, false));
     }
 }

@@ -16,10 +16,13 @@
 //! policy files' content.
 
 pub mod attribution;
+pub mod bisect;
+pub mod campaign;
 mod clients;
 mod comparisons;
 pub mod control;
 mod facts;
+pub mod grid;
 pub mod guest;
 mod notes;
 mod outliers;

@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Align, Line, Markup, Table, Tone};
-use crate::report::html::markup::esc;
+use super::blocks::esc;
+use crate::report::markup::{Align, Line, Markup, Table, Tone};
 
 #[derive(Debug, Default)]
 pub struct Html {
@@ -17,7 +17,14 @@ pub struct Html {
 /// A table as HTML, footer lines under it.
 pub fn table(t: &Table) -> String {
     let shown = t.shown();
-    let mut out = format!("<table class=\"{}\"><thead><tr>", esc(&t.id));
+    if shown.is_empty() {
+        return String::new();
+    }
+    // A wide table scrolls inside its box, not the page.
+    let mut out = format!(
+        "<div class=\"scroll\"><table class=\"{}\"><thead><tr>",
+        esc(&t.id)
+    );
     for &i in &shown {
         let _ = write!(out, "<th>{}</th>", esc(&t.columns[i].title));
     }
@@ -47,7 +54,11 @@ pub fn table(t: &Table) -> String {
                     } else {
                         format!(" class=\"{}\"", classes.join(" "))
                     };
-                    let _ = write!(out, "<td{class}>{}</td>", esc(&cell.text));
+                    let text = match &cell.link {
+                        Some(to) => format!("<a href=\"#{}\">{}</a>", esc(to), esc(&cell.text)),
+                        None => esc(&cell.text),
+                    };
+                    let _ = write!(out, "<td{class}>{text}</td>");
                 }
                 out.push_str("</tr>");
             }
@@ -62,7 +73,7 @@ pub fn table(t: &Table) -> String {
             Line::Divider(None) | Line::Data(_) => {}
         }
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
     for f in &t.footer {
         let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(f));
     }
@@ -75,6 +86,9 @@ impl Markup for Html {
     }
 
     fn table(&mut self, t: &Table) {
+        if !t.is_shown() {
+            return;
+        }
         self.out.push_str(&table(t));
     }
 
@@ -115,8 +129,8 @@ impl Markup for Html {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::awkward;
     use super::*;
+    use crate::report::markup::testing::awkward;
 
     #[test]
     fn tables_escape_and_colour() {

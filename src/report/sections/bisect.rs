@@ -5,8 +5,8 @@
 //! once through `report::markup`, so every format says the same; the HTML
 //! page (`report::html::bisect`) takes the same table.
 
-use super::markup::{Align, Cell, Column, Kind, Markup, Raw, Table, Tone, writer};
 use crate::model::bisect::{BisectionRecord, Class, Status, Tested};
+use crate::report::markup::{Align, Cell, Column, Kind, Markup, Raw, Table, Tone, writer};
 
 /// The tone of a class: bad is the slower side.
 fn tone(class: Class) -> Tone {
@@ -216,7 +216,7 @@ pub fn text(b: &BisectionRecord) -> String {
     render(
         b,
         Kind::Terminal {
-            color: crate::report::formats::color_default(),
+            color: crate::report::markup::terminal::color_default(),
         },
     )
 }

@@ -1,9 +1,12 @@
-//! The HTML building blocks every section uses: escaping, tables, figures,
+//! The HTML building blocks every section uses: escaping, tables (drawn
+//! by [`super::writer`], as every table is), key/value facts, figures,
 //! and base64 (the `base64` crate) for the flame graphs' `data:` images.
 //! Kept apart so that no section writes raw user text (labels, commands,
 //! symbol names) into the page without escaping it.
 
 use std::fmt::Write as _;
+
+use crate::report::markup::{Align, Cell as MCell, Column, Table};
 
 /// Text made safe for HTML element content and double-quoted attributes.
 pub fn esc(text: &str) -> String {
@@ -21,48 +24,57 @@ pub fn esc(text: &str) -> String {
     out
 }
 
-/// A table cell: text (escaped) or ready markup, left or right aligned.
+/// A cell of [`table`]: text, a number (right-aligned), or text linking
+/// to a fragment of the page.
 pub enum Cell {
     Text(String),
     Num(String),
+    Link { text: String, to: String },
+}
+
+/// A table with a header row, drawn as every table of the page is
+/// ([`super::writer::table`]): a column holding a number is
+/// right-aligned.
+pub fn table(class: &str, header: &[&str], rows: &[Vec<Cell>]) -> String {
+    let align = |i: usize| {
+        if rows.iter().any(|r| matches!(r.get(i), Some(Cell::Num(_)))) {
+            Align::Right
+        } else {
+            Align::Left
+        }
+    };
+    let columns = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| Column::shown(h, align(i)))
+        .collect();
+    let mut t = Table::new(class, columns);
+    for row in rows {
+        t.row(
+            row.iter()
+                .map(|c| match c {
+                    Cell::Text(s) | Cell::Num(s) => MCell::text(s.as_str()),
+                    Cell::Link { text, to } => MCell::text(text.as_str()).link(to.as_str()),
+                })
+                .collect(),
+        );
+    }
+    super::writer::table(&t)
+}
+
+/// A fact's value: text (escaped) or ready markup.
+pub enum Fact {
+    Text(String),
     Html(String),
 }
 
-/// A table with a header row; numbers are right-aligned.
-pub fn table(class: &str, header: &[&str], rows: &[Vec<Cell>]) -> String {
-    let mut out = format!("<table class=\"{}\"><thead><tr>", esc(class));
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for row in rows {
-        out.push_str("<tr>");
-        for cell in row {
-            match cell {
-                Cell::Text(t) => {
-                    let _ = write!(out, "<td>{}</td>", esc(t));
-                }
-                Cell::Num(t) => {
-                    let _ = write!(out, "<td class=\"num\">{}</td>", esc(t));
-                }
-                Cell::Html(h) => {
-                    let _ = write!(out, "<td>{h}</td>");
-                }
-            }
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>\n");
-    out
-}
-
 /// A key/value table (a run's header, its security configuration).
-pub fn facts(class: &str, rows: &[(String, Cell)]) -> String {
+pub fn facts(class: &str, rows: &[(String, Fact)]) -> String {
     let mut out = format!("<table class=\"{}\"><tbody>", esc(class));
     for (key, value) in rows {
         let value = match value {
-            Cell::Text(t) | Cell::Num(t) => esc(t),
-            Cell::Html(h) => h.clone(),
+            Fact::Text(t) => esc(t),
+            Fact::Html(h) => h.clone(),
         };
         let _ = write!(
             out,
