@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::child::{self, Output, wait_child_cpu};
 use super::{ParamDef, TaskCtx, Workload};
 use crate::model::Params;
 use crate::sys::SysError;
@@ -160,21 +161,9 @@ impl Workload for Command {
             // array owned by self, unchanged since prepare.
             unsafe { self.child() }
         }
-        let mut status: libc::c_int = 0;
-        // SAFETY: rusage is plain old data, written by the kernel.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        loop {
-            // SAFETY: pid is our child; status and usage are valid pointers.
-            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-            if r == pid {
-                break;
-            }
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return Err(SysError::last("wait4"));
-            }
-        }
-        self.user_ns += timeval_ns(usage.ru_utime);
-        self.sys_ns += timeval_ns(usage.ru_stime);
+        let (status, user_ns, sys_ns) = wait_child_cpu(pid)?;
+        self.user_ns += user_ns;
+        self.sys_ns += sys_ns;
         if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
             return Ok(());
         }
@@ -232,41 +221,26 @@ impl Command {
     /// # Safety
     /// Only in the child of a fork; uses async-signal-safe calls only.
     unsafe fn child(&self) -> ! {
-        // SAFETY: (for the whole body) async-signal-safe calls on strings
-        // prepared before the fork; the child never returns.
-        unsafe {
-            // A run dies with its task (the task itself dies with secperf).
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != self.task_pid {
-                libc::_exit(127);
-            }
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-            if null >= 0 {
-                libc::dup2(null, 0);
-                if self.stdout_null {
-                    libc::dup2(null, 1);
-                }
-            }
-            if let Some(path) = &self.stderr_path {
-                let fd = libc::open(
-                    path.as_ptr(),
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
-                    0o600,
-                );
-                if fd >= 0 {
-                    libc::dup2(fd, 2);
-                }
-            }
-            libc::execv(self.program.as_ptr(), self.argv.as_ptr());
-            let msg = b"secperf: execve of the command failed\n";
-            libc::write(2, msg.as_ptr().cast(), msg.len());
-            libc::_exit(127)
-        }
+        let exec = child::Exec {
+            program: &self.program,
+            argv: self.argv.as_ptr(),
+            parent: self.task_pid,
+            own_group: false,
+            cpus: None,
+            stdout: if self.stdout_null {
+                Output::Null
+            } else {
+                Output::Inherit
+            },
+            stderr: self
+                .stderr_path
+                .as_deref()
+                .map_or(Output::Inherit, Output::Truncate),
+            failed: b"secperf: execve of the command failed\n",
+        };
+        // SAFETY: in the child of a fork, as this function requires.
+        unsafe { exec.run() }
     }
-}
-
-fn timeval_ns(t: libc::timeval) -> u64 {
-    (t.tv_sec as u64) * 1_000_000_000 + (t.tv_usec as u64) * 1000
 }
 
 /// The last `max` bytes of a file, as text.

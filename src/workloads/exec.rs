@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::spawn::{exited_zero, wait_child};
+use super::child::{exited_zero, wait_child};
 use super::{ParamDef, Setup, SetupCtx, TaskCtx, Workload};
 use crate::model::Params;
 use crate::sys::SysError;
@@ -156,12 +156,12 @@ impl Exec {
             }
         } else if libc::WIFSIGNALED(status) {
             SysError {
-                call: "waitpid (exec'd program killed by a signal)",
+                call: "wait4 (exec'd program killed by a signal)",
                 errno: libc::EIO,
             }
         } else {
             SysError {
-                call: "waitpid (exec'd program exited with a non-zero status)",
+                call: "wait4 (exec'd program exited with a non-zero status)",
                 errno: libc::EIO,
             }
         }

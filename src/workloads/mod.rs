@@ -16,6 +16,7 @@ use crate::sys::SysError;
 
 pub mod access1;
 pub mod access2;
+pub(crate) mod child;
 pub mod command;
 pub mod dbench;
 pub mod eventfd;

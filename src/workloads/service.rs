@@ -59,6 +59,7 @@ use self::group::{server_cpu_ns, stat_fields, stop_group};
 use self::launcher::Launcher;
 use self::pipe::{pipe, read_exact, write_all};
 use self::ready::Ready;
+use super::child::{self, Output};
 use super::{ParamDef, TaskCtx, Workload, command};
 use crate::model::Params;
 use crate::sys::SysError;
@@ -364,35 +365,23 @@ impl Service {
     /// # Safety
     /// Only in the child of a fork; async-signal-safe calls only.
     unsafe fn server_child(&self) -> ! {
-        // SAFETY: (the whole body) async-signal-safe calls on strings
-        // prepared before the fork; never returns.
-        unsafe {
-            libc::setpgid(0, 0);
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != self.task_pid {
-                libc::_exit(127);
-            }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.all_cpus);
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-            if null >= 0 {
-                libc::dup2(null, 0);
-            }
-            if !self.show_output {
-                let fd = libc::open(
-                    self.server_output.as_ptr(),
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
-                    0o600,
-                );
-                if fd >= 0 {
-                    libc::dup2(fd, 1);
-                    libc::dup2(fd, 2);
-                }
-            }
-            libc::execv(self.server_program.as_ptr(), self.server_argv.as_ptr());
-            let msg = b"secperf: execve of the server failed\n";
-            libc::write(2, msg.as_ptr().cast(), msg.len());
-            libc::_exit(127)
-        }
+        let output = if self.show_output {
+            Output::Inherit
+        } else {
+            Output::Append(&self.server_output)
+        };
+        let exec = child::Exec {
+            program: &self.server_program,
+            argv: self.server_argv.as_ptr(),
+            parent: self.task_pid,
+            own_group: true,
+            cpus: Some(&self.all_cpus),
+            stdout: output,
+            stderr: output,
+            failed: b"secperf: execve of the server failed\n",
+        };
+        // SAFETY: in the child of a fork, as this function requires.
+        unsafe { exec.run() }
     }
 }
 

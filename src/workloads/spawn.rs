@@ -19,6 +19,7 @@
 
 use anyhow::Result;
 
+use super::child::{exited_zero, wait_child};
 use super::{TaskCtx, Workload};
 use crate::sys::SysError;
 
@@ -56,43 +57,12 @@ impl Workload for Spawn {
         let status = wait_child(pid)?;
         if !exited_zero(status) {
             return Err(SysError {
-                call: "waitpid (child did not exit with status 0)",
+                call: "wait4 (child did not exit with status 0)",
                 errno: libc::EIO,
             });
         }
         Ok(())
     }
-}
-
-/// Waits for child `pid` and returns its wait status. Retries on EINTR
-/// (a signal handler ran), so the child is always reaped.
-#[inline(always)]
-pub(crate) fn wait_child(pid: libc::pid_t) -> Result<libc::c_int, SysError> {
-    let mut status: libc::c_int = 0;
-    loop {
-        // SAFETY: pid is our unreaped child; status is a valid out pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return Ok(status);
-        }
-        let e = SysError::last("waitpid");
-        if r >= 0 || e.errno != libc::EINTR {
-            return Err(if r >= 0 {
-                SysError {
-                    call: "waitpid (returned another pid)",
-                    errno: libc::EIO,
-                }
-            } else {
-                e
-            });
-        }
-    }
-}
-
-/// Whether a wait status says "exited normally with status 0".
-#[inline(always)]
-pub(crate) fn exited_zero(status: libc::c_int) -> bool {
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
 
 #[cfg(test)]
@@ -108,13 +78,5 @@ mod tests {
                 crate::runner::testing::measure_briefly(&def::<Spawn>(), mode, 50, &Params::new());
             assert!(r.ops_per_sec.median > 0.0, "{mode:?}");
         }
-    }
-
-    #[test]
-    fn exit_status_check() {
-        assert!(exited_zero(0));
-        // exit status 1: (1 << 8); killed by SIGKILL: 9.
-        assert!(!exited_zero(1 << 8));
-        assert!(!exited_zero(9));
     }
 }

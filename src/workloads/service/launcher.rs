@@ -111,33 +111,22 @@ impl Launcher {
             return CLIENT_FAILED;
         }
         if pid == 0 {
-            // SAFETY: as above; never returns.
-            unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != me {
-                    libc::_exit(127);
-                }
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.all_cpus);
-                let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-                if null >= 0 {
-                    libc::dup2(null, 0);
-                }
-                let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
-                let fd = libc::open(out.as_ptr(), flags, 0o600);
-                if fd >= 0 {
-                    libc::dup2(fd, 1);
-                }
-                if !self.show_output {
-                    let fd = libc::open(err.as_ptr(), flags, 0o600);
-                    if fd >= 0 {
-                        libc::dup2(fd, 2);
-                    }
-                }
-                libc::execv(self.program.as_ptr(), argv.as_ptr());
-                let msg = b"secperf: execve of the client failed\n";
-                libc::write(2, msg.as_ptr().cast(), msg.len());
-                libc::_exit(127)
-            }
+            let exec = child::Exec {
+                program: &self.program,
+                argv: argv.as_ptr(),
+                parent: me,
+                own_group: false,
+                cpus: Some(&self.all_cpus),
+                stdout: Output::Truncate(&out),
+                stderr: if self.show_output {
+                    Output::Inherit
+                } else {
+                    Output::Truncate(&err)
+                },
+                failed: b"secperf: execve of the client failed\n",
+            };
+            // SAFETY: in the child of the fork; never returns.
+            unsafe { exec.run() }
         }
         let status = match self.wait_client(pid, server, stop) {
             Ok(status) => status,
