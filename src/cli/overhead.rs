@@ -294,6 +294,7 @@ pub(super) fn measure(
             seed: Some(plan.seed),
         },
     )?;
+    session.progress.planned(plan.sample_ms as f64 + run_ms);
     for f in &plan.policy_files {
         session.store.add_policy_file(session.run_id, f)?;
     }
