@@ -554,7 +554,7 @@ fn show_boot_plan(
     let per_boot_s = 30.0
         + cases.len() as f64 * design.slices_per_half() as f64 * design.sample_ms as f64 / 1000.0;
     text.push_str(&format!(
-        "About {per_boot_s:.0} s a boot under emulation (boot about 30 s), so up to about {:.0} \
+        "At most about {per_boot_s:.0} s a boot under emulation (boot 10 to 30 s), so up to about {:.0} \
          min; with KVM a boot takes seconds.\n",
         per_boot_s * arms.len() as f64 * design.pairs as f64 / 60.0
     ));

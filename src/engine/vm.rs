@@ -313,7 +313,7 @@ pub fn booting_line(setup: &BootSetup) -> String {
         setup.spec.vcpus(),
         setup.spec.memory(),
         if setup.accel == Accel::Emulated {
-            "; about 30 s to boot under emulation"
+            "; 10 to 30 s to boot under emulation"
         } else {
             ""
         }

@@ -88,7 +88,7 @@ pub fn resolve(choice: AccelChoice, root: &Path) -> Result<(Accel, Option<String
         (AccelChoice::Auto, Err(why)) => Ok((
             Accel::Emulated,
             Some(format!(
-                "KVM cannot run the guest here ({why}): booting under emulation, about 30 s a \
+                "KVM cannot run the guest here ({why}): booting under emulation, 10 to 30 s a \
                  boot; {EMULATED_NOTE}"
             )),
         )),
