@@ -6,10 +6,13 @@
 //! set of thresholds ([`DecisionOpts`]) validated once.
 //!
 //! The rule (criterion's, with an equivalence test added): a change is
-//! slower or faster only when its Holm-corrected p < alpha *and* its whole
-//! 95% interval lies outside +-noise; it is negligible when a two one-sided
-//! test (TOST) shows it lies within +-equivalence; otherwise no difference
-//! was detected, and the interval says how large one could hide.
+//! slower or faster only when its corrected p < alpha *and* its whole
+//! interval at the table's level lies outside +-noise; it is negligible
+//! when a two one-sided test (TOST) shows it lies within +-equivalence and
+//! that interval lies within +-equivalence too; otherwise no difference
+//! was detected, and the interval says how large one could hide. Every
+//! design's interval is its own test's inverted ([`Tested::interval_at`]),
+//! so the interval shown and the verdict agree.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -43,8 +46,9 @@ pub enum Verdict {
     /// "equal": the interval says how large a difference could hide.
     NoChange,
     /// An equivalence test (TOST) shows the change lies inside the
-    /// equivalence margin: there is a difference too small to matter, or
-    /// none. Set by [`decide`], never by a single test alone.
+    /// equivalence margin, and the interval shown lies within it: there is
+    /// a difference too small to matter, or none. Set by [`decide`], never
+    /// by a single test alone.
     Negligible,
 }
 
@@ -143,7 +147,11 @@ impl Default for DecisionOpts {
 /// The verdict from a (multiplicity-corrected) p-value, the interval in
 /// percent and, when there are pairs, the equivalence test's p-value:
 /// slower/faster when p < alpha and the interval lies wholly outside the
-/// noise band; negligible when the TOST p < alpha; no-change otherwise.
+/// noise band; negligible when the TOST p < alpha *and* the interval lies
+/// wholly within +-equivalence (so that the interval shown beside a
+/// negligible verdict never reaches past the margin: at a table's level
+/// alpha' this is a TOST at alpha' / 2 on the shown interval);
+/// no-change otherwise.
 pub fn decide(
     p_value: f64,
     ci_low: f64,
@@ -155,7 +163,10 @@ pub fn decide(
         Verdict::Slower
     } else if p_value < opts.alpha && ci_high < -opts.noise_pct {
         Verdict::Faster
-    } else if tost_p.is_some_and(|p| p < opts.alpha) {
+    } else if tost_p.is_some_and(|p| p < opts.alpha)
+        && ci_low >= -opts.equivalence_pct
+        && ci_high <= opts.equivalence_pct
+    {
         Verdict::Negligible
     } else {
         Verdict::NoChange
@@ -204,13 +215,41 @@ pub enum Samples<'a> {
 }
 
 /// A row's interval of the change (%) at another level alpha: the same
-/// test's, so that it excludes 0 only where the test's p-value is at most
+/// test's, so that it excludes 0 only where the test's p-value is below
 /// that alpha (the sequential tests' confidence sequences and anytime
-/// p-values come from one e-process each).
+/// p-values come from one e-process each; the fixed pairs' and the
+/// unpaired rows' intervals invert their rank tests, [`paired_interval_at`]
+/// and [`unpaired_interval_at`]).
 pub type IntervalAt<'a> = &'a dyn Fn(f64) -> Option<(f64, f64)>;
 
 /// An owned [`IntervalAt`], for a table's rows to borrow.
 pub type IntervalFn<'a> = Box<dyn Fn(f64) -> Option<(f64, f64)> + 'a>;
+
+/// The interval at a level of fixed pairs' log ratios `r`: the shifts the
+/// Wilcoxon signed-rank test keeps, in percent
+/// ([`super::rank_interval::signed_rank_interval`]). Its p-value at 0 is
+/// [`super::wilcoxon::wilcoxon_signed_rank`]`(r)`, the row's.
+pub fn paired_interval_at(r: &[f64]) -> IntervalFn<'_> {
+    Box::new(move |a: f64| {
+        super::rank_interval::signed_rank_interval(r, a).map(|s| {
+            let (_, lo, hi) = s.pct();
+            (lo, hi)
+        })
+    })
+}
+
+/// The interval at a level of an unpaired row (baseline `a`, candidate
+/// `b`): the shifts Mann-Whitney keeps, in percent
+/// ([`super::rank_interval::mann_whitney_interval`]). Its p-value at 0 is
+/// [`super::unpaired::mann_whitney_u`]`(a, b)`, the row's.
+pub fn unpaired_interval_at<'a>(a: &'a [f64], b: &'a [f64]) -> IntervalFn<'a> {
+    Box::new(move |level: f64| {
+        super::rank_interval::mann_whitney_interval(a, b, level).map(|s| {
+            let (_, lo, hi) = s.pct();
+            (lo, hi)
+        })
+    })
+}
 
 /// One row of a table as its own test left it: the raw p-value and the
 /// interval of the change, in percent, at the row's own level alpha.
@@ -220,8 +259,9 @@ pub struct Tested<'a> {
     pub ci_low: f64,
     pub ci_high: f64,
     pub samples: Samples<'a>,
-    /// The row's interval at another level, when its test gives one (the
-    /// sequential designs); None keeps the row's own interval.
+    /// The row's interval at another level, from the same test as
+    /// `p_value` (every design gives one: [`IntervalAt`]); None, or None
+    /// from it, keeps the row's own interval.
     pub interval_at: Option<IntervalAt<'a>>,
 }
 
