@@ -496,6 +496,151 @@ mod tests {
         );
     }
 
+    /// Over random tables mixing every kind of row (sequential, fixed
+    /// pairs, unpaired), with ties and exact zeros in the data, under both
+    /// error rates: a row's shown interval lies wholly outside the noise
+    /// band exactly when its verdict is slower or faster, a negligible
+    /// row's shown interval lies within the equivalence margin, and the
+    /// estimate each design shows lies inside the shown interval.
+    #[test]
+    fn every_design_shows_intervals_that_agree_with_verdicts() {
+        use crate::stats::paired::overhead_by_ranks;
+        use crate::stats::rank_interval::mann_whitney_interval;
+        use crate::stats::sequential::{look, overhead_pct};
+        enum Row {
+            Sequential(Vec<f64>),
+            Paired(Vec<f64>),
+            Unpaired(Vec<f64>, Vec<f64>),
+        }
+        let mut rng = crate::stats::bootstrap::Rng::new(36);
+        let mut uniform = || rng.next_u64() as f64 / u64::MAX as f64;
+        let mut verdicts = std::collections::BTreeMap::new();
+        let mut kinds = [0usize; 3];
+        for table in 0..360 {
+            let m = 1 + table % 12;
+            let test = [SeqTest::Sign, SeqTest::T, SeqTest::Both][table % 3];
+            let rows: Vec<Row> = (0..m)
+                .map(|_| {
+                    let effect =
+                        [0.0, 0.0, 0.005, -0.02, 0.3, -0.3][(uniform() * 6.0) as usize % 6];
+                    let sd = [0.002, 0.01, 0.05][(uniform() * 3.0) as usize % 3];
+                    // Rounded to a grid: ties, and exact zeros when there
+                    // is no effect.
+                    let grid = [1e-4, 2e-3, 1e-2][(uniform() * 3.0) as usize % 3];
+                    let n = 3 + (uniform() * 20.0) as usize;
+                    let k = 2 + (uniform() * 12.0) as usize;
+                    let kind = (uniform() * 3.0) as usize % 3;
+                    let mut draw = |n: usize, centre: f64| -> Vec<f64> {
+                        (0..n)
+                            .map(|_| {
+                                let z: f64 = (0..4).map(|_| uniform() - 0.5).sum::<f64>() * 1.7;
+                                ((centre + sd * z) / grid).round() * grid
+                            })
+                            .collect()
+                    };
+                    match kind {
+                        0 => Row::Sequential(draw(n, effect)),
+                        1 => Row::Paired(draw(n, effect)),
+                        _ => {
+                            let exp = |v: Vec<f64>| v.into_iter().map(f64::exp).collect();
+                            Row::Unpaired(exp(draw(n, 0.0)), exp(draw(k, effect)))
+                        }
+                    }
+                })
+                .collect();
+            for error_rate in [ErrorRate::Fwer, ErrorRate::Fdr] {
+                let opts = DecisionOpts {
+                    test,
+                    error_rate,
+                    ..DecisionOpts::default()
+                };
+                // Each row as its design measures it: (p, own interval,
+                // estimate shown, samples, interval at a level).
+                let measured: Vec<(f64, (f64, f64), f64, Samples, IntervalFn)> = rows
+                    .iter()
+                    .map(|row| match row {
+                        Row::Sequential(r) => {
+                            let own = overhead_pct(r, opts.alpha, test).unwrap();
+                            let l = look(r, opts.alpha, 0.0, test).unwrap();
+                            let r2 = r.clone();
+                            (
+                                l.p_value,
+                                (own.ci_low, own.ci_high),
+                                own.estimate,
+                                Samples::Sequential(r),
+                                Box::new(move |a: f64| {
+                                    overhead_pct(&r2, a, test).map(|o| (o.ci_low, o.ci_high))
+                                }) as IntervalFn,
+                            )
+                        }
+                        Row::Paired(r) => {
+                            let own = overhead_by_ranks(r, 0.05).unwrap();
+                            (
+                                own.p_value,
+                                (own.ci_low, own.ci_high),
+                                own.estimate,
+                                Samples::Paired(r),
+                                paired_interval_at(r),
+                            )
+                        }
+                        Row::Unpaired(a, b) => {
+                            let (e, lo, hi) =
+                                mann_whitney_interval(a, b, opts.alpha).unwrap().pct();
+                            (
+                                crate::stats::unpaired::mann_whitney_u(a, b),
+                                (lo, hi),
+                                e,
+                                Samples::Unpaired(a, b),
+                                unpaired_interval_at(a, b),
+                            )
+                        }
+                    })
+                    .collect();
+                let tested: Vec<Tested> = measured
+                    .iter()
+                    .map(|(p, own, _, samples, at)| Tested {
+                        p_value: *p,
+                        ci_low: own.0,
+                        ci_high: own.1,
+                        samples: *samples,
+                        interval_at: Some(at.as_ref()),
+                    })
+                    .collect();
+                for ((d, (_, _, estimate, samples, _)), kind) in decide_table(&tested, &opts)
+                    .into_iter()
+                    .zip(&measured)
+                    .zip(&rows)
+                {
+                    let what =
+                        format!("table {table}, {test:?}, {error_rate:?}, {samples:?}: {d:?}");
+                    let clear = d.ci_low > opts.noise_pct || d.ci_high < -opts.noise_pct;
+                    let called = matches!(d.verdict, Verdict::Slower | Verdict::Faster);
+                    assert_eq!(clear, called, "{what}");
+                    if d.verdict == Verdict::Negligible {
+                        assert!(
+                            d.ci_low >= -opts.equivalence_pct && d.ci_high <= opts.equivalence_pct,
+                            "{what}"
+                        );
+                    }
+                    assert!(
+                        d.ci_low <= *estimate && *estimate <= d.ci_high,
+                        "{estimate}, {what}"
+                    );
+                    *verdicts.entry(d.verdict.to_string()).or_insert(0) += 1;
+                    kinds[match kind {
+                        Row::Sequential(_) => 0,
+                        Row::Paired(_) => 1,
+                        Row::Unpaired(..) => 2,
+                    }] += 1;
+                }
+            }
+        }
+        assert!(kinds.iter().all(|&k| k > 500), "{kinds:?}");
+        for v in ["slower", "faster", "negligible", "no-change"] {
+            assert!(verdicts.get(v).is_some_and(|&n| n > 50), "{verdicts:?}");
+        }
+    }
+
     #[test]
     fn a_table_is_corrected_then_decided() {
         let slow: Vec<f64> = (0..12)
