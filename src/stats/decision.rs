@@ -512,6 +512,9 @@ mod tests {
             Paired(Vec<f64>),
             Unpaired(Vec<f64>, Vec<f64>),
         }
+        // A row as its design measures it: p, own interval, estimate
+        // shown, samples, interval at a level.
+        type Measured<'a> = (f64, (f64, f64), f64, Samples<'a>, IntervalFn<'a>);
         let mut rng = crate::stats::bootstrap::Rng::new(36);
         let mut uniform = || rng.next_u64() as f64 / u64::MAX as f64;
         let mut verdicts = std::collections::BTreeMap::new();
@@ -554,9 +557,7 @@ mod tests {
                     error_rate,
                     ..DecisionOpts::default()
                 };
-                // Each row as its design measures it: (p, own interval,
-                // estimate shown, samples, interval at a level).
-                let measured: Vec<(f64, (f64, f64), f64, Samples, IntervalFn)> = rows
+                let measured: Vec<Measured> = rows
                     .iter()
                     .map(|row| match row {
                         Row::Sequential(r) => {

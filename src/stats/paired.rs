@@ -30,6 +30,13 @@
 //! Holm correction across the workloads of a report, and an optional noise
 //! band around 0 (criterion's 1%), belong to the caller: this module
 //! compares one workload.
+//!
+//! What a run's table shows for the fixed design is not [`compare_paired`]'s
+//! median and bootstrap interval but [`overhead_by_ranks`]: the
+//! Hodges-Lehmann estimate with the interval that inverts the same
+//! Wilcoxon test (`super::rank_interval`), so that the interval and the
+//! verdict agree at every level (issue 36). [`compare_paired`] remains for
+//! calibration truths and client metrics.
 
 use anyhow::{Context, ensure};
 use serde::{Deserialize, Serialize};

@@ -6,9 +6,10 @@
 //! row's own test does not reject: the Wilcoxon signed-rank test
 //! ([`wilcoxon_signed_rank`]) of the log ratios minus d for pairs, the
 //! Mann-Whitney test ([`mann_whitney_u`]) of ln(candidate) - d against
-//! ln(baseline) for two samples (Hollander & Wolfe, *Nonparametric
-//! Statistical Methods*, 3rd ed., sections 3.2 and 4.3; Lehmann,
-//! *Nonparametrics*, sections 3.5 and 4.3). The statistic only changes
+//! ln(baseline) for two samples (Hollander, Wolfe & Chicken,
+//! *Nonparametric Statistical Methods*, 3rd ed., chapters 3 and 4;
+//! Lehmann, *Nonparametrics*; docs/methodology.md section 4.3). The
+//! statistic only changes
 //! where d crosses a Walsh average (x_i + x_j) / 2 (pairs) or a difference
 //! ln b_j - ln a_i (two samples), and between two consecutive ones it is
 //! monotone in d, so the p-value is unimodal over those gaps: we find the
@@ -98,7 +99,7 @@ pub fn signed_rank_interval(x: &[f64], alpha: f64) -> Option<ShiftInterval> {
 /// difference is sorted once).
 pub fn mann_whitney_interval(a: &[f64], b: &[f64], alpha: f64) -> Option<ShiftInterval> {
     let valid = |s: &[f64]| !s.is_empty() && s.iter().all(|v| v.is_finite() && *v > 0.0);
-    if !valid(a) || !valid(b) || !(alpha > 0.0 && alpha < 1.0) {
+    if !(valid(a) && valid(b) && alpha > 0.0 && alpha < 1.0) {
         return None;
     }
     let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
@@ -245,7 +246,7 @@ mod tests {
     /// The textbook interval: for n = 10 pairs without ties, the exact
     /// signed-rank interval at alpha = 0.05 runs from the 9th to the 47th
     /// of the 55 sorted Walsh averages (the two-sided critical value of T+
-    /// is 8: P(T+ <= 8) = 0.0244; Hollander & Wolfe, table A.4).
+    /// is 8: P(T+ <= 8) = 0.0244).
     #[test]
     fn signed_rank_interval_is_the_walsh_average_interval() {
         let x = [0.31, -0.12, 0.48, 0.05, 0.22, 0.67, -0.03, 0.15, 0.39, 0.91];

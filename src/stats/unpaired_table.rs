@@ -19,6 +19,9 @@ use super::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
 /// One cell's samples: the baseline's values, then the candidate's.
 pub type UnpairedCell<'a> = (&'a [f64], &'a [f64]);
 
+/// A cell's own test and its shift (estimate, interval) in percent.
+type Measured = (UnpairedChange, (f64, f64, f64));
+
 /// One cell after the decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecidedCell {
@@ -59,7 +62,7 @@ fn decide_column(
 ) -> Vec<Option<DecidedCell>> {
     // A cell is tested when its own test runs and its shift interval
     // exists (both need at least 2 positive, finite values a side).
-    let changes: Vec<Option<(UnpairedChange, (f64, f64, f64))>> = cells
+    let changes: Vec<Option<Measured>> = cells
         .iter()
         .map(|(a, b)| {
             let change = compare_unpaired(a, b, test).ok()?;
