@@ -12,6 +12,9 @@ fn secperf(db: &Path) -> Command {
     c
 }
 
+/// 6 samples a run: with 4 a side no Mann-Whitney p reaches alpha / 2
+/// (the smallest is 2 / C(8, 4) = 0.029), so a column of two rows shows
+/// unbounded intervals (an unbounded end is null in JSON).
 const TINY_RUN: &[&str] = &[
     "run",
     "-w",
@@ -19,7 +22,7 @@ const TINY_RUN: &[&str] = &[
     "--tasks",
     "1",
     "--samples",
-    "4",
+    "6",
     "--sample-ms",
     "40",
     "--warmup",
@@ -117,7 +120,7 @@ fn json_csv_markdown_and_benchstat_render() {
             .lines()
             .filter(|l| l.starts_with("Benchmark"))
             .collect();
-        assert_eq!(bench.len(), 2 * 4, "{text}");
+        assert_eq!(bench.len(), 2 * 6, "{text}");
         assert!(
             bench
                 .iter()

@@ -3,11 +3,13 @@
 //!
 //! There are no pairs between runs, so the design is unpaired: each row's
 //! samples (ns/op per slice for `run` results, per pair for `overhead`
-//! arms) are compared with a Mann-Whitney U test and a bootstrap interval
-//! of the ratio of medians; p-values are Holm-corrected across the rows of
-//! each column. A change is reported as slower/faster only when the
-//! corrected p < alpha and the whole interval lies outside the noise band
-//! (criterion's rule); drift between the runs is not controlled, and the
+//! arms) are compared with a Mann-Whitney U test, the change shown is the
+//! Hodges-Lehmann shift with the interval that inverts the same test at
+//! the column's level (`stats::unpaired_table`); p-values are corrected
+//! across the rows of each column. A change is reported as slower/faster
+//! only when the corrected p < alpha and the whole interval lies outside
+//! the noise band (criterion's rule), and an interval outside the band is
+//! always such a verdict; drift between the runs is not controlled, and the
 //! report says so. Differences between the runs' probes that change what
 //! a syscall costs (kernel, LSMs, mitigations, CPUs, BPF JIT, CPU frequency
 //! governor and boost, SMT, preemption model, ASLR, audit's backlog and
@@ -151,9 +153,12 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             let c = o.get(key).map(|b| {
                 let mut c = Cell::from_samples(b.clone());
                 if let Some(d) = decided.next().flatten() {
-                    c.change_pct = Some(d.change.estimate);
-                    c.ci_low_pct = Some(d.change.ci_low);
-                    c.ci_high_pct = Some(d.change.ci_high);
+                    // Shown: the Hodges-Lehmann shift and the interval
+                    // the verdict was decided on (the Mann-Whitney
+                    // inversion at the column's level), which contains it.
+                    c.change_pct = Some(d.estimate_pct);
+                    c.ci_low_pct = Some(d.decision.ci_low);
+                    c.ci_high_pct = Some(d.decision.ci_high);
                     c.p_value = Some(d.decision.p_value);
                     c.welch_p_value = Some(d.change.welch_p_value);
                     c.verdict = Some(d.decision.verdict);
@@ -209,8 +214,9 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         design: DesignKind::Unpaired,
         unit: "ns/op".into(),
         sign_convention: format!(
-            "% change of ns/op against {}: positive = slower; significant when Holm-corrected \
-             p < {} and the 95% CI lies outside +-{}%",
+            "% change of ns/op against {} (Hodges-Lehmann): positive = slower; significant when \
+             the corrected p < {} and the interval, at the column's corrected level, lies \
+             outside +-{}%",
             base.name(),
             opts.decision.alpha,
             opts.decision.noise_pct

@@ -29,7 +29,7 @@ use crate::profile::{ProfileOpts, profile_half};
 use crate::runner::{Tick, Unobserved};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
-use crate::stats::paired::{PairedOpts, compare_paired};
+use crate::stats::paired::{PairedOpts, check_pairs, compare_paired, overhead_by_ranks};
 use crate::stats::sequential::{self, StopReason, rounds, settled};
 use crate::store::Store;
 
@@ -273,15 +273,13 @@ pub(super) fn summarise(
             rule.decision.test,
         )
         .context("computing the overhead: no pairs")?,
-        None => compare_paired(
-            &baseline,
-            &treatment,
-            &PairedOpts {
-                seed: design.seed,
-                ..Default::default()
-            },
-        )
-        .context("computing the overhead")?,
+        // The fixed design: the Hodges-Lehmann estimate with the interval
+        // that inverts its Wilcoxon test, at the comparison's own level.
+        None => {
+            check_pairs(&baseline, &treatment).context("computing the overhead")?;
+            overhead_by_ranks(&pair_log_ratios(pair_data), PairedOpts::default().alpha)
+                .context("computing the overhead: a log ratio is not finite")?
+        }
     };
     let t = &case.treatment;
     Ok(Comparison {
@@ -651,20 +649,28 @@ pub(super) fn store_decided(
     Ok(())
 }
 
-/// Final verdicts of a report: Holm-corrected p-values across its
-/// comparisons (stored as `p_value`), the noise band, and the equivalence
-/// test on each comparison's log ratios for `negligible`.
+/// Final verdicts of a report: corrected p-values across its comparisons
+/// (stored as `p_value`), the noise band, and the equivalence test on each
+/// comparison's log ratios for `negligible`, decided on each comparison's
+/// interval at the table's level: a sequential comparison's confidence
+/// sequence, or the fixed design's inverted signed-rank test
+/// ([`crate::stats::decision::paired_interval_at`]). That interval is the
+/// one shown; when it differs from the comparison's own (at its own
+/// level: the decision's alpha for a sequential one, 0.05 for the fixed
+/// design), the own one is kept in `own_ci_*_pct` and the level shown in
+/// `ci_alpha`.
 pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
+    use crate::stats::decision::{IntervalFn, paired_interval_at};
     let ratios: Vec<Vec<f64>> = comparisons.iter().map(log_ratios).collect();
     let test = opts.test;
-    // A sequential comparison's interval at the table's level: its own
-    // confidence sequence at that level (the fixed design keeps its own).
-    let intervals: Vec<crate::stats::decision::IntervalFn> = ratios
+    let intervals: Vec<IntervalFn> = comparisons
         .iter()
-        .map(|r| {
-            Box::new(move |a: f64| {
+        .zip(&ratios)
+        .map(|(c, r)| match c.sequential {
+            Some(_) => Box::new(move |a: f64| {
                 sequential::overhead_pct(r, a, test).map(|o| (o.ci_low, o.ci_high))
-            }) as crate::stats::decision::IntervalFn
+            }) as IntervalFn,
+            None => paired_interval_at(r),
         })
         .collect();
     let rows: Vec<Tested> = comparisons
@@ -672,7 +678,12 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
         .zip(&ratios)
         .zip(&intervals)
         .map(|((c, r), at)| Tested {
-            p_value: c.overhead_pct.p_value,
+            // The fixed design's p from the very ratios its interval
+            // inverts (the same as the one measured).
+            p_value: match c.sequential {
+                Some(_) => c.overhead_pct.p_value,
+                None => crate::stats::wilcoxon::wilcoxon_signed_rank(r),
+            },
             ci_low: c.overhead_pct.ci_low,
             ci_high: c.overhead_pct.ci_high,
             samples: if c.sequential.is_some() {
@@ -680,19 +691,25 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
             } else {
                 Samples::Paired(r)
             },
-            interval_at: c.sequential.is_some().then_some(at.as_ref()),
+            interval_at: Some(at.as_ref()),
         })
         .collect();
     let decisions = decide_table(&rows, opts);
     for (c, d) in comparisons.iter_mut().zip(decisions) {
         c.overhead_pct.p_value = d.p_value;
         c.overhead_pct.verdict = d.verdict;
-        if d.alpha != opts.alpha {
+        let own_alpha = match c.sequential {
+            Some(_) => opts.alpha,
+            None => PairedOpts::default().alpha,
+        };
+        let own = (
+            c.own_ci_low_pct.unwrap_or(c.overhead_pct.ci_low),
+            c.own_ci_high_pct.unwrap_or(c.overhead_pct.ci_high),
+        );
+        if d.alpha != own_alpha || (d.ci_low, d.ci_high) != own {
             // Decided again (a replay): the own interval stays the first.
-            if c.own_ci_low_pct.is_none() {
-                c.own_ci_low_pct = Some(c.overhead_pct.ci_low);
-                c.own_ci_high_pct = Some(c.overhead_pct.ci_high);
-            }
+            c.own_ci_low_pct = Some(own.0);
+            c.own_ci_high_pct = Some(own.1);
             c.ci_alpha = Some(d.alpha);
             c.overhead_pct.ci_low = d.ci_low;
             c.overhead_pct.ci_high = d.ci_high;
@@ -784,13 +801,67 @@ mod tests {
             comparison(&tiny, 0.0005, (0.49, 0.52)),
         ];
         decide_all(&mut cs, &DecisionOpts::default());
-        // Holm: the smallest p times 3, the next times 2.
-        assert!((cs[0].overhead_pct.p_value - 0.0015).abs() < 1e-12);
+        // The fixed design's p is the signed-rank test of its pairs (the
+        // test its interval inverts): 12 pairs all slower give 2 / 2^12,
+        // and Holm multiplies the smallest by 3.
+        assert!((cs[0].overhead_pct.p_value - 3.0 * 2.0 / 4096.0).abs() < 1e-12);
         assert_eq!(cs[0].overhead_pct.verdict, Verdict::Slower);
         // Inside +-1%: significant but inside the noise band, and shown to be within it.
         assert_eq!(cs[1].overhead_pct.verdict, Verdict::Negligible);
         assert_eq!(cs[2].overhead_pct.verdict, Verdict::Negligible);
         assert!(crate::report::number::overhead(&cs[2].overhead_pct).ends_with(" ="));
+        // Shown: the signed-rank interval at alpha / 3, the own one kept.
+        for (c, own) in cs.iter().zip([(9.9, 10.3), (-0.2, 0.2), (0.49, 0.52)]) {
+            assert_eq!(c.ci_alpha, Some(0.05 / 3.0));
+            assert_eq!(
+                (c.own_ci_low_pct, c.own_ci_high_pct),
+                (Some(own.0), Some(own.1))
+            );
+            let at = crate::stats::decision::paired_interval_at(&log_ratios(c))(0.05 / 3.0);
+            assert_eq!(Some((c.overhead_pct.ci_low, c.overhead_pct.ci_high)), at);
+        }
+        assert!(cs[0].overhead_pct.ci_low > 9.9 && cs[0].overhead_pct.ci_high < 10.3);
+    }
+
+    /// A fixed comparison alone in its table, at the own level: its
+    /// interval is its own (no table level to note), from the signed-rank
+    /// test, with the Hodges-Lehmann estimate the pairs are summarised by.
+    #[test]
+    fn a_fixed_comparison_alone_shows_its_own_signed_rank_interval() {
+        let design = Design::for_tests(10, 1);
+        let pairs: Vec<PairData> = (0..10)
+            .map(|i| PairData {
+                index: i,
+                order: "AB".into(),
+                baseline_ns_per_op: 100.0,
+                treatment_ns_per_op: 105.0 + f64::from(i % 4) * 0.3,
+                metrics: Vec::new(),
+            })
+            .collect();
+        let case = Case {
+            workload: crate::workloads::find("getppid").unwrap(),
+            workload_params: Params::new(),
+            treatment: crate::mechanisms::Treatment::parse("none").unwrap(),
+            tasks: 1,
+        };
+        let mut c = summarise(&case, &design, &pairs, &[vec![], vec![]], None, None).unwrap();
+        let r = log_ratios(&c);
+        let own = crate::stats::rank_interval::signed_rank_interval(&r, 0.05)
+            .unwrap()
+            .pct();
+        let o = &c.overhead_pct;
+        assert_eq!((o.estimate, o.ci_low, o.ci_high), own);
+        assert_eq!(o.p_value, crate::stats::wilcoxon::wilcoxon_signed_rank(&r));
+        decide_all(std::slice::from_mut(&mut c), &DecisionOpts::default());
+        assert_eq!(c.ci_alpha, None);
+        assert_eq!(
+            (c.overhead_pct.ci_low, c.overhead_pct.ci_high),
+            (own.1, own.2)
+        );
+        assert_eq!(
+            c.overhead_pct.verdict,
+            crate::stats::decision::Verdict::Slower
+        );
     }
 
     #[test]

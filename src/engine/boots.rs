@@ -753,23 +753,36 @@ mod tests {
             min_pairs: 2,
             max_pairs: 32,
             family: 2,
-            decision: DecisionOpts::validated(0.05, 1.0, 1.0).unwrap(),
+            decision: DecisionOpts::validated(0.05, 1.0, 0.5).unwrap(),
             precision_pct: None,
             rank: 1,
         });
-        // Case 0: +50% every pair, settles early; case 1: noise around 0.
+        // Case 0: +50% every pair, settles as slower; case 1: +0.7% every
+        // pair, inside the 1% noise band but outside the 0.5% equivalence
+        // margin, so never slower nor negligible: it stops otherwise (as
+        // futile), at another pair. (A ratio of about 1 would settle as
+        // negligible only once the interval shown is finite and within the
+        // margin, at the same pair as case 0's verdict, and the boots would
+        // not tell settled cases from the others.)
         let mut b = Scripted {
-            ns: [[100.0, 1000.0], [150.0, 1000.0]],
+            ns: [[100.0, 1000.0], [150.0, 1007.0]],
             calls: Vec::new(),
             fail_at: None,
         };
         let (cs, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut b, &mut |_| {});
         assert!(err.is_none());
-        // Case 0 settles as slower, case 1 (a ratio of about 1) as
-        // negligible; neither takes the whole budget.
         let pairs: Vec<usize> = cs.iter().map(|c| c.pairs as usize).collect();
         assert!(pairs.iter().all(|&p| p < 32), "{pairs:?}");
         assert_ne!(pairs[0], pairs[1], "{pairs:?}");
+        let stopped: Vec<_> = cs
+            .iter()
+            .map(|c| c.sequential.as_ref().map(|s| s.stopped))
+            .collect();
+        assert_eq!(
+            stopped,
+            [Some(StopReason::Slower), Some(StopReason::Futile)],
+            "{pairs:?}"
+        );
         // Each boot measures exactly the cases not settled yet.
         for (k, (_, asked)) in b.calls.iter().enumerate() {
             let want: Vec<usize> = (0..2).filter(|&c| k / 2 < pairs[c]).collect();

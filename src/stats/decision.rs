@@ -6,10 +6,13 @@
 //! set of thresholds ([`DecisionOpts`]) validated once.
 //!
 //! The rule (criterion's, with an equivalence test added): a change is
-//! slower or faster only when its Holm-corrected p < alpha *and* its whole
-//! 95% interval lies outside +-noise; it is negligible when a two one-sided
-//! test (TOST) shows it lies within +-equivalence; otherwise no difference
-//! was detected, and the interval says how large one could hide.
+//! slower or faster only when its corrected p < alpha *and* its whole
+//! interval at the table's level lies outside +-noise; it is negligible
+//! when a two one-sided test (TOST) shows it lies within +-equivalence and
+//! that interval lies within +-equivalence too; otherwise no difference
+//! was detected, and the interval says how large one could hide. Every
+//! design's interval is its own test's inverted ([`Tested::interval_at`]),
+//! so the interval shown and the verdict agree.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -43,8 +46,9 @@ pub enum Verdict {
     /// "equal": the interval says how large a difference could hide.
     NoChange,
     /// An equivalence test (TOST) shows the change lies inside the
-    /// equivalence margin: there is a difference too small to matter, or
-    /// none. Set by [`decide`], never by a single test alone.
+    /// equivalence margin, and the interval shown lies within it: there is
+    /// a difference too small to matter, or none. Set by [`decide`], never
+    /// by a single test alone.
     Negligible,
 }
 
@@ -143,7 +147,11 @@ impl Default for DecisionOpts {
 /// The verdict from a (multiplicity-corrected) p-value, the interval in
 /// percent and, when there are pairs, the equivalence test's p-value:
 /// slower/faster when p < alpha and the interval lies wholly outside the
-/// noise band; negligible when the TOST p < alpha; no-change otherwise.
+/// noise band; negligible when the TOST p < alpha *and* the interval lies
+/// wholly within +-equivalence (so that the interval shown beside a
+/// negligible verdict never reaches past the margin: at a table's level
+/// alpha' this is a TOST at alpha' / 2 on the shown interval);
+/// no-change otherwise.
 pub fn decide(
     p_value: f64,
     ci_low: f64,
@@ -155,7 +163,10 @@ pub fn decide(
         Verdict::Slower
     } else if p_value < opts.alpha && ci_high < -opts.noise_pct {
         Verdict::Faster
-    } else if tost_p.is_some_and(|p| p < opts.alpha) {
+    } else if tost_p.is_some_and(|p| p < opts.alpha)
+        && ci_low >= -opts.equivalence_pct
+        && ci_high <= opts.equivalence_pct
+    {
         Verdict::Negligible
     } else {
         Verdict::NoChange
@@ -204,13 +215,41 @@ pub enum Samples<'a> {
 }
 
 /// A row's interval of the change (%) at another level alpha: the same
-/// test's, so that it excludes 0 only where the test's p-value is at most
+/// test's, so that it excludes 0 only where the test's p-value is below
 /// that alpha (the sequential tests' confidence sequences and anytime
-/// p-values come from one e-process each).
+/// p-values come from one e-process each; the fixed pairs' and the
+/// unpaired rows' intervals invert their rank tests, [`paired_interval_at`]
+/// and [`unpaired_interval_at`]).
 pub type IntervalAt<'a> = &'a dyn Fn(f64) -> Option<(f64, f64)>;
 
 /// An owned [`IntervalAt`], for a table's rows to borrow.
 pub type IntervalFn<'a> = Box<dyn Fn(f64) -> Option<(f64, f64)> + 'a>;
+
+/// The interval at a level of fixed pairs' log ratios `r`: the shifts the
+/// Wilcoxon signed-rank test keeps, in percent
+/// ([`super::rank_interval::signed_rank_interval`]). Its p-value at 0 is
+/// [`super::wilcoxon::wilcoxon_signed_rank`]`(r)`, the row's.
+pub fn paired_interval_at(r: &[f64]) -> IntervalFn<'_> {
+    Box::new(move |a: f64| {
+        super::rank_interval::signed_rank_interval(r, a).map(|s| {
+            let (_, lo, hi) = s.pct();
+            (lo, hi)
+        })
+    })
+}
+
+/// The interval at a level of an unpaired row (baseline `a`, candidate
+/// `b`): the shifts Mann-Whitney keeps, in percent
+/// ([`super::rank_interval::mann_whitney_interval`]). Its p-value at 0 is
+/// [`super::unpaired::mann_whitney_u`]`(a, b)`, the row's.
+pub fn unpaired_interval_at<'a>(a: &'a [f64], b: &'a [f64]) -> IntervalFn<'a> {
+    Box::new(move |level: f64| {
+        super::rank_interval::mann_whitney_interval(a, b, level).map(|s| {
+            let (_, lo, hi) = s.pct();
+            (lo, hi)
+        })
+    })
+}
 
 /// One row of a table as its own test left it: the raw p-value and the
 /// interval of the change, in percent, at the row's own level alpha.
@@ -220,8 +259,9 @@ pub struct Tested<'a> {
     pub ci_low: f64,
     pub ci_high: f64,
     pub samples: Samples<'a>,
-    /// The row's interval at another level, when its test gives one (the
-    /// sequential designs); None keeps the row's own interval.
+    /// The row's interval at another level, from the same test as
+    /// `p_value` (every design gives one: [`IntervalAt`]); None, or None
+    /// from it, keeps the row's own interval.
     pub interval_at: Option<IntervalAt<'a>>,
 }
 
@@ -454,6 +494,152 @@ mod tests {
             verdicts[0] > 1000 && verdicts[1] > 1000,
             "both kinds of rows occur: {verdicts:?}"
         );
+    }
+
+    /// Over random tables mixing every kind of row (sequential, fixed
+    /// pairs, unpaired), with ties and exact zeros in the data, under both
+    /// error rates: a row's shown interval lies wholly outside the noise
+    /// band exactly when its verdict is slower or faster, a negligible
+    /// row's shown interval lies within the equivalence margin, and the
+    /// estimate each design shows lies inside the shown interval.
+    #[test]
+    fn every_design_shows_intervals_that_agree_with_verdicts() {
+        use crate::stats::paired::overhead_by_ranks;
+        use crate::stats::rank_interval::mann_whitney_interval;
+        use crate::stats::sequential::{look, overhead_pct};
+        enum Row {
+            Sequential(Vec<f64>),
+            Paired(Vec<f64>),
+            Unpaired(Vec<f64>, Vec<f64>),
+        }
+        // A row as its design measures it: p, own interval, estimate
+        // shown, samples, interval at a level.
+        type Measured<'a> = (f64, (f64, f64), f64, Samples<'a>, IntervalFn<'a>);
+        let mut rng = crate::stats::bootstrap::Rng::new(36);
+        let mut uniform = || rng.next_u64() as f64 / u64::MAX as f64;
+        let mut verdicts = std::collections::BTreeMap::new();
+        let mut kinds = [0usize; 3];
+        for table in 0..360 {
+            let m = 1 + table % 12;
+            let test = [SeqTest::Sign, SeqTest::T, SeqTest::Both][table % 3];
+            let rows: Vec<Row> = (0..m)
+                .map(|_| {
+                    let effect =
+                        [0.0, 0.0, 0.005, -0.02, 0.3, -0.3][(uniform() * 6.0) as usize % 6];
+                    let sd = [0.002, 0.01, 0.05][(uniform() * 3.0) as usize % 3];
+                    // Rounded to a grid: ties, and exact zeros when there
+                    // is no effect.
+                    let grid = [1e-4, 2e-3, 1e-2][(uniform() * 3.0) as usize % 3];
+                    let n = 3 + (uniform() * 20.0) as usize;
+                    let k = 2 + (uniform() * 12.0) as usize;
+                    let kind = (uniform() * 3.0) as usize % 3;
+                    let mut draw = |n: usize, centre: f64| -> Vec<f64> {
+                        (0..n)
+                            .map(|_| {
+                                let z: f64 = (0..4).map(|_| uniform() - 0.5).sum::<f64>() * 1.7;
+                                ((centre + sd * z) / grid).round() * grid
+                            })
+                            .collect()
+                    };
+                    match kind {
+                        0 => Row::Sequential(draw(n, effect)),
+                        1 => Row::Paired(draw(n, effect)),
+                        _ => {
+                            let exp = |v: Vec<f64>| v.into_iter().map(f64::exp).collect();
+                            Row::Unpaired(exp(draw(n, 0.0)), exp(draw(k, effect)))
+                        }
+                    }
+                })
+                .collect();
+            for error_rate in [ErrorRate::Fwer, ErrorRate::Fdr] {
+                let opts = DecisionOpts {
+                    test,
+                    error_rate,
+                    ..DecisionOpts::default()
+                };
+                let measured: Vec<Measured> = rows
+                    .iter()
+                    .map(|row| match row {
+                        Row::Sequential(r) => {
+                            let own = overhead_pct(r, opts.alpha, test).unwrap();
+                            let l = look(r, opts.alpha, 0.0, test).unwrap();
+                            let r2 = r.clone();
+                            (
+                                l.p_value,
+                                (own.ci_low, own.ci_high),
+                                own.estimate,
+                                Samples::Sequential(r),
+                                Box::new(move |a: f64| {
+                                    overhead_pct(&r2, a, test).map(|o| (o.ci_low, o.ci_high))
+                                }) as IntervalFn,
+                            )
+                        }
+                        Row::Paired(r) => {
+                            let own = overhead_by_ranks(r, 0.05).unwrap();
+                            (
+                                own.p_value,
+                                (own.ci_low, own.ci_high),
+                                own.estimate,
+                                Samples::Paired(r),
+                                paired_interval_at(r),
+                            )
+                        }
+                        Row::Unpaired(a, b) => {
+                            let (e, lo, hi) =
+                                mann_whitney_interval(a, b, opts.alpha).unwrap().pct();
+                            (
+                                crate::stats::unpaired::mann_whitney_u(a, b),
+                                (lo, hi),
+                                e,
+                                Samples::Unpaired(a, b),
+                                unpaired_interval_at(a, b),
+                            )
+                        }
+                    })
+                    .collect();
+                let tested: Vec<Tested> = measured
+                    .iter()
+                    .map(|(p, own, _, samples, at)| Tested {
+                        p_value: *p,
+                        ci_low: own.0,
+                        ci_high: own.1,
+                        samples: *samples,
+                        interval_at: Some(at.as_ref()),
+                    })
+                    .collect();
+                for ((d, (_, _, estimate, samples, _)), kind) in decide_table(&tested, &opts)
+                    .into_iter()
+                    .zip(&measured)
+                    .zip(&rows)
+                {
+                    let what =
+                        format!("table {table}, {test:?}, {error_rate:?}, {samples:?}: {d:?}");
+                    let clear = d.ci_low > opts.noise_pct || d.ci_high < -opts.noise_pct;
+                    let called = matches!(d.verdict, Verdict::Slower | Verdict::Faster);
+                    assert_eq!(clear, called, "{what}");
+                    if d.verdict == Verdict::Negligible {
+                        assert!(
+                            d.ci_low >= -opts.equivalence_pct && d.ci_high <= opts.equivalence_pct,
+                            "{what}"
+                        );
+                    }
+                    assert!(
+                        d.ci_low <= *estimate && *estimate <= d.ci_high,
+                        "{estimate}, {what}"
+                    );
+                    *verdicts.entry(d.verdict.to_string()).or_insert(0) += 1;
+                    kinds[match kind {
+                        Row::Sequential(_) => 0,
+                        Row::Paired(_) => 1,
+                        Row::Unpaired(..) => 2,
+                    }] += 1;
+                }
+            }
+        }
+        assert!(kinds.iter().all(|&k| k > 500), "{kinds:?}");
+        for v in ["slower", "faster", "negligible", "no-change"] {
+            assert!(verdicts.get(v).is_some_and(|&n| n > 50), "{verdicts:?}");
+        }
     }
 
     #[test]

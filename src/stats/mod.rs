@@ -13,6 +13,7 @@ pub mod linear;
 pub mod outliers;
 pub mod paired;
 pub mod power;
+pub mod rank_interval;
 pub mod sequential;
 pub mod summary;
 pub mod tdist;

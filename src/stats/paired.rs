@@ -30,6 +30,13 @@
 //! Holm correction across the workloads of a report, and an optional noise
 //! band around 0 (criterion's 1%), belong to the caller: this module
 //! compares one workload.
+//!
+//! What a run's table shows for the fixed design is not [`compare_paired`]'s
+//! median and bootstrap interval but [`overhead_by_ranks`]: the
+//! Hodges-Lehmann estimate with the interval that inverts the same
+//! Wilcoxon test (`super::rank_interval`), so that the interval and the
+//! verdict agree at every level (issue 36). [`compare_paired`] remains for
+//! calibration truths and client metrics.
 
 use anyhow::{Context, ensure};
 use serde::{Deserialize, Serialize};
@@ -138,6 +145,24 @@ pub fn compare_paired(
     treatment: &[f64],
     opts: &PairedOpts,
 ) -> anyhow::Result<OverheadPct> {
+    check_pairs(baseline, treatment)?;
+    ensure!(
+        opts.confidence > 0.0 && opts.confidence < 1.0,
+        "confidence must be strictly between 0 and 1, got {}",
+        opts.confidence
+    );
+    ensure!(
+        opts.alpha > 0.0 && opts.alpha < 1.0,
+        "alpha must be strictly between 0 and 1, got {}",
+        opts.alpha
+    );
+    ensure!(opts.resamples >= 1, "resamples must be at least 1");
+    compare_checked(baseline, treatment, opts)
+}
+
+/// The pairs' checks of [`compare_paired`]: arms of equal length, at least
+/// 2 pairs, every value positive and finite.
+pub fn check_pairs(baseline: &[f64], treatment: &[f64]) -> anyhow::Result<()> {
     ensure!(
         baseline.len() == treatment.len(),
         "paired comparison needs arms of equal length, got {} baseline and {} treatment values",
@@ -158,18 +183,34 @@ pub fn compare_paired(
             anyhow::bail!("{arm}[{i}] = {v}: ns/op must be positive and finite");
         }
     }
-    ensure!(
-        opts.confidence > 0.0 && opts.confidence < 1.0,
-        "confidence must be strictly between 0 and 1, got {}",
-        opts.confidence
-    );
-    ensure!(
-        opts.alpha > 0.0 && opts.alpha < 1.0,
-        "alpha must be strictly between 0 and 1, got {}",
-        opts.alpha
-    );
-    ensure!(opts.resamples >= 1, "resamples must be at least 1");
+    Ok(())
+}
 
+/// The fixed-pairs design's overhead from its log ratios `r`, as a table
+/// shows it: the Hodges-Lehmann estimate with the interval that inverts
+/// the Wilcoxon signed-rank test at `alpha`
+/// ([`super::rank_interval::signed_rank_interval`]), and that test's
+/// p-value, so that the interval excludes 0 exactly when p < alpha; the
+/// verdict is left to the table ([`super::decision`]). None for no pairs,
+/// a ratio that is not finite, or alpha outside (0, 1).
+pub fn overhead_by_ranks(r: &[f64], alpha: f64) -> Option<OverheadPct> {
+    let s = super::rank_interval::signed_rank_interval(r, alpha)?;
+    let (estimate, ci_low, ci_high) = s.pct();
+    Some(OverheadPct {
+        estimate,
+        ci_low,
+        ci_high,
+        p_value: wilcoxon_signed_rank(r),
+        verdict: Verdict::NoChange,
+    })
+}
+
+/// [`compare_paired`] once its inputs are checked.
+fn compare_checked(
+    baseline: &[f64],
+    treatment: &[f64],
+    opts: &PairedOpts,
+) -> anyhow::Result<OverheadPct> {
     let r: Vec<f64> = baseline
         .iter()
         .zip(treatment)

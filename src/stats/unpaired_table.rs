@@ -1,22 +1,42 @@
 //! A table of unpaired comparisons decided in one step: each cell's own
 //! test ([`compare_unpaired`]: change of the ratio of medians with its
 //! bootstrap interval, Mann-Whitney p), then, column by column, Holm
-//! across the cells tested and each cell's verdict ([`decide_table`]).
-//! `compare` (one column per later run) and a suite's runs section (this
-//! run against a baseline run) both decide here.
+//! across the cells tested and each cell's verdict ([`decide_table`]),
+//! on the interval shown: the Hodges-Lehmann shift interval that inverts
+//! the same Mann-Whitney test at the column's level
+//! ([`super::rank_interval::mann_whitney_interval`]), so that an interval
+//! clear of the noise band is a verdict. The estimate shown with it is the
+//! Hodges-Lehmann shift (which that interval always contains), not the
+//! ratio of medians. `compare` (one column per later run) and a suite's
+//! runs section (this run against a baseline run) both decide here.
 
-use super::decision::{Decision, DecisionOpts, Samples, Tested, decide_table};
+use super::decision::{
+    Decision, DecisionOpts, IntervalFn, Samples, Tested, decide_table, unpaired_interval_at,
+};
+use super::rank_interval::mann_whitney_interval;
 use super::unpaired::{UnpairedChange, UnpairedOpts, compare_unpaired};
 
 /// One cell's samples: the baseline's values, then the candidate's.
 pub type UnpairedCell<'a> = (&'a [f64], &'a [f64]);
 
+/// A cell's own test and its shift (estimate, interval) in percent.
+type Measured = (UnpairedChange, (f64, f64, f64));
+
 /// One cell after the decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecidedCell {
-    /// The cell's own test: change and interval in percent, raw p-values.
+    /// The cell's own test: change of the ratio of medians and its
+    /// bootstrap interval in percent, raw p-values.
     pub change: UnpairedChange,
-    /// Holm-corrected p across the cell's column, and the verdict.
+    /// The change shown (%): the Hodges-Lehmann shift of the log values,
+    /// inside `decision`'s interval at every level.
+    pub estimate_pct: f64,
+    /// The cell's own interval (%) at the decision's alpha (the
+    /// Mann-Whitney inversion, as the one shown, before the column's
+    /// correction); `decision` holds the one shown and its level.
+    pub own_ci_pct: (f64, f64),
+    /// Corrected p across the cell's column, the verdict, and the interval
+    /// shown (at the column's level) that it was decided on.
     pub decision: Decision,
 }
 
@@ -40,21 +60,32 @@ fn decide_column(
     test: &UnpairedOpts,
     decision: &DecisionOpts,
 ) -> Vec<Option<DecidedCell>> {
-    let changes: Vec<Option<UnpairedChange>> = cells
+    // A cell is tested when its own test runs and its shift interval
+    // exists (both need at least 2 positive, finite values a side).
+    let changes: Vec<Option<Measured>> = cells
         .iter()
-        .map(|(a, b)| compare_unpaired(a, b, test).ok())
+        .map(|(a, b)| {
+            let change = compare_unpaired(a, b, test).ok()?;
+            let own = mann_whitney_interval(a, b, decision.alpha)?.pct();
+            Some((change, own))
+        })
+        .collect();
+    let intervals: Vec<IntervalFn> = cells
+        .iter()
+        .map(|&(a, b)| unpaired_interval_at(a, b))
         .collect();
     let tested: Vec<Tested> = cells
         .iter()
         .zip(&changes)
-        .filter_map(|(&(a, b), change)| {
-            let c = change.as_ref()?;
+        .zip(&intervals)
+        .filter_map(|((&(a, b), change), at)| {
+            let (c, (_, lo, hi)) = change.as_ref()?;
             Some(Tested {
                 p_value: c.p_value,
-                ci_low: c.ci_low,
-                ci_high: c.ci_high,
+                ci_low: *lo,
+                ci_high: *hi,
                 samples: Samples::Unpaired(a, b),
-                interval_at: None,
+                interval_at: Some(at.as_ref()),
             })
         })
         .collect();
@@ -62,9 +93,11 @@ fn decide_column(
     changes
         .into_iter()
         .map(|change| {
-            let change = change?;
+            let (change, (estimate_pct, lo, hi)) = change?;
             Some(DecidedCell {
                 change,
+                estimate_pct,
+                own_ci_pct: (lo, hi),
                 decision: decisions.next()?,
             })
         })
@@ -103,16 +136,24 @@ mod tests {
         // The same as testing and deciding by hand.
         let raw = compare_unpaired(&base, &slow, &opts).unwrap();
         assert_eq!(slower.change, raw);
+        let at = unpaired_interval_at(&base, &slow);
         let by_hand = decide_table(
             &[Tested {
                 p_value: raw.p_value,
-                ci_low: raw.ci_low,
-                ci_high: raw.ci_high,
+                ci_low: f64::NAN,
+                ci_high: f64::NAN,
                 samples: Samples::Unpaired(&base, &slow),
-                interval_at: None,
+                interval_at: Some(at.as_ref()),
             }],
             &DecisionOpts::default(),
         );
         assert_eq!(slower.decision, by_hand[0]);
+        // Shown: the Hodges-Lehmann shift (+50%) inside its interval.
+        let (e, d) = (slower.estimate_pct, slower.decision);
+        assert!(
+            (e - 50.0).abs() < 0.5 && d.ci_low <= e && e <= d.ci_high,
+            "{slower:?}"
+        );
+        assert_eq!(slower.own_ci_pct, (d.ci_low, d.ci_high), "alone: own level");
     }
 }

@@ -363,12 +363,13 @@ fn runs_section(
     let mut tested = Vec::new();
     for ((idx, metric, a, b), d) in pending.iter().zip(&decided[0]) {
         let Some(d) = d else { continue };
-        let u = &d.change;
+        // The Hodges-Lehmann shift and the interval the verdict was
+        // decided on (stats::unpaired_table), which contains it.
         let cell = &mut this.cells[*idx].1;
         cell.pct = Some(styled_pct(
             *metric,
             plan.pct_style,
-            (u.estimate, u.ci_low, u.ci_high),
+            (d.estimate_pct, d.decision.ci_low, d.decision.ci_high),
         ));
         cell.verdict = Some(d.decision.verdict);
         tested.push(Samples::Unpaired(a, b));

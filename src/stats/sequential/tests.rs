@@ -150,11 +150,19 @@ fn clear_effects_stop_at_once_and_nulls_stop_as_futile_or_at_the_budget() {
     );
     assert_eq!(settled(&slower[..6], &rule(1, 40)), None);
 
-    // Tight around 0: negligible within +-1% as soon as it can be.
+    // Tight around 0: negligible within +-1% as soon as the interval the
+    // table shows (at alpha / 29) is finite and within the margin, which
+    // takes as many pairs as a verdict does: at 7 pairs the equivalence
+    // test alone (at alpha) would pass, but the shown sequence is still
+    // unbounded, and the table would not call it negligible.
     let tight: Vec<f64> = (0..40).map(|_| 0.001 * normal(&mut rng)).collect();
-    assert_eq!(
-        settled(&tight[..7], &rule(29, 40)),
-        Some(StopReason::Negligible)
+    assert_eq!(settled(&tight[..7], &rule(29, 40)), None);
+    let stop = (6..=40).find_map(|n| settled(&tight[..n], &rule(29, 40)).map(|s| (n, s)));
+    assert_eq!(stop, Some((12, StopReason::Negligible)));
+    let shown = look(&tight[..12], 0.05 / 29.0, 0.0, SeqTest::Sign).unwrap();
+    assert!(
+        pct(shown.ci_low) >= -1.0 && pct(shown.ci_high) <= 1.0,
+        "{shown:?}"
     );
 
     // Noisy around 0 (3%): never settled; stopped by the budget or once
