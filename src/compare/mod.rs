@@ -159,6 +159,11 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
                     c.change_pct = Some(d.estimate_pct);
                     c.ci_low_pct = Some(d.decision.ci_low);
                     c.ci_high_pct = Some(d.decision.ci_high);
+                    if (d.decision.ci_low, d.decision.ci_high) != d.own_ci_pct {
+                        c.ci_alpha = Some(d.decision.alpha);
+                        c.own_ci_low_pct = Some(d.own_ci_pct.0);
+                        c.own_ci_high_pct = Some(d.own_ci_pct.1);
+                    }
                     c.p_value = Some(d.decision.p_value);
                     c.welch_p_value = Some(d.change.welch_p_value);
                     c.verdict = Some(d.decision.verdict);

@@ -47,6 +47,14 @@ pub struct Cell {
     /// Welch's t-test of the means against the baseline (unpaired reports),
     /// beside the Mann-Whitney `p_value` the verdict uses.
     pub welch_p_value: Option<f64>,
+    /// Where the interval shown is at its table's level (`ci_alpha`, 1 -
+    /// its confidence) rather than the cell's own 95%: the own interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_alpha: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_low_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_ci_high_pct: Option<f64>,
 }
 
 impl Cell {
@@ -64,6 +72,21 @@ impl Cell {
             amean: None,
             hmean: None,
             welch_p_value: None,
+            ci_alpha: None,
+            own_ci_low_pct: None,
+            own_ci_high_pct: None,
+        }
+    }
+
+    /// The value a table shows for this cell, `baseline` being its row's
+    /// first: with a change, the baseline's value x (1 + change), so that
+    /// the two values shown give the printed change whatever the change
+    /// estimates (a paired ratio, a Hodges-Lehmann shift); otherwise its
+    /// own value (the median of its samples, which stays in the data).
+    pub fn shown_value(&self, baseline: Option<&Cell>) -> f64 {
+        match (self.change_pct, baseline) {
+            (Some(change), Some(b)) if b.value.is_finite() => b.value * (1.0 + change / 100.0),
+            _ => self.value,
         }
     }
 
@@ -82,6 +105,9 @@ impl Cell {
             p_value: None,
             verdict: None,
             welch_p_value: None,
+            ci_alpha: None,
+            own_ci_low_pct: None,
+            own_ci_high_pct: None,
         }
     }
 }
@@ -199,6 +225,9 @@ pub(crate) mod testing {
             amean: Some(value),
             hmean: Some(value),
             welch_p_value: None,
+            ci_alpha: None,
+            own_ci_low_pct: None,
+            own_ci_high_pct: None,
         }
     }
 
@@ -345,5 +374,23 @@ pub(crate) mod testing {
 
     pub fn all() -> Vec<Report> {
         vec![small(), awkward(), single()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::cell;
+    use crate::stats::decision::Verdict;
+
+    #[test]
+    fn a_shown_value_gives_the_printed_change() {
+        let base = cell(200.0, None, (0.0, 0.0), 1.0, Verdict::NoChange);
+        // The run's median says +5%, the change (a Hodges-Lehmann shift)
+        // +4%: the value shown is the baseline's x 1.04.
+        let later = cell(210.0, Some(4.0), (2.0, 6.0), 0.01, Verdict::Slower);
+        assert!((later.shown_value(Some(&base)) - 208.0).abs() < 1e-9);
+        assert_eq!(later.value, 210.0, "the data keeps the median");
+        assert_eq!(base.shown_value(Some(&base)), 200.0);
+        assert_eq!(later.shown_value(None), 210.0);
     }
 }

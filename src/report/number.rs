@@ -165,8 +165,9 @@ pub fn marks_legend(d: &DecisionOpts) -> String {
     };
     format!(
         "* slower or faster: p < {} after correction and the whole interval outside \
-         +-{}%; = negligible: within +-{margin} by two one-sided tests; ~ no difference \
-         detected: the interval bounds what could hide.",
+         +-{}%; = negligible: the whole interval within +-{margin} (equivalence, as by two \
+         one-sided tests at its level); ~ no difference detected: the interval bounds what \
+         could hide.",
         d.alpha, d.noise_pct
     )
 }

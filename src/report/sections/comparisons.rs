@@ -117,10 +117,15 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         "baseline: median ns per operation of one task over the baseline halves; treatment: \
          baseline x the mean paired ratio (geometric), so treatment / baseline - 1 is the \
          overhead (overhead = exp(mean over pairs of ln(treatment/baseline)) - 1)."
-    } else {
+    } else if sequential {
         "baseline: median ns per operation of one task over the baseline halves; treatment: \
          baseline x the median paired ratio, so treatment / baseline - 1 is the overhead \
          (overhead = exp(median over pairs of ln(treatment/baseline)) - 1)."
+    } else {
+        "baseline: median ns per operation of one task over the baseline halves; treatment: \
+         baseline x the paired ratio the overhead estimates, so treatment / baseline - 1 is \
+         the overhead (overhead = exp(HL) - 1, HL the Hodges-Lehmann estimate of \
+         ln(treatment/baseline): the median of the pairs' Walsh averages)."
     });
     let n = doc.comparisons.len();
     let over = match doc.settings().planned_comparisons.filter(|&p| p > n) {
@@ -165,8 +170,9 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
              sequence and its p-value anytime-valid, so stopping early does not make them \
              optimistic"
         } else {
-            "95% intervals: bootstrap over pairs, widened where needed to the distribution-free \
-             interval of the median"
+            "test: the Wilcoxon signed-rank test on the log ratios; its interval is that test \
+             inverted (from the Walsh averages), so it excludes 0 exactly where the p-value is \
+             below its level"
         },
         marks_legend(&decision)
     ));

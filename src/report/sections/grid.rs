@@ -143,7 +143,8 @@ fn grid(report: &Report) -> Table {
                 cells.push(MCell::text(""));
                 continue;
             };
-            cells.push(MCell::text(value_with_unit(c.value, unit)));
+            let baseline = row.cells.first().and_then(Option::as_ref);
+            cells.push(MCell::text(value_with_unit(c.shown_value(baseline), unit)));
             if i > 0 {
                 cells.push(
                     MCell::text(change_text(c)).tone(c.verdict.map_or(Tone::Plain, Tone::of)),
@@ -159,8 +160,10 @@ fn grid(report: &Report) -> Table {
     if n > 1 {
         t.footer(format!(
             "* a change (verdict slower or faster); = negligible; ~ no difference \
-             detected. p: the test behind the verdict, corrected across the column. \
-             cv: the samples' coefficient of variation. {}",
+             detected. A later column's value is the baseline's x (1 + its change), so the \
+             values give the change shown; each run's own median is in --format csv and \
+             --json. p: the test behind the verdict, corrected across the column. cv: the \
+             samples' coefficient of variation. {}",
             report.sign_convention
         ));
     }

@@ -36,10 +36,12 @@ fn counted(n: usize, per: &str) -> String {
     }
 }
 
-/// "500000 (-50.00% [-51.0, -49.0])*": the value, its change against the
-/// first column (with the interval when `with_ci`) and the verdict's mark.
-fn cell_text(c: &Cell, with_ci: bool) -> String {
-    let mut s = sig4(c.value);
+/// "500000 (-50.00% [-51.0, -49.0])*": the value (with a change, the
+/// baseline's x (1 + change), so the values give the change), its change
+/// against the first column (with the interval when `with_ci`) and the
+/// verdict's mark.
+fn cell_text(c: &Cell, baseline: Option<&Cell>, with_ci: bool) -> String {
+    let mut s = sig4(c.shown_value(baseline));
     if let Some(e) = c.change_pct {
         match (with_ci, c.ci_low_pct.zip(c.ci_high_pct)) {
             (true, Some((lo, hi))) => s.push_str(&format!(" ({e:+.2}% [{lo:+.1}, {hi:+.1}])")),
@@ -78,7 +80,11 @@ fn value_cell(report: &Report, row: usize, col: usize, with_ci: bool) -> MCell {
     match report.rows[row].cells.get(col).and_then(Option::as_ref) {
         None => MCell::values("-", vec![Raw::Empty; 5]),
         Some(c) => MCell::values(
-            cell_text(c, with_ci),
+            cell_text(
+                c,
+                report.rows[row].cells.first().and_then(Option::as_ref),
+                with_ci,
+            ),
             vec![
                 c.value.into(),
                 c.change_pct.into(),
@@ -245,6 +251,7 @@ mod tests {
                         2,
                         vec![
                             cell(1071.6, None),
+                            // The median 30.2; shown as 1071.6 x (1 - 0.9718) = 30.22.
                             cell(30.2, Some((-97.18, Verdict::Slower))),
                         ],
                     ),
@@ -281,7 +288,7 @@ mod tests {
         assert!(lines[3].starts_with("permissive") && lines[3].ends_with("1072"));
         assert!(s.contains("selinux:enforcing"), "{s}");
         // Two columns of values: the change without its interval.
-        assert!(s.contains("30.20 (-97.18%)*"), "{s}");
+        assert!(s.contains("30.22 (-97.18%)*"), "{s}");
         // The slower cell is toned so; the missing one is "-".
         let row = t.rows().nth(1).unwrap();
         assert_eq!(row[4].tone, Tone::Worse);
@@ -306,7 +313,7 @@ mod tests {
         let s = plain(&tables(&section(Layout::TaskRows), "x")[0]);
         assert!(s.contains("Median   2 CPUs"), "{s}");
         // Two configurations: room for the interval.
-        assert!(s.contains("30.20 (-97.18% [-98.2, -96.2])*"), "{s}");
+        assert!(s.contains("30.22 (-97.18% [-98.2, -96.2])*"), "{s}");
         let s = plain(&tables(&section(Layout::ItemRows), "x")[0]);
         let lines: Vec<&str> = s.lines().collect();
         assert!(
@@ -322,7 +329,7 @@ mod tests {
         s.tables[0].rows = vec![1];
         let text = plain(&tables(&s, "x")[0]);
         assert!(text.contains("median (% change [95% CI])"), "{text}");
-        assert!(text.contains("30.20 (-97.18% [-98.2, -96.2])*"), "{text}");
+        assert!(text.contains("30.22 (-97.18% [-98.2, -96.2])*"), "{text}");
         // No configuration measured: no table.
         s.tables[0].rows = vec![];
         assert!(tables(&s, "x").is_empty());
