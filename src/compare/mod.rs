@@ -219,12 +219,18 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         design: DesignKind::Unpaired,
         unit: "ns/op".into(),
         sign_convention: format!(
-            "% change of ns/op against {} (Hodges-Lehmann): positive = slower; significant when \
-             the corrected p < {} and the interval, at the column's corrected level, lies \
-             outside +-{}%",
+            "% change of ns/op against {}: positive = slower; the change is the \
+             Hodges-Lehmann shift of log ns/op between the runs' samples, p the Mann-Whitney \
+             test's, {} across the column, and the interval that test inverted at the \
+             column's level (alpha / rows under Holm), so it lies outside +-{}% exactly where \
+             the verdict is slower or faster (p < {} and the whole interval outside the band)",
             base.name(),
+            match opts.decision.error_rate {
+                crate::stats::decision::ErrorRate::Fwer => "Holm-corrected",
+                crate::stats::decision::ErrorRate::Fdr => "Benjamini-Hochberg-adjusted",
+            },
+            opts.decision.noise_pct,
             opts.decision.alpha,
-            opts.decision.noise_pct
         ),
         columns: runs.iter().map(StoredRun::name).collect(),
         rows,

@@ -162,8 +162,8 @@ fn grid(report: &Report) -> Table {
             "* a change (verdict slower or faster); = negligible; ~ no difference \
              detected. A later column's value is the baseline's x (1 + its change), so the \
              values give the change shown; each run's own median is in --format csv and \
-             --json. p: the test behind the verdict, corrected across the column. cv: the \
-             samples' coefficient of variation. {}",
+             --json. cv: the samples' coefficient \
+             of variation. {}",
             report.sign_convention
         ));
     }
