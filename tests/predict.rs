@@ -199,6 +199,34 @@ fn a_running_process_is_counted_over_a_window_without_being_touched() {
 }
 
 #[test]
+fn an_idle_target_is_an_error_not_an_empty_prediction() {
+    let test = "an_idle_target_is_an_error_not_an_empty_prediction";
+    if !root_or_skip(test, "tracepoints of another process") {
+        return;
+    }
+    let _tracefs = Tracefs::ensure();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let mut child = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let out = secperf(&db)
+        .args(["predict", "-m", SANDBOX, "--quick", "--json", "--pid"])
+        .arg(child.id().to_string())
+        .args(["--for", "1"])
+        .output()
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("made no system calls"), "{err}");
+    assert!(err.contains("1 process, 1 thread"), "{err}");
+    assert!(out.stdout.is_empty(), "no figure is printed");
+}
+
+#[test]
 fn a_loaded_redis_is_counted_as_perf_trace_counts_it() {
     let test = "a_loaded_redis_is_counted_as_perf_trace_counts_it";
     if !root_or_skip(test, "tracepoints of another process") {

@@ -35,8 +35,9 @@ pub struct PredictArgs {
     #[arg(short, long = "mechanism", value_name = "SPEC")]
     pub mechanism: String,
 
-    /// Count this running process (its threads, and what they start while
-    /// counted) instead of running a command. Read-only: no policy is
+    /// Count this running process and its whole tree (its threads, its
+    /// descendants, and what they start while counted: a server's master
+    /// and its workers) instead of running a command. Read-only: no policy is
     /// applied to it, no ptrace; each counted syscall costs it a
     /// tracepoint's few tens of ns. Needs root or CAP_PERFMON.
     #[arg(long, value_name = "PID")]
@@ -123,18 +124,34 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
 
     let counted = if args.command.is_empty() {
         eprintln!(
-            "secperf: counting the syscalls of pid {pid} for {:.0} s (read-only: nothing is \
-             applied to it)",
+            "secperf: counting the syscalls of pid {pid} and its descendants for {:.0} s \
+             (read-only: nothing is applied to them)",
             window.as_secs_f64()
         );
         let mut last = u64::MAX;
-        counts::count_pid(pid, window, &mut |left| {
+        let (counted, tree) = counts::count_pid(pid, window, &mut |left| {
             let s = left.as_secs();
             if s % 5 == 0 && s != last && s > 0 {
                 eprintln!("secperf: {s} s left");
                 last = s;
             }
-        })?
+        })?;
+        let calls: u64 = counted.counts.values().sum();
+        eprintln!(
+            "secperf: counted {calls} system calls of pid {pid} and its tree ({}) in {:.1} s",
+            tree.describe(),
+            counted.wall_ns as f64 / 1e9
+        );
+        if calls == 0 {
+            usage_bail!(
+                "pid {pid} and its tree ({}) made no system calls in the {:.0} s counted, so \
+                 there is nothing to predict: count while it works (start its load, then \
+                 `predict --pid {pid} --for N`), or give the process that does the work",
+                tree.describe(),
+                window.as_secs_f64()
+            );
+        }
+        counted
     } else {
         let runs = args.runs;
         eprintln!(

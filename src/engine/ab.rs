@@ -29,7 +29,7 @@ use crate::profile::{ProfileOpts, profile_half};
 use crate::runner::{Tick, Unobserved};
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
-use crate::stats::paired::{PairedOpts, check_pairs, compare_paired, overhead_by_ranks};
+use crate::stats::paired::{PairedOpts, check_pairs, overhead_by_ranks};
 use crate::stats::sequential::{self, StopReason, rounds, settled};
 use crate::store::Store;
 
@@ -133,14 +133,48 @@ fn measure_pair(
         cpu[side].extend(half.child_cpu);
         metrics[side] = half.client_metrics;
     }
+    let mut figures = pair_metrics(&metrics[0], &metrics[1]);
+    if case.workload.name == crate::workloads::service::NAME {
+        figures.extend(server_cpu_metrics(&cpu[0], &cpu[1]));
+    }
     let data = PairData {
         index: i,
         order: order_label(order),
         baseline_ns_per_op: ns[0],
         treatment_ns_per_op: ns[1],
-        metrics: pair_metrics(&metrics[0], &metrics[1]),
+        metrics: figures,
     };
     Ok((data, cpu))
+}
+
+/// The server's CPU time per client run of a pair's halves (a service's
+/// process group: user, system and their sum, in ms), as figures of the
+/// pair, so that they get the paired change and interval the client's
+/// figures get: the target `predict` is checked against.
+fn server_cpu_metrics(baseline: &[ChildCpu], treatment: &[ChildCpu]) -> Vec<PairMetric> {
+    let median_ms = |halves: &[ChildCpu], f: fn(&ChildCpu) -> f64| {
+        let v: Vec<f64> = halves.iter().map(|c| f(c) / 1e6).collect();
+        crate::stats::median(&v)
+    };
+    type Of = fn(&ChildCpu) -> f64;
+    let figures: [(&str, Of); 3] = [
+        ("server.cpu_ms_per_run", |c| {
+            c.user_ns_per_op + c.sys_ns_per_op
+        }),
+        ("server.user_ms_per_run", |c| c.user_ns_per_op),
+        ("server.system_ms_per_run", |c| c.sys_ns_per_op),
+    ];
+    figures
+        .iter()
+        .filter_map(|&(name, f)| {
+            Some(PairMetric {
+                name: name.to_string(),
+                higher_is_better: false,
+                baseline: median_ms(baseline, f)?,
+                treatment: median_ms(treatment, f)?,
+            })
+        })
+        .collect()
 }
 
 /// A pair's client figures: those both halves reported, by name.
@@ -186,15 +220,12 @@ fn metric_changes(design: &Design, pair_data: &[PairData]) -> Vec<MetricChange> 
                     let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
                     sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test)
                 }
-                None => compare_paired(
-                    &b,
-                    &t,
-                    &PairedOpts {
-                        seed: design.seed,
-                        ..Default::default()
-                    },
-                )
-                .ok(),
+                // The fixed design: the run time's method (the signed-rank
+                // test inverted, about the Hodges-Lehmann estimate).
+                None => {
+                    let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
+                    overhead_by_ranks(&r, PairedOpts::default().alpha)
+                }
             }?;
             Some(MetricChange {
                 name: name.to_string(),
@@ -557,10 +588,8 @@ fn measure_rounds(
                 let c = summarise(case, design, &lane.pair_data, &lane.cpu, None, None)?;
                 let o = &c.overhead_pct;
                 progress.line(&format!(
-                    "{what}: so far {:+.1}% [{:.1}, {:.1}] after {} pairs, running",
-                    o.estimate,
-                    o.ci_low,
-                    o.ci_high,
+                    "{what}: so far {} after {} pairs, running",
+                    crate::report::number::so_far(o.estimate, o.ci_low, o.ci_high),
                     lane.pair_data.len()
                 ));
             }

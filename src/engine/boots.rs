@@ -327,13 +327,11 @@ pub fn pairs_over_boots(
                 {
                     let o = &so_far.overhead_pct;
                     done.findings.push(format!(
-                        "{}, {} against {}: {:+.1}% [{:.1}, {:.1}] after {}{}",
+                        "{}, {} against {}: {} after {}{}",
                         cases[c].workload.name,
                         arm_names[arm],
                         arm_names[0],
-                        o.estimate,
-                        o.ci_low,
-                        o.ci_high,
+                        crate::report::number::so_far(o.estimate, o.ci_low, o.ci_high),
                         crate::report::number::count(pairs[j][c].len(), "pair"),
                         match stopped[j][c] {
                             Some(s) => format!(" ({})", s.describe()),

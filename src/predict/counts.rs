@@ -394,17 +394,92 @@ pub fn cpu_ns_of(pid: libc::pid_t) -> Result<u64> {
     Ok(ticks * 1_000_000_000 / hz)
 }
 
-/// Counts the syscalls of running process `pid` (every thread it has now,
-/// and what they start) for `window`, calling `tick` about once a second
-/// with the time left. Read-only: nothing is applied to the process.
+/// The processes of `pid`'s tree: `pid` first, then every descendant
+/// living now (by the parent links of `/proc/*/stat`), in pid order. An
+/// nginx master's workers, a PostgreSQL postmaster's backends.
+pub fn tree_of(pid: libc::pid_t) -> Result<Vec<libc::pid_t>> {
+    std::fs::metadata(format!("/proc/{pid}"))
+        .with_context(|| format!("process {pid}: no such process"))?;
+    let mut children: BTreeMap<libc::pid_t, Vec<libc::pid_t>> = BTreeMap::new();
+    for e in std::fs::read_dir("/proc")
+        .context("reading /proc")?
+        .flatten()
+    {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        // A process may exit while we read: it is simply not in the tree.
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat"))
+            && let Some(ppid) = parent_of(&stat)
+        {
+            children.entry(ppid).or_default().push(p);
+        }
+    }
+    Ok(descendants(pid, &children))
+}
+
+/// `root` and its descendants in `children` (parent -> children), root
+/// first, then in pid order.
+fn descendants(
+    root: libc::pid_t,
+    children: &BTreeMap<libc::pid_t, Vec<libc::pid_t>>,
+) -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        if out.contains(&p) {
+            continue;
+        }
+        out.push(p);
+        todo.extend(children.get(&p).into_iter().flatten().copied());
+    }
+    out[1..].sort_unstable();
+    out
+}
+
+/// The parent pid of a `/proc/PID/stat` line (field 4).
+fn parent_of(stat: &str) -> Option<libc::pid_t> {
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// CPU time of the processes `pids`, ns, as [`cpu_ns_of`] counts it (each
+/// one's threads and the children it waited for); a process that has
+/// exited counts nothing.
+pub fn tree_cpu_ns(pids: &[libc::pid_t]) -> u64 {
+    pids.iter().filter_map(|&p| cpu_ns_of(p).ok()).sum()
+}
+
+/// Counts the syscalls of running process `pid` and its whole tree (every
+/// thread of it and of its descendants now, and what they start) for
+/// `window`, calling `tick` about once a second with the time left.
+/// Read-only: nothing is applied to the processes. The CPU time is the
+/// tree's: the sum over its processes at the end (those started during
+/// the window included) less the sum at the start; a process that exits
+/// and is reaped inside the tree moves its time into its parent's, so it
+/// still counts.
 pub fn count_pid(
     pid: libc::pid_t,
     window: std::time::Duration,
     tick: &mut dyn FnMut(std::time::Duration),
-) -> Result<Counted> {
+) -> Result<(Counted, Tree)> {
     let events = syscall_events()?;
-    let mut counters = SyscallCounters::open(events, &threads_of(pid)?)?;
-    let cpu_before = cpu_ns_of(pid)?;
+    let before = tree_of(pid)?;
+    let mut tids = Vec::new();
+    for &p in &before {
+        // A descendant may exit between the two reads.
+        match threads_of(p) {
+            Ok(t) => tids.extend(t),
+            Err(e) if p == pid => return Err(e),
+            Err(_) => {}
+        }
+    }
+    let mut counters = SyscallCounters::open(events, &tids)?;
+    let cpu_before = tree_cpu_ns(&before);
     let started = std::time::Instant::now();
     counters.enable()?;
     while let Some(left) = window.checked_sub(started.elapsed()) {
@@ -416,14 +491,53 @@ pub fn count_pid(
     }
     counters.disable()?;
     let wall_ns = started.elapsed().as_nanos() as u64;
-    let cpu_after = cpu_ns_of(pid).with_context(|| {
+    let after = tree_of(pid).with_context(|| {
         format!("process {pid} exited during the count: count a shorter --for, or give -- CMD")
     })?;
-    Ok(Counted {
-        counts: counters.read()?,
-        cpu_ns: cpu_after.saturating_sub(cpu_before),
-        wall_ns,
-    })
+    let cpu_after = tree_cpu_ns(&after);
+    let tree = Tree {
+        processes: before.len(),
+        threads: tids.len(),
+        started: after.iter().filter(|p| !before.contains(p)).count(),
+    };
+    Ok((
+        Counted {
+            counts: counters.read()?,
+            cpu_ns: cpu_after.saturating_sub(cpu_before),
+            wall_ns,
+        },
+        tree,
+    ))
+}
+
+/// What [`count_pid`] counted: the processes and threads of the tree when
+/// it started, and the processes started during the window that were
+/// still there at its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tree {
+    pub processes: usize,
+    pub threads: usize,
+    pub started: usize,
+}
+
+impl Tree {
+    /// "3 processes, 5 threads (1 process started during the window)".
+    pub fn describe(&self) -> String {
+        let n = |k: usize, what: &str| format!("{k} {what}{}", if k == 1 { "" } else { "es" });
+        let mut s = format!(
+            "{}, {} thread{}",
+            n(self.processes, "process"),
+            self.threads,
+            if self.threads == 1 { "" } else { "s" }
+        );
+        if self.started > 0 {
+            s.push_str(&format!(
+                " ({} started during the window)",
+                n(self.started, "process")
+            ));
+        }
+        s
+    }
 }
 
 /// `perf trace -s`'s calls per syscall, summed over the processes and

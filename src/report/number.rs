@@ -172,6 +172,18 @@ pub fn marks_legend(d: &DecisionOpts) -> String {
     )
 }
 
+/// An estimate and its interval so far, for progress lines: "+12.3%
+/// [8.0, 26.8]", or "+12.3% (no bounded interval yet: too few pairs)"
+/// while a bound is infinite (the signed-rank interval has none before 6
+/// pairs).
+pub fn so_far(estimate: f64, ci_low: f64, ci_high: f64) -> String {
+    if ci_low.is_finite() && ci_high.is_finite() && ci_low > -100.0 {
+        format!("{estimate:+.1}% [{ci_low:.1}, {ci_high:.1}]")
+    } else {
+        format!("{estimate:+.1}% (no bounded interval yet: too few pairs)")
+    }
+}
+
 /// A bound of an interval, one decimal ("inf" when unbounded).
 fn bound(x: f64) -> String {
     format!("{x:.1}")

@@ -168,6 +168,69 @@ fn a_running_process_is_counted_over_a_window() {
 }
 
 #[test]
+fn a_server_s_workers_that_exist_before_the_count_are_counted_with_it() {
+    let test = "a_server_s_workers_that_exist_before_the_count_are_counted_with_it";
+    if !crate::testing::root_or_skip(test, "tracepoints and mounting tracefs") {
+        return;
+    }
+    let _tracefs = Tracefs::ensure();
+    // A "master" that sleeps (no calls while counted) and a "worker" it
+    // started before the count that does all the work: nginx's shape.
+    let mut master = std::process::Command::new("sh")
+        .args(["-c", "sh -c 'while :; do /bin/true; done' & wait"])
+        .spawn()
+        .unwrap();
+    let pid = master.id() as libc::pid_t;
+    // Until the worker exists.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while tree_of(pid).map_or(0, |t| t.len()) < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let counted = count_pid(pid, std::time::Duration::from_millis(500), &mut |_| {});
+    let tree = tree_of(pid);
+    let _ = std::process::Command::new("pkill")
+        .args(["-KILL", "-P", &pid.to_string()])
+        .status();
+    let _ = master.kill();
+    let _ = master.wait();
+    let (counted, shape) = counted.unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(shape.processes >= 2, "{shape:?} {tree:?}");
+    assert!(
+        counted.counts.get("execve").is_some_and(|n| *n > 5),
+        "the worker's children's execve: {:?}",
+        counted.counts
+    );
+    assert!(counted.cpu_ns > 0, "the tree's CPU time");
+}
+
+#[test]
+fn a_tree_is_its_root_and_every_descendant() {
+    let mut children: BTreeMap<libc::pid_t, Vec<libc::pid_t>> = BTreeMap::new();
+    children.insert(1, vec![10, 20]);
+    children.insert(10, vec![12, 11]);
+    children.insert(20, vec![]);
+    children.insert(30, vec![31]);
+    assert_eq!(descendants(10, &children), [10, 11, 12]);
+    assert_eq!(descendants(1, &children), [1, 10, 11, 12, 20]);
+    assert_eq!(descendants(31, &children), [31]);
+    // A parent field after a command name with spaces and parentheses.
+    assert_eq!(parent_of("42 (a b) c) S 7 42 42 0"), Some(7));
+    assert_eq!(parent_of("garbage"), None);
+    let me = std::process::id() as libc::pid_t;
+    assert_eq!(tree_of(me).unwrap()[0], me);
+    assert!(format!("{:#}", tree_of(i32::MAX - 7).unwrap_err()).contains("no such process"));
+    let t = Tree {
+        processes: 3,
+        threads: 5,
+        started: 1,
+    };
+    assert_eq!(
+        t.describe(),
+        "3 processes, 5 threads (1 process started during the window)"
+    );
+}
+
+#[test]
 fn a_missing_process_and_a_missing_tracefs_are_said_plainly() {
     let e = threads_of(i32::MAX - 7).unwrap_err();
     assert!(format!("{e:#}").contains("no such process"), "{e:#}");

@@ -94,7 +94,7 @@ pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
         ],
     );
     t.group = Some(2);
-    for c in with {
+    for c in &with {
         for f in &c.client_metrics {
             let o = &f.change_pct;
             let treatment = paired_treatment(f);
@@ -127,13 +127,37 @@ pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
          figures (the verdict above is the run time's). better: which direction is better for \
          that figure (a fall in requests/s is a cost, a rise in latency is).",
     );
+    if with
+        .iter()
+        .any(|c| c.client_metrics.iter().any(|f| is_server_cpu(&f.name)))
+    {
+        t.footer(
+            "server.*_ms_per_run: the server's CPU time per client run, its whole process \
+             group's (user, system, and their sum), from /proc's clock ticks; paired like the \
+             client's figures, so it has an interval: the figure `secperf predict --pid` of \
+             the server is checked against.",
+        );
+    }
     Some(t)
+}
+
+/// Whether a figure is the server's CPU time, not the client's.
+fn is_server_cpu(name: &str) -> bool {
+    name.starts_with("server.")
 }
 
 /// The client figures of every comparison that has them.
 pub fn client_metrics(doc: &RunDoc, m: &mut dyn Markup) {
     if let Some(t) = client_metrics_table(doc) {
-        m.heading("The client's figures");
+        let server = doc
+            .comparisons
+            .iter()
+            .any(|c| c.client_metrics.iter().any(|f| is_server_cpu(&f.name)));
+        m.heading(if server {
+            "The client's figures and the server's CPU"
+        } else {
+            "The client's figures"
+        });
         m.table(&t);
     }
 }
