@@ -121,22 +121,44 @@ impl SyscallCounters {
     /// Counters on each of `tids` (with inherit: threads and processes
     /// they start later are counted into them when they exit), disabled.
     pub fn open(events: Vec<SyscallEvent>, tids: &[libc::pid_t]) -> Result<SyscallCounters> {
+        Self::open_where(events, tids, &|_| true)
+    }
+
+    /// As [`SyscallCounters::open`], except that a thread that is gone
+    /// before its counters open (ESRCH) is left out when `required` says
+    /// it may be: a server's short-lived children come and go between
+    /// listing a tree and counting it.
+    pub fn open_where(
+        events: Vec<SyscallEvent>,
+        tids: &[libc::pid_t],
+        required: &dyn Fn(libc::pid_t) -> bool,
+    ) -> Result<SyscallCounters> {
         raise_fd_limit(events.len() * tids.len() + 64);
         let mut counters = Vec::with_capacity(tids.len());
-        for &tid in tids {
+        'threads: for &tid in tids {
             let mut per = Vec::with_capacity(events.len());
             for e in &events {
-                let c = Builder::new(Tracepoint::with_id(e.id))
+                let built = Builder::new(Tracepoint::with_id(e.id))
                     .observe_pid(tid)
                     .any_cpu()
                     .inherit(true)
-                    .build()
-                    .map_err(|err| open_error(err, &e.name, tid))?;
-                per.push(c);
+                    .build();
+                match built {
+                    Ok(c) => per.push(c),
+                    Err(err) if err.raw_os_error() == Some(libc::ESRCH) && !required(tid) => {
+                        continue 'threads;
+                    }
+                    Err(err) => return Err(open_error(err, &e.name, tid)),
+                }
             }
             counters.push(per);
         }
         Ok(SyscallCounters { events, counters })
+    }
+
+    /// The threads counted.
+    pub fn threads(&self) -> usize {
+        self.counters.len()
     }
 
     pub fn enable(&mut self) -> Result<()> {
@@ -478,7 +500,11 @@ pub fn count_pid(
             Err(_) => {}
         }
     }
-    let mut counters = SyscallCounters::open(events, &tids)?;
+    // The target's own threads must be counted; a descendant's may be gone
+    // by now (what it did is then in its parent's counts, by inherit, only
+    // if it was started during the window).
+    let own = threads_of(pid)?;
+    let mut counters = SyscallCounters::open_where(events, &tids, &|t| own.contains(&t))?;
     let cpu_before = tree_cpu_ns(&before);
     let started = std::time::Instant::now();
     counters.enable()?;
@@ -497,7 +523,7 @@ pub fn count_pid(
     let cpu_after = tree_cpu_ns(&after);
     let tree = Tree {
         processes: before.len(),
-        threads: tids.len(),
+        threads: counters.threads(),
         started: after.iter().filter(|p| !before.contains(p)).count(),
     };
     Ok((
