@@ -80,12 +80,18 @@ pub fn hodges_lehmann_pct(baseline: &[f64], treatment: &[f64]) -> f64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OverheadPct {
     /// (exp(median of ln(treatment/baseline)) - 1) * 100.
+    #[serde(deserialize_with = "crate::stats::estimate::nan_if_null")]
     pub estimate: f64,
-    /// Lower bound of the bootstrap confidence interval, percent.
+    /// Lower bound of the confidence interval, percent. An interval too
+    /// few pairs cannot bound is infinite, which JSON writes as null and
+    /// reads back as infinite again.
+    #[serde(deserialize_with = "crate::stats::estimate::neg_inf_if_null")]
     pub ci_low: f64,
-    /// Upper bound of the bootstrap confidence interval, percent.
+    /// Upper bound of the confidence interval, percent.
+    #[serde(deserialize_with = "crate::stats::estimate::inf_if_null")]
     pub ci_high: f64,
-    /// Two-sided Wilcoxon signed-rank p-value of the log-ratios.
+    /// Two-sided p-value of the log-ratios.
+    #[serde(deserialize_with = "crate::stats::estimate::nan_if_null")]
     pub p_value: f64,
     pub verdict: Verdict,
 }
@@ -545,5 +551,20 @@ mod tests {
             prop_assert!(o.ci_low <= o.estimate && o.estimate <= o.ci_high, "{o:?}");
             prop_assert!((0.0..=1.0).contains(&o.p_value));
         }
+    }
+
+    #[test]
+    fn an_unbounded_interval_survives_json() {
+        let o = OverheadPct {
+            estimate: 0.0,
+            ci_low: -100.0,
+            ci_high: f64::INFINITY,
+            p_value: 1.0,
+            verdict: Verdict::NoChange,
+        };
+        let text = serde_json::to_string(&o).unwrap();
+        assert!(text.contains("\"ci_high\":null"), "{text}");
+        let back: OverheadPct = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, o);
     }
 }

@@ -710,9 +710,29 @@ fn comparisons_round_trip_and_cascade() {
     a.folded[1].insert("a;b;c".into(), 11);
     profiled.attribution = Some(a);
     store.add_comparison(run_id, &profiled).unwrap();
+    // A client figure whose interval too few pairs left unbounded: its
+    // infinite end goes into JSON as null and comes back infinite (it
+    // once made the run unreadable).
+    let mut unbounded = c.clone();
+    unbounded.client_metrics = vec![crate::model::MetricChange {
+        name: "latency_p50_ms".into(),
+        higher_is_better: false,
+        baseline: 0.75,
+        treatment: 0.75,
+        change_pct: crate::stats::paired::OverheadPct {
+            estimate: 0.0,
+            ci_low: -100.0,
+            ci_high: f64::INFINITY,
+            p_value: 1.0,
+            verdict: crate::stats::paired::Verdict::NoChange,
+        },
+        pairs: 2,
+    }];
+    store.add_comparison(run_id, &unbounded).unwrap();
     store.finish_run(run_id).unwrap();
     let loaded = store.load_run(run_id).unwrap();
     assert_eq!(loaded.comparisons[0], c);
+    assert_eq!(loaded.comparisons[2], unbounded);
     let back = loaded.comparisons[1]
         .attribution
         .clone()

@@ -133,9 +133,10 @@ pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
     {
         t.footer(
             "server.*_ms_per_run: the server's CPU time per client run, its whole process \
-             group's (user, system, and their sum), from /proc's clock ticks; paired like the \
-             client's figures, so it has an interval: the figure `secperf predict --pid` of \
-             the server is checked against.",
+             group's: cpu exact (each process's CPU clock), user and system its split in the \
+             proportion of /proc's clock ticks; paired like the client's figures, so it has \
+             an interval: the figure `secperf predict --pid` of the server is checked \
+             against.",
         );
     }
     Some(t)

@@ -16,10 +16,16 @@ pub(super) fn stat_fields(stat: &str) -> Option<Vec<&str>> {
 /// The server's CPU time so far, user and system, in ns: every process of
 /// its group (the server and the children it keeps, such as nginx's
 /// workers or PostgreSQL's auxiliary processes), their threads, and the
-/// children they reaped (`utime + cutime`, `stime + cstime` of each).
-/// `members` caches the group's pids: the whole of /proc is scanned only
-/// when one of them is gone or has left the group (a child that exited
-/// and was reaped is then in its parent's `cutime`).
+/// children they reaped. `members` caches the group's pids: the whole of
+/// /proc is scanned only when one of them is gone or has left the group
+/// (a child that exited and was reaped is then in its parent's `cutime`).
+///
+/// Their sum is exact: each process's CPU clock (`clock_getcpuclockid`,
+/// the scheduler's ns over all its threads, exited ones included), where
+/// `/proc/PID/stat` counts 10 ms clock ticks, too coarse for a client run
+/// of a few hundred ms. The split between user and system is the ticks'
+/// proportion (all system while no tick has been counted); what reaped
+/// children used is known in ticks only.
 pub(super) fn server_cpu_ns(
     pgid: libc::pid_t,
     members: &mut Vec<libc::pid_t>,
@@ -27,7 +33,9 @@ pub(super) fn server_cpu_ns(
     // SAFETY: sysconf has no memory effects.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     let ns_per_tick = 1e9 / if hz > 0 { hz as f64 } else { 100.0 };
-    let ticks = |pid: libc::pid_t| -> Option<(u64, u64)> {
+    // Per process: its own user and system ticks, its reaped children's,
+    // and its exact CPU time in ns.
+    let of = |pid: libc::pid_t| -> Option<Times> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         let f = stat_fields(&stat)?;
         // pgrp is field 5 (f[2]); utime, stime, cutime, cstime fields
@@ -36,13 +44,19 @@ pub(super) fn server_cpu_ns(
         if f.get(2).and_then(|g| g.parse::<i32>().ok()) != Some(pgid) {
             return None;
         }
-        Some((at(11)? + at(13)?, at(12)? + at(14)?))
+        let (user, sys) = (at(11)?, at(12)?);
+        Some(Times {
+            user,
+            sys,
+            children_user: at(13)?,
+            children_sys: at(14)?,
+            exact_ns: cpu_clock_ns(pid).unwrap_or(((user + sys) as f64 * ns_per_tick) as u64),
+        })
     };
     let sum = |members: &[libc::pid_t]| {
-        members.iter().try_fold((0u64, 0u64), |(u, s), &pid| {
-            let (pu, ps) = ticks(pid)?;
-            Some((u + pu, s + ps))
-        })
+        members
+            .iter()
+            .try_fold(Times::default(), |t, &pid| Some(t.add(&of(pid)?)))
     };
     let total = match sum(members) {
         Some(t) if !members.is_empty() => t,
@@ -51,8 +65,66 @@ pub(super) fn server_cpu_ns(
             sum(members)?
         }
     };
-    let ns = |t: u64| (t as f64 * ns_per_tick) as u64;
-    Some((ns(total.0), ns(total.1)))
+    Some(total.split(ns_per_tick))
+}
+
+/// CPU times of some processes: clock ticks, and exact ns of their own.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Times {
+    user: u64,
+    sys: u64,
+    children_user: u64,
+    children_sys: u64,
+    exact_ns: u64,
+}
+
+impl Times {
+    fn add(&self, o: &Times) -> Times {
+        Times {
+            user: self.user + o.user,
+            sys: self.sys + o.sys,
+            children_user: self.children_user + o.children_user,
+            children_sys: self.children_sys + o.children_sys,
+            exact_ns: self.exact_ns + o.exact_ns,
+        }
+    }
+
+    /// User and system ns: the exact own time split as the ticks are
+    /// (all system before any tick), plus the reaped children's ticks.
+    fn split(&self, ns_per_tick: f64) -> (u64, u64) {
+        let ticks = self.user + self.sys;
+        let user_share = if ticks == 0 {
+            0.0
+        } else {
+            self.user as f64 / ticks as f64
+        };
+        let own_user = (self.exact_ns as f64 * user_share) as u64;
+        let own_sys = self.exact_ns - own_user;
+        let ns = |t: u64| (t as f64 * ns_per_tick) as u64;
+        (
+            own_user + ns(self.children_user),
+            own_sys + ns(self.children_sys),
+        )
+    }
+}
+
+/// A process's CPU time in ns, all its threads (exited ones included),
+/// from its CPU clock; None when it is gone.
+fn cpu_clock_ns(pid: libc::pid_t) -> Option<u64> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: a valid out-pointer; pid is a plain number.
+    if unsafe { libc::clock_getcpuclockid(pid, &mut clock) } != 0 {
+        return None;
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a clock id the kernel gave, a valid out-pointer.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// Every process in `pgid`'s group, from /proc.
@@ -126,4 +198,47 @@ fn only_zombies(pgid: libc::pid_t) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exact_time_is_split_as_the_ticks_are_and_children_are_added() {
+        let t = Times {
+            user: 1,
+            sys: 3,
+            children_user: 2,
+            children_sys: 0,
+            exact_ns: 40_000_000,
+        };
+        // 40 ms split 1:3, plus 2 ticks of 10 ms of reaped children.
+        assert_eq!(t.split(10_000_000.0), (30_000_000, 30_000_000));
+        let none = Times {
+            exact_ns: 3_000_000,
+            ..Times::default()
+        };
+        assert_eq!(none.split(10_000_000.0), (0, 3_000_000));
+    }
+
+    #[test]
+    fn a_process_cpu_clock_is_exact_and_counts_its_threads() {
+        let me = std::process::id() as libc::pid_t;
+        let before = cpu_clock_ns(me).unwrap();
+        // Burn about 20 ms of CPU in another thread.
+        std::thread::spawn(|| {
+            let t = std::time::Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < std::time::Duration::from_millis(20) {
+                x = x.wrapping_add(std::hint::black_box(1));
+            }
+            x
+        })
+        .join()
+        .unwrap();
+        let used = cpu_clock_ns(me).unwrap() - before;
+        assert!(used >= 15_000_000, "{used} ns");
+        assert!(cpu_clock_ns(i32::MAX - 7).is_none());
+    }
 }

@@ -1,0 +1,123 @@
+#!/bin/bash
+# Predictions for busy servers, checked against the A/B (docs/findings.md,
+# "Busy servers: the prediction against the A/B"). For each server and
+# policy:
+#   1. the prediction: the server started with no policy, its load
+#      client run in a loop, and `secperf predict -m POLICY --pid SERVER
+#      --for $WINDOW` while it serves (read-only);
+#   2. the A/B: `secperf overhead -m POLICY --server SERVER -- CLIENT`,
+#      whose server.cpu_ms_per_run figure is the server's CPU time per
+#      client run, baseline and treatment, with a paired interval.
+# The prediction's added % of the server's CPU is read against the A/B's
+# server CPU change.
+#
+# Usage: bash docs/scripts/servers.sh [SERVER...]   (redis nginx postgres)
+# As root. Needs redis-server/redis-benchmark, nginx/ab, PostgreSQL's
+# server and pgbench, and the policy files below (.ci/run fetches the
+# STIG rules and Docker's profile). Every figure goes to $OUT (one JSON
+# file per case) and into $DB.
+set -euo pipefail
+
+SECPERF=${SECPERF:-secperf}
+OUT=${OUT:-/tmp/secperf-servers}
+DB=${DB:-$OUT/servers.db}
+WINDOW=${WINDOW:-10}
+STIG_RULES=${STIG_RULES:-/tmp/secperf-auditd-examples/usr/share/doc/auditd/examples/rules/30-stig.rules}
+DOCKER_PROFILE=${DOCKER_PROFILE:-/tmp/secperf-docker-profile/default.json}
+mkdir -p "$OUT"
+
+# predict counts through tracefs: mount it for the run, and unmount it
+# after if it was not mounted before.
+if ! mountpoint -q /sys/kernel/tracing; then
+    mount -t tracefs nodev /sys/kernel/tracing
+    trap 'umount /sys/kernel/tracing' EXIT
+fi
+
+# Debian's STIG rules, less the NetworkManager line (no such directory here).
+grep -v -i networkmanager "$STIG_RULES" > "$OUT/stig-here.rules"
+policies=(
+    "audit:rules=$OUT/stig-here.rules"
+    "seccomp:profile=$DOCKER_PROFILE"
+    "landlock:ro=/usr:/etc:/lib:/proc,rw=/tmp:/dev:/run"
+)
+
+# Each server: its command, how secperf knows it is ready, its client.
+server_cmd() {
+    case $1 in
+    redis) echo "redis-server --port 6390 --save '' --appendonly no" ;;
+    nginx)
+        mkdir -p /tmp/secperf-nginx/www /tmp/secperf-nginx/logs
+        echo hello > /tmp/secperf-nginx/www/index.html
+        cat > /tmp/secperf-nginx/nginx.conf <<'EOF'
+worker_processes 2;
+pid /tmp/secperf-nginx/nginx.pid;
+error_log /tmp/secperf-nginx/logs/error.log;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path /tmp/secperf-nginx/body;
+    proxy_temp_path /tmp/secperf-nginx/proxy;
+    fastcgi_temp_path /tmp/secperf-nginx/fastcgi;
+    uwsgi_temp_path /tmp/secperf-nginx/uwsgi;
+    scgi_temp_path /tmp/secperf-nginx/scgi;
+    server { listen 127.0.0.1:8089; root /tmp/secperf-nginx/www; }
+}
+EOF
+        echo "nginx -c /tmp/secperf-nginx/nginx.conf -g 'daemon off;'"
+        ;;
+    *) echo "unknown server $1" >&2; exit 2 ;;
+    esac
+}
+ready_of() {
+    case $1 in
+    redis) echo tcp:6390 ;;
+    nginx) echo tcp:8089 ;;
+    esac
+}
+client_cmd() {
+    case $1 in
+    redis) echo "redis-benchmark -p 6390 -n 20000 -t get,set --csv" ;;
+    nginx) echo "ab -n 4000 -c 10 http://127.0.0.1:8089/" ;;
+    esac
+}
+
+# The prediction: the server unconfined, loaded, counted from outside.
+predict_case() {
+    local server=$1 policy=$2 tag=$3
+    local port=${4#tcp:}
+    eval "setsid $(server_cmd "$server") >/dev/null 2>&1 &"
+    local pid=$!
+    for _ in $(seq 100); do
+        (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
+        sleep 0.1
+    done
+    (while :; do eval "$(client_cmd "$server")" >/dev/null 2>&1; done) &
+    local load=$!
+    sleep 1
+    "$SECPERF" --db "$DB" predict -m "$policy" --pid "$pid" --for "$WINDOW" --json \
+        > "$OUT/$tag.predict.json" || true
+    kill "$load" 2>/dev/null || true
+    wait "$load" 2>/dev/null || true
+    kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# The A/B: the server under the policy in one half of each pair.
+ab_case() {
+    local server=$1 policy=$2 tag=$3
+    "$SECPERF" --db "$DB" --json overhead -m "$policy" --server "$(server_cmd "$server")" \
+        --ready "$(ready_of "$server")" -- $(client_cmd "$server") > "$OUT/$tag.ab.json"
+}
+
+servers=("$@")
+[ ${#servers[@]} -gt 0 ] || servers=(redis nginx)
+for s in "${servers[@]}"; do
+    for p in "${policies[@]}"; do
+        tag="$s-${p%%:*}"
+        echo "== $tag: predict"
+        predict_case "$s" "$p" "$tag" "$(ready_of "$s")"
+        echo "== $tag: A/B"
+        ab_case "$s" "$p" "$tag"
+    done
+done
+echo "Figures in $OUT; runs in $DB"
