@@ -11,7 +11,8 @@
 # The prediction's added % of the server's CPU is read against the A/B's
 # server CPU change.
 #
-# Usage: bash docs/scripts/servers.sh [SERVER...]   (redis nginx postgres)
+# Usage: bash docs/scripts/servers.sh [SERVER...]   (redis nginx postgres;
+# default: all three)
 # As root. Needs redis-server/redis-benchmark, nginx/ab, PostgreSQL's
 # server and pgbench, and the policy files below (.ci/run fetches the
 # STIG rules and Docker's profile). Every figure goes to $OUT (one JSON
@@ -40,6 +41,8 @@ policies=(
     "seccomp:profile=$DOCKER_PROFILE"
     "landlock:ro=/usr:/etc:/lib:/proc,rw=/tmp:/dev:/run"
 )
+# Each case's stderr (what predict counted, the A/B's progress) goes to
+# $OUT/TAG.*.err.
 
 # Each server: its command, how secperf knows it is ready, its client.
 server_cmd() {
@@ -65,6 +68,23 @@ http {
 EOF
         echo "nginx -c /tmp/secperf-nginx/nginx.conf -g 'daemon off;'"
         ;;
+    postgres)
+        # As the postgres user (PostgreSQL refuses root), in its own
+        # cluster under /tmp, initialised with pgbench's tables once.
+        local bin
+        bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+        if [ ! -d /tmp/secperf-pg/data ]; then
+            mkdir -p /tmp/secperf-pg && chown postgres: /tmp/secperf-pg
+            runuser -u postgres -- "$bin/initdb" -D /tmp/secperf-pg/data -A trust >/dev/null
+            runuser -u postgres -- "$bin/pg_ctl" -D /tmp/secperf-pg/data -w -o \
+                "-p 5499 -k /tmp/secperf-pg -c listen_addresses=127.0.0.1" start >/dev/null
+            runuser -u postgres -- "$bin/createdb" -h 127.0.0.1 -p 5499 bench
+            "$bin/pgbench" -h 127.0.0.1 -p 5499 -U postgres -i -s 2 -q bench >/dev/null 2>&1
+            runuser -u postgres -- "$bin/pg_ctl" -D /tmp/secperf-pg/data -w stop >/dev/null
+        fi
+        echo "setpriv --reuid=postgres --regid=postgres --clear-groups -- $bin/postgres \
+-D /tmp/secperf-pg/data -p 5499 -k /tmp/secperf-pg -c listen_addresses=127.0.0.1"
+        ;;
     *) echo "unknown server $1" >&2; exit 2 ;;
     esac
 }
@@ -72,12 +92,17 @@ ready_of() {
     case $1 in
     redis) echo tcp:6390 ;;
     nginx) echo tcp:8089 ;;
+    postgres) echo tcp:5499 ;;
     esac
 }
 client_cmd() {
     case $1 in
     redis) echo "redis-benchmark -p 6390 -n 20000 -t get,set --csv" ;;
     nginx) echo "ab -n 4000 -c 10 http://127.0.0.1:8089/" ;;
+    postgres)
+        echo "$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/pgbench -h 127.0.0.1 \
+-p 5499 -U postgres -n -S -c 4 -t 500 bench"
+        ;;
     esac
 }
 
@@ -85,7 +110,9 @@ client_cmd() {
 predict_case() {
     local server=$1 policy=$2 tag=$3
     local port=${4#tcp:}
-    eval "setsid $(server_cmd "$server") >/dev/null 2>&1 &"
+    local cmd
+    cmd=$(server_cmd "$server")
+    eval "setsid $cmd >/dev/null 2>&1 &"
     local pid=$!
     for _ in $(seq 100); do
         (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break
@@ -95,7 +122,7 @@ predict_case() {
     local load=$!
     sleep 1
     "$SECPERF" --db "$DB" predict -m "$policy" --pid "$pid" --for "$WINDOW" --json \
-        > "$OUT/$tag.predict.json" || true
+        > "$OUT/$tag.predict.json" 2> >(tee "$OUT/$tag.predict.err" >&2) || true
     kill "$load" 2>/dev/null || true
     wait "$load" 2>/dev/null || true
     kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
@@ -105,12 +132,15 @@ predict_case() {
 # The A/B: the server under the policy in one half of each pair.
 ab_case() {
     local server=$1 policy=$2 tag=$3
-    "$SECPERF" --db "$DB" --json overhead -m "$policy" --server "$(server_cmd "$server")" \
+    local cmd
+    cmd=$(server_cmd "$server")
+    # shellcheck disable=SC2046 # the client's words, split
+    "$SECPERF" --db "$DB" --json overhead -m "$policy" --server "$cmd" \
         --ready "$(ready_of "$server")" -- $(client_cmd "$server") > "$OUT/$tag.ab.json"
 }
 
 servers=("$@")
-[ ${#servers[@]} -gt 0 ] || servers=(redis nginx)
+[ ${#servers[@]} -gt 0 ] || servers=(redis nginx postgres)
 for s in "${servers[@]}"; do
     for p in "${policies[@]}"; do
         tag="$s-${p%%:*}"
