@@ -92,7 +92,16 @@ ready_of() {
     case $1 in
     redis) echo tcp:6390 ;;
     nginx) echo tcp:8089 ;;
-    postgres) echo tcp:5499 ;;
+    # PostgreSQL accepts connections before it can serve them ("the
+    # database system is starting up"): a fixed wait instead.
+    postgres) echo delay:3000 ;;
+    esac
+}
+port_of() {
+    case $1 in
+    redis) echo 6390 ;;
+    nginx) echo 8089 ;;
+    postgres) echo 5499 ;;
     esac
 }
 client_cmd() {
@@ -109,7 +118,7 @@ client_cmd() {
 # The prediction: the server unconfined, loaded, counted from outside.
 predict_case() {
     local server=$1 policy=$2 tag=$3
-    local port=${4#tcp:}
+    local port=$4
     local cmd
     cmd=$(server_cmd "$server")
     eval "setsid $cmd >/dev/null 2>&1 &"
@@ -120,7 +129,7 @@ predict_case() {
     done
     (while :; do eval "$(client_cmd "$server")" >/dev/null 2>&1; done) &
     local load=$!
-    sleep 1
+    sleep 3
     "$SECPERF" --db "$DB" predict -m "$policy" --pid "$pid" --for "$WINDOW" --json \
         > "$OUT/$tag.predict.json" 2> >(tee "$OUT/$tag.predict.err" >&2) || true
     kill "$load" 2>/dev/null || true
@@ -145,7 +154,7 @@ for s in "${servers[@]}"; do
     for p in "${policies[@]}"; do
         tag="$s-${p%%:*}"
         echo "== $tag: predict"
-        predict_case "$s" "$p" "$tag" "$(ready_of "$s")"
+        predict_case "$s" "$p" "$tag" "$(port_of "$s")"
         echo "== $tag: A/B"
         ab_case "$s" "$p" "$tag"
     done

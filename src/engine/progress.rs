@@ -45,9 +45,9 @@ pub fn pace_line(done: u64, total: u64, elapsed: Duration, slice_ms: f64) -> Opt
     let left_s = took_s / done as f64 * total.saturating_sub(done) as f64;
     Some(format!(
         "slower than planned: {done} of {total} slices took {took_s:.0} s, where the plan \
-         counted {planned_s:.0} s of slices; starting tasks and switching mechanisms cost \
-         more here than the slices themselves (an emulated guest, a slow command); at this \
-         pace at most about {left_s:.0} s more"
+         counted {planned_s:.0} s of slices: what each half does besides its slices \
+         (starting tasks or a server, switching mechanisms, an emulated guest) costs more \
+         here; at this pace at most about {left_s:.0} s more"
     ))
 }
 

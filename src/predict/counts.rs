@@ -523,7 +523,8 @@ pub fn count_pid(
     let cpu_after = tree_cpu_ns(&after);
     let tree = Tree {
         processes: before.len(),
-        threads: counters.threads(),
+        threads: tids.len(),
+        gone: tids.len() - counters.threads(),
         started: after.iter().filter(|p| !before.contains(p)).count(),
     };
     Ok((
@@ -543,6 +544,9 @@ pub fn count_pid(
 pub struct Tree {
     pub processes: usize,
     pub threads: usize,
+    /// Threads listed but gone before their counters opened (short-lived
+    /// children): not counted.
+    pub gone: usize,
     pub started: usize,
 }
 
@@ -556,11 +560,22 @@ impl Tree {
             self.threads,
             if self.threads == 1 { "" } else { "s" }
         );
+        let mut notes = Vec::new();
+        if self.gone > 0 {
+            notes.push(if self.gone == 1 {
+                "1 thread gone before it could be counted".to_string()
+            } else {
+                format!("{} threads gone before they could be counted", self.gone)
+            });
+        }
         if self.started > 0 {
-            s.push_str(&format!(
-                " ({} started during the window)",
+            notes.push(format!(
+                "{} started during the window",
                 n(self.started, "process")
             ));
+        }
+        if !notes.is_empty() {
+            s.push_str(&format!(" ({})", notes.join("; ")));
         }
         s
     }

@@ -222,11 +222,22 @@ fn a_tree_is_its_root_and_every_descendant() {
     let t = Tree {
         processes: 3,
         threads: 5,
+        gone: 0,
         started: 1,
     };
     assert_eq!(
         t.describe(),
         "3 processes, 5 threads (1 process started during the window)"
+    );
+    let t = Tree {
+        processes: 8,
+        threads: 8,
+        gone: 2,
+        started: 0,
+    };
+    assert_eq!(
+        t.describe(),
+        "8 processes, 8 threads (2 threads gone before they could be counted)"
     );
 }
 
