@@ -883,34 +883,17 @@ fn scan(
                     let up = (i..k).filter(|&j| ident(j) == Some("super")).count();
                     here[..here.len() - up].to_vec()
                 };
-                for (path, line) in follow(&t, k, base) {
-                    out.paths.push((path, line, in_test));
-                }
+                let paths = follow(&t, k, base);
                 if at_root && !module.is_empty() {
-                    let mut names = Vec::new();
-                    if punct(k, '{') {
-                        // `crate::{a::x, b}`: the first name of each item.
-                        let (mut depth, mut first) = (0, true);
-                        while k < t.len() {
-                            match &t[k].0 {
-                                Tok::Punct('{') => depth += 1,
-                                Tok::Punct('}') => {
-                                    depth -= 1;
-                                    if depth == 0 {
-                                        break;
-                                    }
-                                }
-                                Tok::Punct(',') if depth == 1 => first = true,
-                                Tok::Ident(n) if depth == 1 && first => {
-                                    names.push((n.clone(), t[k].1));
-                                    first = false;
-                                }
-                                _ => {}
-                            }
-                            k += 1;
+                    // The top-level module (or exported macro) each path
+                    // names: `crate::{a::x, b}` names a and b.
+                    let mut names: Vec<(String, usize)> = Vec::new();
+                    for (p, line) in &paths {
+                        if let Some(n) = p.first()
+                            && !names.iter().any(|(m, _)| m == n)
+                        {
+                            names.push((n.clone(), *line));
                         }
-                    } else if let Some(n) = ident(k) {
-                        names.push((n.to_string(), line));
                     }
                     for (n, line) in names {
                         let to = if top.is_empty() || top.contains(&n) {
@@ -930,6 +913,9 @@ fn scan(
                             });
                         }
                     }
+                }
+                for (path, line) in paths {
+                    out.paths.push((path, line, in_test));
                 }
                 // Go on after the root; a group's braces are seen as a Group.
                 i += 1;

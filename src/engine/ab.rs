@@ -215,17 +215,12 @@ fn metric_changes(design: &Design, pair_data: &[PairData]) -> Vec<MetricChange> 
                 .filter(|m| m.name == name && m.baseline > 0.0 && m.treatment > 0.0)
                 .map(|m| (m.baseline, m.treatment))
                 .unzip();
+            let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
             let change_pct = match &design.stop {
-                Some(rule) => {
-                    let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
-                    sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test)
-                }
+                Some(rule) => sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test),
                 // The fixed design: the run time's method (the signed-rank
                 // test inverted, about the Hodges-Lehmann estimate).
-                None => {
-                    let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
-                    overhead_by_ranks(&r, PairedOpts::default().alpha)
-                }
+                None => overhead_by_ranks(&r, PairedOpts::default().alpha),
             }?;
             Some(MetricChange {
                 name: name.to_string(),
