@@ -109,6 +109,64 @@ fn overhead_json_carries_the_attribution() {
     );
 }
 
+#[test]
+fn a_servers_processes_are_what_is_profiled() {
+    let test = "a_servers_processes_are_what_is_profiled";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    // The server spins in user space; the task only waits for the client,
+    // which sleeps: every sample comes from the server.
+    let out = secperf(&db)
+        .args(["overhead", "-m", "seccomp:allow", "--no-control", "--json"])
+        .args(["--profile", "--profile-pairs", "2"])
+        .args(TINY)
+        .args([
+            "--server",
+            "sh -c 'while :; do :; done' secperf-test-profiled-server",
+            "--ready",
+            "delay:20",
+            "--",
+            "sleep",
+            "0.05",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let a = &v["comparisons"][0]["attribution"];
+    assert!(a.is_object(), "no attribution in {v}");
+    let notes: Vec<&str> = a["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if notes.iter().any(|n| n.starts_with("not profiled")) {
+        let reason = format!("the sample checks: {notes:?}");
+        skip_kernel_feature(test, "cpu-clock-sampling", &reason);
+        return;
+    }
+    assert_eq!(a["pairs"], 2, "{a}");
+    // A 50 ms client run at 4000 Hz on a spinning server: about 200
+    // samples a run, where the task's own would be a handful.
+    let total = a["samples"]["total"].as_u64().unwrap();
+    assert!(
+        total > 100,
+        "{total} samples: the server was not sampled ({a})"
+    );
+    let user = a["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "user space")
+        .unwrap_or_else(|| panic!("no user-space group in {a}"));
+    // Per operation the server's CPU time, not the client's 50 ms.
+    let per_op_ms = user["baseline_ns_per_op"].as_f64().unwrap() / 1e6;
+    assert!(per_op_ms > 10.0, "user space {per_op_ms} ms per run in {a}");
+}
+
 /// The example program built beside this test binary.
 fn access_loop() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;

@@ -186,7 +186,6 @@ impl OverheadArgs {
         let placement = self.placement.resolve("1")?;
         if self.command.server.is_some() {
             crate::workloads::service::check_placement(&placement.tasks, self.placement.mode)?;
-            crate::workloads::service::check_profile(self.profile.resolve()?.is_some())?;
         }
         Ok(OverheadRequest {
             mechanisms: self.mechanisms.clone(),

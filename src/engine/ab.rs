@@ -266,15 +266,19 @@ fn finish(
     stopped: Option<StopReason>,
 ) -> Result<Comparison> {
     let attribution = design.profile.map(|p| {
-        profile_pairs(
-            case,
-            design,
-            &p,
-            measurer,
-            on_tick,
-            arm_median(pair_data, |p| p.baseline_ns_per_op),
-            arm_median(pair_data, |p| p.treatment_ns_per_op),
-        )
+        // A workload whose processes are sampled (a server) is attributed
+        // their CPU time per operation, not the task's wall time.
+        let (baseline, treatment) = match case.workload.observed {
+            Some(_) => (
+                cpu_ns_per_op(&cpu[0]).unwrap_or(f64::NAN),
+                cpu_ns_per_op(&cpu[1]).unwrap_or(f64::NAN),
+            ),
+            None => (
+                arm_median(pair_data, |p| p.baseline_ns_per_op),
+                arm_median(pair_data, |p| p.treatment_ns_per_op),
+            ),
+        };
+        profile_pairs(case, design, &p, measurer, on_tick, baseline, treatment)
     });
     summarise(case, design, pair_data, cpu, stopped, attribution)
 }
@@ -352,6 +356,15 @@ fn median_child_cpu(halves: &[ChildCpu]) -> Option<ChildCpu> {
     })
 }
 
+/// Median CPU time per operation (user + system) of an arm's halves.
+fn cpu_ns_per_op(halves: &[ChildCpu]) -> Option<f64> {
+    let v: Vec<f64> = halves
+        .iter()
+        .map(|c| c.user_ns_per_op + c.sys_ns_per_op)
+        .collect();
+    crate::stats::median(&v)
+}
+
 /// Seeds the profiled pairs' coin apart from the timed pairs', so that
 /// `--profile` leaves the timed pairs' order (and estimate) as without it.
 const PROFILE_SEED: u64 = 0x7072_6f66_696c_6564;
@@ -376,6 +389,14 @@ fn profile_pairs(
         top_symbols: crate::profile::TOP_SYMBOLS,
     };
     let (symbols, mut notes) = crate::profile::readiness(opts.hz);
+    if case.workload.observed.is_some() && symbols.is_some() {
+        notes.push(
+            "the server's processes were sampled (every thread of its process group, on every \
+             CPU, and what they forked), not secperf's task: time per operation is the server's \
+             CPU time per client run, as server.cpu_ms_per_run"
+                .to_string(),
+        );
+    }
     let mut pairs = Vec::new();
     if let Some(symbols) = &symbols {
         let mut rng = Rng::new(design.seed ^ PROFILE_SEED);
@@ -383,9 +404,14 @@ fn profile_pairs(
             let mut halves: [HalfProfile; 2] = Default::default();
             for arm in order {
                 let half = profile_half(symbols, opts.hz, design.sample_ms, |observer| {
-                    measurer
-                        .half(case, design, arm, observer, on_tick)
-                        .map(|h| h.ns_per_op)
+                    let h = measurer.half(case, design, arm, observer, on_tick)?;
+                    match case.workload.observed {
+                        Some(_) => h
+                            .child_cpu
+                            .map(|c| c.user_ns_per_op + c.sys_ns_per_op)
+                            .context("the sampled processes' CPU time was not read"),
+                        None => Ok(h.ns_per_op),
+                    }
                 });
                 match half {
                     Ok(half) => halves[(arm == Arm::Treatment) as usize] = half,

@@ -79,9 +79,18 @@ impl HalfProfiler {
 }
 
 impl Observer for HalfProfiler {
-    fn ready(&mut self, tids: &[i32], cpus: &[Option<usize>]) -> Result<()> {
+    fn ready(&mut self, tids: &[i32], cpus: &[Option<usize>], follow: bool) -> Result<()> {
         self.bpf = BpfSymbols::snapshot();
-        self.sampler = Some(TaskSampler::open(tids, cpus, self.hz, self.drain_ms)?);
+        if follow && tids.is_empty() {
+            anyhow::bail!("the processes to sample were not found (the server had exited?)");
+        }
+        self.sampler = Some(TaskSampler::open(
+            tids,
+            cpus,
+            follow,
+            self.hz,
+            self.drain_ms,
+        )?);
         Ok(())
     }
 

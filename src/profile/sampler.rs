@@ -7,7 +7,10 @@
 //! A task pinned to a CPU gets one event on that CPU with `inherit`, so the
 //! processes it forks (which keep its affinity) are sampled too, as `perf
 //! record` does; an unpinned task gets one event that follows the task
-//! itself on any CPU (the kernel refuses `inherit` there). Events are
+//! itself on any CPU (the kernel refuses `inherit` there). A server's
+//! threads (followed) get one event per online CPU each, with `inherit`,
+//! so the processes they fork while sampled (PostgreSQL's backends) are
+//! sampled too, as `perf record -p` does. Events are
 //! created disabled, enabled when the kept slices start, drained after
 //! every slice, and disabled when the last one ends.
 
@@ -97,15 +100,41 @@ pub fn explain_open_error(e: &std::io::Error) -> String {
 
 impl TaskSampler {
     /// Opens disabled events on tasks `tids`; `cpus[i]` is task i's CPU
-    /// when pinned.
+    /// when pinned; with `follow`, on every online CPU with `inherit`.
     pub fn open(
         tids: &[i32],
         cpus: &[Option<usize>],
+        follow: bool,
         hz: u64,
         drain_ms: u64,
     ) -> Result<TaskSampler> {
         let bytes = buffer_bytes(hz, drain_ms);
         let mut samplers = Vec::with_capacity(tids.len());
+        if follow {
+            let online = crate::sys::cpus::online_cpus().context("reading the online CPUs")?;
+            for &tid in tids {
+                for &cpu in &online {
+                    let mut b = builder(hz);
+                    b.observe_pid(tid).one_cpu(cpu).inherit(true);
+                    let counter = match b.build() {
+                        Ok(c) => c,
+                        // Gone since it was listed (a short-lived thread).
+                        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                        Err(e) => {
+                            return Err(anyhow::anyhow!(explain_open_error(&e)))
+                                .with_context(|| format!("sampling tid {tid} on CPU {cpu}"));
+                        }
+                    };
+                    samplers.push(counter.sampled(bytes).with_context(|| {
+                        format!("mapping a {bytes}-byte sample buffer for tid {tid}")
+                    })?);
+                }
+            }
+            return Ok(TaskSampler {
+                samplers,
+                raw: RawProfile::default(),
+            });
+        }
         for (i, &tid) in tids.iter().enumerate() {
             let mut b = builder(hz);
             b.observe_pid(tid);
@@ -250,7 +279,7 @@ mod tests {
             return;
         }
         let tid = crate::sys::gettid();
-        let mut s = TaskSampler::open(&[tid], &[None], 4000, 200).expect("open");
+        let mut s = TaskSampler::open(&[tid], &[None], false, 4000, 200).expect("open");
         s.enable().expect("enable");
         let start = std::time::Instant::now();
         while start.elapsed() < std::time::Duration::from_millis(100) {
@@ -268,5 +297,40 @@ mod tests {
         let total: u64 = s.raw.sites.values().sum();
         assert!(total > 50, "only {total} samples in 100 ms at 4000 Hz");
         assert!(kernel > 0, "no kernel call chain among {total} samples");
+    }
+
+    #[test]
+    fn followed_processes_are_sampled_with_the_children_they_fork() {
+        if let Some(why) = unavailable(4000) {
+            let test = "followed_processes_are_sampled_with_the_children_they_fork";
+            crate::testing::skip_kernel_feature(test, "cpu-clock-sampling", &why);
+            return;
+        }
+        // The shell waits on a pipe, then forks a subshell that spins: only
+        // the fork made after the events opened does the work.
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "read x; (i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done)",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let pid = child.id() as i32;
+        let mut s = TaskSampler::open(&[pid], &[], true, 4000, 200).expect("open");
+        s.enable().expect("enable");
+        {
+            use std::io::Write as _;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(b"go\n").expect("write");
+        }
+        assert!(child.wait().expect("wait").success());
+        s.disable().expect("disable");
+        s.drain();
+        let total: u64 = s.raw.sites.values().sum();
+        assert!(
+            total > 50,
+            "only {total} samples of the forked subshell's spin"
+        );
     }
 }

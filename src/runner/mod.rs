@@ -96,8 +96,10 @@ pub fn measure(
 /// measurement; an error stops it.
 pub trait Observer {
     /// Every task has prepared (its mechanism applied); none is released
-    /// yet. `cpus[i]` is task i's CPU when pinned.
-    fn ready(&mut self, tids: &[i32], cpus: &[Option<usize>]) -> Result<()>;
+    /// yet. `cpus[i]` is task i's CPU when pinned. With `follow`, `tids`
+    /// are the threads of processes a task started (a server's), to be
+    /// watched on every CPU with what they start.
+    fn ready(&mut self, tids: &[i32], cpus: &[Option<usize>], follow: bool) -> Result<()>;
     /// The warmup is over: the kept slices start now.
     fn keep(&mut self) -> Result<()>;
     /// A kept slice ended.
@@ -110,7 +112,7 @@ pub trait Observer {
 pub struct Unobserved;
 
 impl Observer for Unobserved {
-    fn ready(&mut self, _: &[i32], _: &[Option<usize>]) -> Result<()> {
+    fn ready(&mut self, _: &[i32], _: &[Option<usize>], _: bool) -> Result<()> {
         Ok(())
     }
     fn keep(&mut self) -> Result<()> {
@@ -218,7 +220,14 @@ pub fn measure_in(
             .collect();
         let task_cpus: Vec<Option<usize>> =
             (0..opts.tasks).map(|i| opts.cpus.get(i).copied()).collect();
-        observer.ready(&tids, &task_cpus)?;
+        match def.observed {
+            // The task's work runs in processes it started: watch those.
+            Some(observed) => {
+                let watched: Vec<i32> = tids.iter().flat_map(|&t| observed(t)).collect();
+                observer.ready(&watched, &vec![None; watched.len()], true)?;
+            }
+            None => observer.ready(&tids, &task_cpus, false)?,
+        }
         let read = |t_ns: u64| Snapshot {
             t_ns,
             ops: (0..opts.tasks)

@@ -107,6 +107,11 @@ pub trait Workload: Sized {
     /// the operation in progress. Saves up to one operation per half for
     /// workloads whose operation is long (a 100 ms tree walk).
     const KILL_AT_STOP: bool = false;
+    /// The threads `--profile` samples instead of the task's own, given
+    /// the task's pid (process mode), with the processes they start from
+    /// then on: for a workload whose work runs in processes the task
+    /// started (`service`'s server). None: the task itself.
+    const OBSERVED: Option<fn(libc::pid_t) -> Vec<i32>> = None;
 
     /// Checks parameter values before anything runs (a usage error names
     /// the valid range). Numbers are already known to parse.
@@ -161,6 +166,7 @@ pub struct WorkloadDef {
     pub kill_at_stop: bool,
     pub in_all: bool,
     pub child_cpu: bool,
+    pub observed: Option<fn(libc::pid_t) -> Vec<i32>>,
     pub validate: fn(&Params) -> Result<()>,
     pub setup: fn(&SetupCtx) -> Result<Setup>,
     /// The monomorphised task body (prepare, wait, loop, clean up).
@@ -187,6 +193,7 @@ pub const fn def<W: Workload>() -> WorkloadDef {
         kill_at_stop: W::KILL_AT_STOP,
         in_all: W::IN_ALL,
         child_cpu: W::CHILD_CPU,
+        observed: W::OBSERVED,
         validate: W::validate,
         setup: W::setup,
         task: task::task_body::<W>,

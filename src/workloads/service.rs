@@ -140,6 +140,7 @@ impl Workload for Service {
     const SLOW: bool = true;
     const IN_ALL: bool = false;
     const CHILD_CPU: bool = true;
+    const OBSERVED: Option<fn(libc::pid_t) -> Vec<i32>> = Some(group::server_threads);
     const PARAMS: &'static [ParamDef] = &[
         ParamDef {
             name: "server",
@@ -499,22 +500,6 @@ pub fn ready_of(params: &Params) -> Result<Ready> {
 
 /// A usage error unless the placement is one task in process mode (one
 /// server per half, on its address).
-/// `--profile` with `--server` is refused: the profiler samples secperf's
-/// own task, which only waits for each client run, and does not follow
-/// the server's processes, so its attribution would be empty (seen: "0
-/// samples per half").
-pub fn check_profile(profiled: bool) -> Result<()> {
-    if profiled {
-        crate::usage_bail!(
-            "--profile with --server: the profiler samples secperf's own task, which only waits \
-             for the client, not the server's processes, so it would attribute nothing; leave \
-             out --profile, and profile the server with `perf record -g -p PID` (its pid) \
-             while `overhead --server` runs"
-        );
-    }
-    Ok(())
-}
-
 pub fn check_placement(tasks: &[usize], mode: crate::model::Mode) -> Result<()> {
     if tasks != [1] {
         crate::usage_bail!(

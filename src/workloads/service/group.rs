@@ -127,6 +127,46 @@ fn cpu_clock_ns(pid: libc::pid_t) -> Option<u64> {
     Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// Every thread of the server started by task process `task` (its child
+/// that leads a process group of its own) and of the processes in that
+/// group: what `--profile` samples in a service's half, since the task
+/// only relays between the client and the server. Empty when the task has
+/// no such child.
+pub fn server_threads(task: libc::pid_t) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let server = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .find(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let f = stat_fields(&stat)?;
+                    Some(
+                        f.get(1)?.parse::<i32>().ok()? == task
+                            && f.get(2)?.parse::<i32>().ok()? == pid,
+                    )
+                })
+                .unwrap_or(false)
+        });
+    let Some(server) = server else {
+        return Vec::new();
+    };
+    group_members(server)
+        .into_iter()
+        .flat_map(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Every process in `pgid`'s group, from /proc.
 pub(super) fn group_members(pgid: libc::pid_t) -> Vec<libc::pid_t> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
