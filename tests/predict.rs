@@ -117,10 +117,40 @@ fn a_command_is_priced_by_a_probe_measured_once_and_reused() {
     assert_eq!(probe["workload"], "open");
     assert_eq!(probe["pairs"], 10);
     let delta = probe["delta_ns_per_op"].as_f64().unwrap();
-    assert!((openat["ns_per_call"].as_f64().unwrap() - delta).abs() < 1e-6);
-    // Calls without a Landlock hook cost nothing; the total is the sum.
-    for l in lines.iter().filter(|l| l["class"] == "no Landlock hook") {
-        assert_eq!(l["cost_ns"].as_f64(), Some(0.0), "{l}");
+    // The cache-cold term, when ls spends enough CPU between calls: the
+    // sandbox on getppid, hot and with the reads, measured too, and
+    // charged to every call.
+    let cold = match p["cold"].as_object() {
+        Some(c) => {
+            let kib = c["touch_kib"].as_u64().unwrap();
+            assert!(kib.is_power_of_two() && (16..=4096).contains(&kib), "{p}");
+            let workloads: Vec<&str> = p["probes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|f| f["workload"].as_str())
+                .collect();
+            assert_eq!(
+                workloads,
+                ["open", "getppid", &format!("getppid touch_kib={kib}")],
+                "{p}"
+            );
+            c["ns_per_call"].as_f64().unwrap()
+        }
+        None => {
+            assert!(p["notes"].to_string().contains("no cache-cold term"), "{p}");
+            0.0
+        }
+    };
+    assert!((openat["ns_per_call"].as_f64().unwrap() - (delta + cold)).abs() < 1e-6);
+    // Calls without a Landlock hook cost the cold term only; the total is
+    // the sum.
+    for l in lines
+        .iter()
+        .filter(|l| l["class"].as_str().unwrap().starts_with("no Landlock hook"))
+    {
+        let want = l["count"].as_f64().unwrap() * cold;
+        assert!((l["cost_ns"].as_f64().unwrap() - want).abs() < 1e-6, "{l}");
     }
     let sum: f64 = lines.iter().map(|l| l["cost_ns"].as_f64().unwrap()).sum();
     let added = p["added_ns"].as_f64().unwrap();
@@ -132,12 +162,14 @@ fn a_command_is_priced_by_a_probe_measured_once_and_reused() {
     assert!(p["added_low_ns"].as_f64().unwrap() <= added);
     assert!(p["added_high_ns"].as_f64().unwrap() >= added);
 
-    // The probe is stored for this machine: not measured again.
-    let (text, err) = run(&[]);
+    // The probe is stored for this machine: not measured again. (Without
+    // the cold term: its probe follows the run's CPU time per call, which
+    // may round to another size.)
+    let (text, err) = run(&["--no-cold"]);
     assert!(!err.contains("measuring the cost model's probes"), "{err}");
     assert!(text.contains("predicted overhead of"), "{text}");
     assert!(text.contains("openat"), "{text}");
-    let (prom, _) = run(&["--format", "prometheus"]);
+    let (prom, _) = run(&["--format", "prometheus", "--no-cold"]);
     assert!(
         prom.contains("# TYPE secperf_predicted_overhead_ratio gauge"),
         "{prom}"

@@ -43,7 +43,11 @@ pub struct PredictArgs {
     #[arg(long, value_name = "PID")]
     pub pid: Option<i32>,
 
-    /// With --pid: how long to count, seconds [default: 10].
+    /// With --pid: how long to count, seconds [default: 10]: the first
+    /// third with one counter per thread (the target's CPU time per call),
+    /// the rest with one per syscall and thread (the calls by name, whose
+    /// ~370 counters a thread inflate a busy server's CPU time: nginx used
+    /// 70% more while so counted).
     #[arg(long = "for", value_name = "SECONDS", requires = "pid")]
     pub window_s: Option<f64>,
 
@@ -59,6 +63,13 @@ pub struct PredictArgs {
     /// model and CPU count, and policy file contents).
     #[arg(long)]
     pub remeasure: bool,
+
+    /// Price calls as the probes' hot loops find the caches: leave out the
+    /// cache-cold term (each call's extra cost when the target's own work
+    /// between calls has refilled the caches, measured on getppid with the
+    /// target's CPU time per call spent reading memory before each call).
+    #[arg(long)]
+    pub no_cold: bool,
 
     /// Measure missing probes with overhead's fast design (--quick).
     #[arg(long)]
@@ -80,6 +91,10 @@ pub struct PredictArgs {
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
+
+/// Above this share of the machine's CPU time in use by others, probes
+/// measured now come with a warning, percent.
+const BUSY_PCT: f64 = 30.0;
 
 /// Pairs per probe: default, and with --quick.
 const PROBE_PAIRS: [u32; 2] = [20, 10];
@@ -117,7 +132,7 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let creds = predict::audit::Creds::of(pid).map_err(|e| {
         crate::error::UsageError::new(format!("--pid {pid}: {e:#}: is the process running?"))
     })?;
-    let plan = predict::plan_for(&t, creds)?;
+    let mut plan = predict::plan_for(&t, creds)?;
     counts::tracefs()?;
     // A bad --db is said before the program runs, not after.
     crate::engine::session::open_store(db)?;
@@ -129,13 +144,17 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
             window.as_secs_f64()
         );
         let mut last = u64::MAX;
-        let (counted, tree) = counts::count_pid(pid, window, &mut |left| {
-            let s = left.as_secs();
-            if s % 5 == 0 && s != last && s > 0 {
-                eprintln!("secperf: {s} s left");
-                last = s;
-            }
-        })?;
+        // The first third: the target's CPU time per call with one counter
+        // per thread; the rest: every syscall by name.
+        let light_window = window / 3;
+        let (counted, tree) =
+            counts::count_pid(pid, light_window, window - light_window, &mut |left| {
+                let s = left.as_secs();
+                if s % 5 == 0 && s != last && s > 0 {
+                    eprintln!("secperf: {s} s left");
+                    last = s;
+                }
+            })?;
         let calls: u64 = counted.counts.values().sum();
         eprintln!(
             "secperf: counted {calls} system calls of pid {pid} and its tree ({}) in {:.1} s",
@@ -172,14 +191,59 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         predict::counts::median_run(all)
     };
 
-    let figures = probe_figures(&plan, &args, db)?;
+    let calls: u64 = counted.counts.values().sum();
+    // The target's CPU time: its calls at its CPU time per call when
+    // lightly counted, when there was such a window; what the full count
+    // cost it is left out.
+    let cpu_ns = match counted.light.and_then(|l| Some((l, l.cpu_ns_per_call()?))) {
+        Some((light, per_call)) if calls > 0 => {
+            let cpu_ns = (per_call * calls as f64).round() as u64;
+            plan.notes.push(format!(
+                "the target's CPU time, {:.2} s, is its {calls} calls at {:.2} us each, its CPU \
+                 time per call over the first {:.1} s with one counter per thread ({} calls); \
+                 while each syscall was counted by name it used {:.2} s ({:+.0}%), the \
+                 counters' own cost, left out",
+                cpu_ns as f64 / 1e9,
+                per_call / 1000.0,
+                light.wall_ns as f64 / 1e9,
+                light.calls,
+                counted.cpu_ns as f64 / 1e9,
+                (counted.cpu_ns as f64 / cpu_ns as f64 - 1.0) * 100.0
+            ));
+            cpu_ns
+        }
+        _ => counted.cpu_ns,
+    };
+    if !args.no_cold && calls > 0 {
+        let cpu_ns_per_call = cpu_ns as f64 / calls as f64;
+        let ns_per_kib = crate::workloads::getppid::touch_ns_per_kib();
+        match predict::cold::touch_kib_for(cpu_ns_per_call, ns_per_kib) {
+            Some(kib) => {
+                eprintln!(
+                    "secperf: {target} spent {:.1} us of CPU per call: the cache-cold term reads \
+                     {kib} KiB before each call of its probe ({ns_per_kib:.1} ns a KiB here)",
+                    cpu_ns_per_call / 1000.0
+                );
+                plan = predict::cold::with_cold_term(plan, &args.mechanism, kib, cpu_ns_per_call);
+            }
+            None => plan.notes.push(format!(
+                "no cache-cold term: {:.0} ns of CPU per call is less than reading {} KiB \
+                 takes here, so its calls find the caches about as the hot probes do",
+                cpu_ns_per_call,
+                predict::cold::MIN_KIB
+            )),
+        }
+    }
+    let mut busy_note = None;
+    let figures = probe_figures(&plan, &args, db, &mut busy_note)?;
+    plan.notes.extend(busy_note);
     let prediction = predict::model::predict(
         &plan,
         figures,
         &counted.counts,
         target,
         counted.wall_ns as f64 / 1e9,
-        counted.cpu_ns,
+        cpu_ns,
     );
     let out = match format {
         PredictFormat::Table => predict::render::text(&prediction),
@@ -206,6 +270,7 @@ fn probe_figures(
     plan: &predict::ModelPlan,
     args: &PredictArgs,
     db: Option<&Path>,
+    busy_note: &mut Option<String>,
 ) -> Result<Vec<ProbeFigure>> {
     let machine = predict::machine_key(&crate::probe::probe());
     let shas: Vec<String> = plan
@@ -227,10 +292,37 @@ fn probe_figures(
             .collect::<Result<_>>()?
     };
     let mut workloads: Vec<&str> = Vec::new();
+    // A probe's workload is a name, then KEY=VALUE parameters.
+    let split = |w: &str| -> (String, crate::params::Params) {
+        let mut words = w.split_whitespace();
+        let name = words.next().unwrap_or_default().to_string();
+        let params = words
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (name, params)
+    };
     for (p, f) in plan.probes.iter().zip(&figures) {
         if f.is_none() && !workloads.contains(&p.workload.as_str()) {
             workloads.push(&p.workload);
         }
+    }
+    // Probes measured beside a busy target read noisy and low (servers.sh
+    // saw STIG's getppid probe at +73 ns [-2, +173] beside a loaded redis,
+    // +126 ns [+124, +130] idle): say so, in the output too.
+    if !workloads.is_empty()
+        && let Some(busy) =
+            crate::runner::procfs::machine_busy_pct(std::time::Duration::from_millis(500))
+        && busy > BUSY_PCT
+    {
+        let warning = format!(
+            "the probes were measured while this machine was {busy:.0}% busy (other processes \
+             on its CPUs): their figures are noisier and may read low; measure them on an idle \
+             machine (`predict --remeasure` once the load stops, or `predict -m SPEC -- CMD` \
+             there first: stored probes are reused)"
+        );
+        eprintln!("secperf: warning: {warning}");
+        *busy_note = Some(warning);
     }
     for workload in workloads {
         let missing: Vec<usize> = (0..plan.probes.len())
@@ -251,7 +343,11 @@ fn probe_figures(
         }
         // A fixed number of pairs: a model wants each probe's interval
         // from all of them, not the sequential design's stop at a verdict.
-        argv.extend(["-w".into(), workload.into(), "--no-control".into()]);
+        let (name, params) = split(workload);
+        argv.extend(["-w".into(), name.clone(), "--no-control".into()]);
+        for (k, v) in &params {
+            argv.extend(["--param".into(), format!("{name}.{k}={v}")]);
+        }
         argv.extend([
             "--pairs".into(),
             PROBE_PAIRS[args.quick as usize].to_string(),
@@ -275,7 +371,10 @@ fn probe_figures(
                     c.mechanism == t.mechanism.name()
                         && c.variant == t.variant
                         && c.params == t.params
-                        && c.workload == workload
+                        && c.workload == name
+                        && params
+                            .iter()
+                            .all(|(k, v)| c.workload_params.get(k) == Some(v))
                 })
                 .with_context(|| format!("the probes' run has no comparison of {}", probe.spec))?;
             if c.unfinished {

@@ -260,6 +260,7 @@ pub fn plan(t: &Treatment, creds: Creds) -> Result<ModelPlan> {
             probes,
             model,
             notes,
+            cold: None,
             classify: Box::new(|_, name| {
                 let path = NAMES_A_PATH.contains(&name);
                 CallCost {
@@ -342,6 +343,7 @@ pub fn plan(t: &Treatment, creds: Creds) -> Result<ModelPlan> {
         probes,
         model,
         notes,
+        cold: None,
         classify: Box::new(classify),
     })
 }

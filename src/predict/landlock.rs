@@ -94,6 +94,7 @@ pub fn plan(t: &Treatment) -> Result<ModelPlan> {
         spec,
         probes,
         notes,
+        cold: None,
         classify: Box::new(classify),
     })
 }

@@ -7,6 +7,7 @@
 //! the program's CPU time.
 
 pub mod audit;
+pub mod cold;
 pub mod counts;
 pub mod filter_path;
 pub mod landlock;

@@ -48,8 +48,35 @@ pub struct ModelPlan {
     /// The model in one sentence.
     pub model: String,
     pub notes: Vec<String>,
+    /// The cache-cold term, when added ([`crate::predict::cold`]).
+    pub cold: Option<ColdTerm>,
     /// Per-call cost of syscall `(nr, name)`.
     pub classify: Classify,
+}
+
+/// The cache-cold term of a model: every call also pays what the
+/// treatment costs `getppid` with the caches refilled between calls
+/// (probe `cold`) less what it costs the hot loop (probe `hot`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColdTerm {
+    /// KiB read before each call of the cold probe.
+    pub touch_kib: u32,
+    /// The target's CPU time per call, ns, that `touch_kib` matches.
+    pub cpu_ns_per_call: f64,
+    pub hot: usize,
+    pub cold: usize,
+}
+
+/// The cold term's figure in a prediction: ns it adds to every call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColdFigure {
+    pub touch_kib: u32,
+    pub cpu_ns_per_call: f64,
+    /// The cold probe's baseline: its reads and call, ns each.
+    pub probe_ns_per_op: f64,
+    pub ns_per_call: f64,
+    pub low_ns: f64,
+    pub high_ns: f64,
 }
 
 /// One syscall's line of a prediction.
@@ -88,6 +115,10 @@ pub struct Prediction {
     pub overhead_high_pct: f64,
     pub model: String,
     pub probes: Vec<ProbeFigure>,
+    /// The cache-cold term, when the model has one: ns added to every
+    /// call, with its interval.
+    #[serde(default)]
+    pub cold: Option<ColdFigure>,
     pub notes: Vec<String>,
     /// Every syscall counted, dearest first.
     pub per_syscall: Vec<SyscallLine>,
@@ -168,6 +199,20 @@ pub fn predict(
             denied.join(", ")
         ));
     }
+    let cold = plan.cold.map(|c| {
+        let mut w = vec![0.0; figures.len()];
+        w[c.cold] += 1.0;
+        w[c.hot] -= 1.0;
+        let (ns, low, high) = combine(&w, &figures);
+        ColdFigure {
+            touch_kib: c.touch_kib,
+            cpu_ns_per_call: c.cpu_ns_per_call,
+            probe_ns_per_op: figures[c.cold].baseline_ns_per_op,
+            ns_per_call: ns,
+            low_ns: low,
+            high_ns: high,
+        }
+    });
     Prediction {
         mechanism: plan.spec.clone(),
         target,
@@ -182,6 +227,7 @@ pub fn predict(
         overhead_high_pct: pct(high),
         model: plan.model.clone(),
         probes: figures,
+        cold,
         notes,
         per_syscall: lines,
     }
@@ -256,6 +302,7 @@ mod tests {
             ],
             model: "m".into(),
             notes: vec![],
+            cold: None,
             classify: Box::new(|_nr, name| CallCost {
                 class: name.into(),
                 weights: if name == "read" {

@@ -47,6 +47,22 @@ pub fn headline(p: &Prediction) -> String {
     )
 }
 
+/// The cache-cold term in one sentence, when the model has it.
+pub fn cold_line(p: &Prediction) -> Option<String> {
+    let c = p.cold.as_ref()?;
+    Some(format!(
+        "cold caches: {:+.1} ns [{:+.1}, {:+.1}] on every call, what the treatment costs getppid \
+         with {} KiB read before each call less the hot loop's (a probe call every {:.1} us; the \
+         target spent {:.1} us of CPU per call)",
+        c.ns_per_call,
+        c.low_ns,
+        c.high_ns,
+        c.touch_kib,
+        c.probe_ns_per_op / 1000.0,
+        c.cpu_ns_per_call / 1000.0
+    ))
+}
+
 pub fn text(p: &Prediction) -> String {
     let mut t = crate::report::markup::terminal::new_table(&[
         "syscall", "calls", "class", "ns/call", "added", "share",
@@ -70,6 +86,9 @@ pub fn text(p: &Prediction) -> String {
         );
     }
     let _ = writeln!(out, "\nmodel: {}", p.model);
+    if let Some(line) = cold_line(p) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "from these A/B measurements on this machine:");
     for f in &p.probes {
         let _ = writeln!(
@@ -118,6 +137,9 @@ pub fn markdown(p: &Prediction) -> String {
         );
     }
     let _ = writeln!(out, "\nModel: {}\n", p.model);
+    if let Some(line) = cold_line(p) {
+        let _ = writeln!(out, "{line}\n");
+    }
     for f in &p.probes {
         let _ = writeln!(
             out,
@@ -214,6 +236,25 @@ pub fn prometheus(p: &Prediction) -> String {
         "secperf_predicted_added_seconds{{{base}}} {}",
         p.added_ns / 1e9
     );
+    if let Some(c) = &p.cold {
+        gauge(
+            &mut out,
+            "secperf_predicted_cold_seconds_per_call",
+            "The cache-cold term: time the policy adds to every call when the program's work \
+             between calls has refilled the caches, seconds (bound=estimate|low|high).",
+        );
+        for (bound, v) in [
+            ("estimate", c.ns_per_call),
+            ("low", c.low_ns),
+            ("high", c.high_ns),
+        ] {
+            let _ = writeln!(
+                out,
+                "secperf_predicted_cold_seconds_per_call{{{base},bound=\"{bound}\"}} {}",
+                v / 1e9
+            );
+        }
+    }
     gauge(
         &mut out,
         "secperf_counted_cpu_seconds",
@@ -272,6 +313,7 @@ mod tests {
             overhead_low_pct: 0.5,
             overhead_high_pct: 1.5,
             model: "m".into(),
+            cold: None,
             probes: vec![ProbeFigure {
                 spec: "seccomp:allow".into(),
                 workload: "getppid".into(),
@@ -332,6 +374,36 @@ mod tests {
         assert_eq!(&rows[0][1], "tar \"cf\" x");
         assert_eq!(&rows[0][4], "3000");
         assert_eq!(&rows[0][7], "4000000.0");
+    }
+
+    #[test]
+    fn the_cold_term_is_named_in_every_format_that_has_room() {
+        let mut p = prediction();
+        assert!(cold_line(&p).is_none());
+        p.cold = Some(crate::predict::model::ColdFigure {
+            touch_kib: 256,
+            cpu_ns_per_call: 2500.0,
+            probe_ns_per_op: 3100.0,
+            ns_per_call: 95.0,
+            low_ns: 60.0,
+            high_ns: 130.0,
+        });
+        for out in [text(&p), markdown(&p)] {
+            assert!(
+                out.contains("cold caches: +95.0 ns [+60.0, +130.0] on every call"),
+                "{out}"
+            );
+            assert!(
+                out.contains("256 KiB") && out.contains("2.5 us of CPU per call"),
+                "{out}"
+            );
+        }
+        let prom = prometheus(&p);
+        assert!(
+            prom.contains("secperf_predicted_cold_seconds_per_call{")
+                && prom.contains("0.000000095"),
+            "{prom}"
+        );
     }
 
     #[test]

@@ -97,6 +97,7 @@ pub fn plan(t: &Treatment) -> Result<ModelPlan> {
         probes,
         model,
         notes,
+        cold: None,
         classify: Box::new(classify),
     })
 }

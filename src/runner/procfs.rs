@@ -60,6 +60,32 @@ pub fn parse_stat_steal(stat: &str) -> Vec<(Option<usize>, u64)> {
         .collect()
 }
 
+/// (busy, all) clock ticks of the machine from /proc/stat's `cpu` line:
+/// busy is everything but idle and iowait.
+pub fn parse_stat_busy(stat: &str) -> Option<(u64, u64)> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let all: u64 = v.iter().sum();
+    let idle = v.get(3)? + v.get(4)?;
+    Some((all - idle, all))
+}
+
+/// How busy the whole machine is, percent of all its CPUs' time, over
+/// `window`; None when /proc/stat cannot be read.
+pub fn machine_busy_pct(window: std::time::Duration) -> Option<f64> {
+    let read = || parse_stat_busy(&std::fs::read_to_string("/proc/stat").ok()?);
+    let (b0, a0) = read()?;
+    std::thread::sleep(window);
+    let (b1, a1) = read()?;
+    (a1 > a0).then(|| (b1 - b0) as f64 / (a1 - a0) as f64 * 100.0)
+}
+
 /// Steal ticks summed over `cpus`, or the machine total when `cpus` is None.
 pub fn steal_for(readings: &[(Option<usize>, u64)], cpus: Option<&[usize]>) -> u64 {
     readings
@@ -83,6 +109,16 @@ pub fn ticks_per_sec() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busy_is_all_but_idle_and_iowait() {
+        let stat = "cpu  100 5 50 800 40 3 2 10 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        // user nice system idle iowait irq softirq steal
+        assert_eq!(parse_stat_busy(stat), Some((170, 1010)));
+        assert_eq!(parse_stat_busy("intr 1 2\n"), None);
+        let pct = machine_busy_pct(std::time::Duration::from_millis(30));
+        assert!(pct.is_none_or(|p| (0.0..=100.0).contains(&p)), "{pct:?}");
+    }
 
     const STAT: &str = "cpu  100 0 50 1000 3 0 1 42 0 0\n\
                         cpu0 50 0 25 500 1 0 1 40 0 0\n\

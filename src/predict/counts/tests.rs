@@ -186,7 +186,12 @@ fn a_server_s_workers_that_exist_before_the_count_are_counted_with_it() {
     while tree_of(pid).map_or(0, |t| t.len()) < 3 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let counted = count_pid(pid, std::time::Duration::from_millis(500), &mut |_| {});
+    let counted = count_pid(
+        pid,
+        std::time::Duration::from_millis(200),
+        std::time::Duration::from_millis(500),
+        &mut |_| {},
+    );
     let tree = tree_of(pid);
     let _ = std::process::Command::new("pkill")
         .args(["-KILL", "-P", &pid.to_string()])
@@ -201,6 +206,11 @@ fn a_server_s_workers_that_exist_before_the_count_are_counted_with_it() {
         counted.counts
     );
     assert!(counted.cpu_ns > 0, "the tree's CPU time");
+    // The light window counted every call of the tree (its CPU time is in
+    // clock ticks: 200 ms of a loop that mostly forks may read 0).
+    let light = counted.light.expect("a light window");
+    assert!(light.calls > 10, "{light:?}");
+    assert!(light.cpu_ns_per_call().is_some());
 }
 
 #[test]
@@ -253,6 +263,7 @@ fn the_median_run_by_cpu_time_is_taken_whole() {
         counts: BTreeMap::from([("read".to_string(), calls)]),
         cpu_ns,
         wall_ns: cpu_ns,
+        light: None,
     };
     let m = median_run(vec![run(900, 1), run(100, 2), run(300, 3)]);
     assert_eq!((m.cpu_ns, m.counts["read"]), (300, 3));
