@@ -111,7 +111,14 @@ fn a_command_is_priced_by_a_probe_measured_once_and_reused() {
     let lines = p["per_syscall"].as_array().unwrap();
     let line = |name: &str| lines.iter().find(|l| l["name"] == name).cloned();
     let openat = line("openat").expect("ls opens files");
-    assert_eq!(openat["class"], "filesystem hook");
+    // Its class, and the cache-cold term on every call when there is one.
+    assert!(
+        openat["class"]
+            .as_str()
+            .unwrap()
+            .starts_with("filesystem hook"),
+        "{openat}"
+    );
     assert!(openat["count"].as_u64().unwrap() >= 3, "{openat}");
     let probe = &p["probes"][0];
     assert_eq!(probe["workload"], "open");
@@ -122,8 +129,8 @@ fn a_command_is_priced_by_a_probe_measured_once_and_reused() {
     // charged to every call.
     let cold = match p["cold"].as_object() {
         Some(c) => {
-            let kib = c["touch_kib"].as_u64().unwrap();
-            assert!(kib.is_power_of_two() && (16..=4096).contains(&kib), "{p}");
+            let pages = c["fault_pages"].as_u64().unwrap();
+            assert!((1..=4).contains(&pages), "{p}");
             let workloads: Vec<&str> = p["probes"]
                 .as_array()
                 .unwrap()
@@ -132,7 +139,7 @@ fn a_command_is_priced_by_a_probe_measured_once_and_reused() {
                 .collect();
             assert_eq!(
                 workloads,
-                ["open", "getppid", &format!("getppid touch_kib={kib}")],
+                ["open", "getppid", &format!("getppid fault_pages={pages}")],
                 "{p}"
             );
             c["ns_per_call"].as_f64().unwrap()
@@ -211,8 +218,9 @@ fn a_running_process_is_counted_over_a_window_without_being_touched() {
     assert!(mode.ends_with('0'), "{mode}");
     let p = json_of(&out.stdout);
     assert_eq!(p["target"], format!("pid {}", child.id()));
+    // Counted by syscall for the last two thirds of --for 1.5 s.
     let window = p["window_s"].as_f64().unwrap();
-    assert!((1.4..5.0).contains(&window), "{window}");
+    assert!((0.95..4.0).contains(&window), "{window}");
     // The loop's children (started while counted) are counted: each cat
     // opens /etc/hostname, and the shell forks and waits.
     let count = |name: &str| {
@@ -300,13 +308,15 @@ fn a_loaded_redis_is_counted_as_perf_trace_counts_it() {
         .arg("--db")
         .arg(&db)
         .args(["predict", "-m", SANDBOX, "--quick", "--json", "--pid", &pid])
-        .args(["--for", "9.5"])
+        .args(["--for", "15"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Both are counting well before the load starts, and still after it.
-    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // Both are counting well before the load starts, and still after it:
+    // predict counts by syscall from a third of --for on (5 s), perf trace
+    // for the first 10 s.
+    std::thread::sleep(std::time::Duration::from_millis(6500));
     let bench = std::process::Command::new("redis-benchmark")
         .args(["-p", &port, "-n", "5000", "-t", "get,set", "-q"])
         .output()

@@ -170,17 +170,6 @@ fn contradictory_options_exit_2() {
             "run", "--server", "sleep 1", "--mode", "thread", "--", "true",
         ],
         &["run", "--server", "secperf-no-such-server", "--", "true"],
-        // The profiler does not follow the server: refused, not empty.
-        &[
-            "overhead",
-            "-m",
-            "none",
-            "--server",
-            "sleep 10",
-            "--profile",
-            "--",
-            "true",
-        ],
     ] {
         let out = secperf(&db)
             .args(args)

@@ -65,9 +65,9 @@ pub struct PredictArgs {
     pub remeasure: bool,
 
     /// Price calls as the probes' hot loops find the caches: leave out the
-    /// cache-cold term (each call's extra cost when the target's own work
+    /// cache-cold term (each call's extra cost when the target's work
     /// between calls has refilled the caches, measured on getppid with the
-    /// target's CPU time per call spent reading memory before each call).
+    /// kernel's page-fault path run once before each call).
     #[arg(long)]
     pub no_cold: bool,
 
@@ -95,6 +95,10 @@ pub struct PredictArgs {
 /// Above this share of the machine's CPU time in use by others, probes
 /// measured now come with a warning, percent.
 const BUSY_PCT: f64 = 30.0;
+
+/// The least CPU time the light window must see to time the target's
+/// calls (20 ticks of 10 ms: within 5%), ns.
+const LIGHT_MIN_CPU_NS: u64 = 200_000_000;
 
 /// Pairs per probe: default, and with --quick.
 const PROBE_PAIRS: [u32; 2] = [20, 10];
@@ -196,6 +200,18 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     // lightly counted, when there was such a window; what the full count
     // cost it is left out.
     let cpu_ns = match counted.light.and_then(|l| Some((l, l.cpu_ns_per_call()?))) {
+        // CPU time is read in clock ticks: too few of them time nothing.
+        Some((light, _)) if light.cpu_ns < LIGHT_MIN_CPU_NS => {
+            plan.notes.push(format!(
+                "the target's CPU time is the one taken while each syscall was counted by name, \
+                 which the counters inflate (a server that switches often: by up to 80%): over \
+                 the first {:.1} s it used {:.0} ms, too little to time its calls in clock \
+                 ticks (count longer with --for)",
+                light.wall_ns as f64 / 1e9,
+                light.cpu_ns as f64 / 1e6
+            ));
+            counted.cpu_ns
+        }
         Some((light, per_call)) if calls > 0 => {
             let cpu_ns = (per_call * calls as f64).round() as u64;
             plan.notes.push(format!(
@@ -216,21 +232,22 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     if !args.no_cold && calls > 0 {
         let cpu_ns_per_call = cpu_ns as f64 / calls as f64;
-        let ns_per_kib = crate::workloads::getppid::touch_ns_per_kib();
-        match predict::cold::touch_kib_for(cpu_ns_per_call, ns_per_kib) {
-            Some(kib) => {
+        let ns_per_page = crate::workloads::getppid::fault_ns_per_page()?;
+        match predict::cold::fault_pages_for(cpu_ns_per_call, ns_per_page) {
+            Some(pages) => {
                 eprintln!(
-                    "secperf: {target} spent {:.1} us of CPU per call: the cache-cold term reads \
-                     {kib} KiB before each call of its probe ({ns_per_kib:.1} ns a KiB here)",
-                    cpu_ns_per_call / 1000.0
+                    "secperf: {target} spent {:.1} us of CPU per call: the cache-cold term's \
+                     probe faults in {pages} page{} before each call ({:.1} us a fault here)",
+                    cpu_ns_per_call / 1000.0,
+                    if pages == 1 { "" } else { "s" },
+                    ns_per_page / 1000.0
                 );
-                plan = predict::cold::with_cold_term(plan, &args.mechanism, kib, cpu_ns_per_call);
+                plan = predict::cold::with_cold_term(plan, &args.mechanism, pages, cpu_ns_per_call);
             }
             None => plan.notes.push(format!(
-                "no cache-cold term: {:.0} ns of CPU per call is less than reading {} KiB \
-                 takes here, so its calls find the caches about as the hot probes do",
-                cpu_ns_per_call,
-                predict::cold::MIN_KIB
+                "no cache-cold term: {:.0} ns of CPU per call is less than half a page fault's \
+                 {:.0} ns here, so its calls find the caches about as the hot probes do",
+                cpu_ns_per_call, ns_per_page
             )),
         }
     }

@@ -59,9 +59,9 @@ pub struct ModelPlan {
 /// (probe `cold`) less what it costs the hot loop (probe `hot`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ColdTerm {
-    /// KiB read before each call of the cold probe.
-    pub touch_kib: u32,
-    /// The target's CPU time per call, ns, that `touch_kib` matches.
+    /// Pages faulted in before each call of the cold probe.
+    pub fault_pages: u32,
+    /// The target's CPU time per call, ns, that `fault_pages` matches.
     pub cpu_ns_per_call: f64,
     pub hot: usize,
     pub cold: usize,
@@ -70,9 +70,9 @@ pub struct ColdTerm {
 /// The cold term's figure in a prediction: ns it adds to every call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColdFigure {
-    pub touch_kib: u32,
+    pub fault_pages: u32,
     pub cpu_ns_per_call: f64,
-    /// The cold probe's baseline: its reads and call, ns each.
+    /// The cold probe's baseline: its faults and call, ns each.
     pub probe_ns_per_op: f64,
     pub ns_per_call: f64,
     pub low_ns: f64,
@@ -99,7 +99,8 @@ pub struct Prediction {
     pub mechanism: String,
     /// `-- CMD` as given, or `pid N`.
     pub target: String,
-    /// How long the syscalls were counted, s.
+    /// How long the syscalls were counted by name, s (with `--pid`, the
+    /// last two thirds of `--for`).
     pub window_s: f64,
     /// The target's CPU time (user + system, its threads and waited-for
     /// children) over the window, ns.
@@ -181,8 +182,15 @@ pub fn predict(
         .collect();
     // A probe the prediction leans on whose interval includes no cost:
     // its calls are priced from a figure that may be noise.
+    // The cold term's own probes are left out: their difference is
+    // reported with its interval, and a mechanism that costs getppid
+    // nothing (Landlock) rightly measures no cost on both.
+    let cold_probe = |j: usize| {
+        plan.cold.is_some_and(|c| j == c.cold)
+            || plan.probes[j].role.starts_with(crate::predict::cold::ROLE)
+    };
     for (j, f) in figures.iter().enumerate() {
-        if totals[j] != 0.0 && f.delta_low_ns <= 0.0 && f.delta_high_ns >= 0.0 {
+        if totals[j] != 0.0 && f.delta_low_ns <= 0.0 && f.delta_high_ns >= 0.0 && !cold_probe(j) {
             notes.push(format!(
                 "warning: the probe for {} measured {:+.1} ns [{:+.1}, {:+.1}] per call, an \
                  interval that includes no cost; the calls priced from it may be priced from \
@@ -205,7 +213,7 @@ pub fn predict(
         w[c.hot] -= 1.0;
         let (ns, low, high) = combine(&w, &figures);
         ColdFigure {
-            touch_kib: c.touch_kib,
+            fault_pages: c.fault_pages,
             cpu_ns_per_call: c.cpu_ns_per_call,
             probe_ns_per_op: figures[c.cold].baseline_ns_per_op,
             ns_per_call: ns,

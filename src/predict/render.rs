@@ -52,12 +52,12 @@ pub fn cold_line(p: &Prediction) -> Option<String> {
     let c = p.cold.as_ref()?;
     Some(format!(
         "cold caches: {:+.1} ns [{:+.1}, {:+.1}] on every call, what the treatment costs getppid \
-         with {} KiB read before each call less the hot loop's (a probe call every {:.1} us; the \
-         target spent {:.1} us of CPU per call)",
+         with {} page fault(s) before each call less the hot loop's (a probe call every {:.1} us; \
+         the target spent {:.1} us of CPU per call)",
         c.ns_per_call,
         c.low_ns,
         c.high_ns,
-        c.touch_kib,
+        c.fault_pages,
         c.probe_ns_per_op / 1000.0,
         c.cpu_ns_per_call / 1000.0
     ))
@@ -381,7 +381,7 @@ mod tests {
         let mut p = prediction();
         assert!(cold_line(&p).is_none());
         p.cold = Some(crate::predict::model::ColdFigure {
-            touch_kib: 256,
+            fault_pages: 2,
             cpu_ns_per_call: 2500.0,
             probe_ns_per_op: 3100.0,
             ns_per_call: 95.0,
@@ -394,7 +394,7 @@ mod tests {
                 "{out}"
             );
             assert!(
-                out.contains("256 KiB") && out.contains("2.5 us of CPU per call"),
+                out.contains("2 page fault(s)") && out.contains("2.5 us of CPU per call"),
                 "{out}"
             );
         }
