@@ -96,10 +96,6 @@ pub struct PredictArgs {
 /// measured now come with a warning, percent.
 const BUSY_PCT: f64 = 30.0;
 
-/// The least CPU time the light window must see to time the target's
-/// calls (20 ticks of 10 ms: within 5%), ns.
-const LIGHT_MIN_CPU_NS: u64 = 200_000_000;
-
 /// Pairs per probe: default, and with --quick.
 const PROBE_PAIRS: [u32; 2] = [20, 10];
 
@@ -195,60 +191,16 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         predict::counts::median_run(all)
     };
 
+    let (cpu_ns, cpu_note) = counted.cpu_for_prediction();
+    plan.notes.extend(cpu_note);
     let calls: u64 = counted.counts.values().sum();
-    // The target's CPU time: its calls at its CPU time per call when
-    // lightly counted, when there was such a window; what the full count
-    // cost it is left out.
-    let cpu_ns = match counted.light.and_then(|l| Some((l, l.cpu_ns_per_call()?))) {
-        // CPU time is read in clock ticks: too few of them time nothing.
-        Some((light, _)) if light.cpu_ns < LIGHT_MIN_CPU_NS => {
-            plan.notes.push(format!(
-                "the target's CPU time is the one taken while each syscall was counted by name, \
-                 which the counters inflate (a server that switches often: by up to 80%): over \
-                 the first {:.1} s it used {:.0} ms, too little to time its calls in clock \
-                 ticks (count longer with --for)",
-                light.wall_ns as f64 / 1e9,
-                light.cpu_ns as f64 / 1e6
-            ));
-            counted.cpu_ns
-        }
-        Some((light, per_call)) if calls > 0 => {
-            let cpu_ns = (per_call * calls as f64).round() as u64;
-            plan.notes.push(format!(
-                "the target's CPU time, {:.2} s, is its {calls} calls at {:.2} us each, its CPU \
-                 time per call over the first {:.1} s with one counter per thread ({} calls); \
-                 while each syscall was counted by name it used {:.2} s ({:+.0}%), the \
-                 counters' own cost, left out",
-                cpu_ns as f64 / 1e9,
-                per_call / 1000.0,
-                light.wall_ns as f64 / 1e9,
-                light.calls,
-                counted.cpu_ns as f64 / 1e9,
-                (counted.cpu_ns as f64 / cpu_ns as f64 - 1.0) * 100.0
-            ));
-            cpu_ns
-        }
-        _ => counted.cpu_ns,
-    };
     if !args.no_cold && calls > 0 {
         let cpu_ns_per_call = cpu_ns as f64 / calls as f64;
-        let ns_per_page = crate::workloads::getppid::fault_ns_per_page()?;
-        match predict::cold::fault_pages_for(cpu_ns_per_call, ns_per_page) {
-            Some(pages) => {
-                eprintln!(
-                    "secperf: {target} spent {:.1} us of CPU per call: the cache-cold term's \
-                     probe faults in {pages} page{} before each call ({:.1} us a fault here)",
-                    cpu_ns_per_call / 1000.0,
-                    if pages == 1 { "" } else { "s" },
-                    ns_per_page / 1000.0
-                );
-                plan = predict::cold::with_cold_term(plan, &args.mechanism, pages, cpu_ns_per_call);
-            }
-            None => plan.notes.push(format!(
-                "no cache-cold term: {:.0} ns of CPU per call is less than half a page fault's \
-                 {:.0} ns here, so its calls find the caches about as the hot probes do",
-                cpu_ns_per_call, ns_per_page
-            )),
+        let (with_term, said) = predict::cold::for_target(plan, &args.mechanism, cpu_ns_per_call)?;
+        plan = with_term;
+        match said {
+            predict::cold::Said::Progress(line) => eprintln!("secperf: {target} {line}"),
+            predict::cold::Said::Note(note) => plan.notes.push(note),
         }
     }
     let mut busy_note = None;

@@ -56,6 +56,45 @@ pub fn workload(pages: u32) -> String {
     format!("getppid fault_pages={pages}")
 }
 
+/// What adding the term has to say: a progress line (the probe chosen),
+/// or a note for the prediction (why there is no term).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    Progress(String),
+    Note(String),
+}
+
+/// `plan` with the cold term for a target that spends `cpu_ns_per_call`
+/// of CPU per call, when it spends enough (timing a fault on this
+/// machine first).
+pub fn for_target(
+    plan: ModelPlan,
+    spec: &str,
+    cpu_ns_per_call: f64,
+) -> anyhow::Result<(ModelPlan, Said)> {
+    let ns_per_page = crate::workloads::getppid::fault_ns_per_page()?;
+    Ok(match fault_pages_for(cpu_ns_per_call, ns_per_page) {
+        Some(pages) => (
+            with_cold_term(plan, spec, pages, cpu_ns_per_call),
+            Said::Progress(format!(
+                "spent {:.1} us of CPU per call: the cache-cold term's probe faults in {pages} \
+                 page{} before each call ({:.1} us a fault here)",
+                cpu_ns_per_call / 1000.0,
+                if pages == 1 { "" } else { "s" },
+                ns_per_page / 1000.0
+            )),
+        ),
+        None => (
+            plan,
+            Said::Note(format!(
+                "no cache-cold term: {:.0} ns of CPU per call is less than half a page fault's \
+                 {:.0} ns here, so its calls find the caches about as the hot probes do",
+                cpu_ns_per_call, ns_per_page
+            )),
+        ),
+    })
+}
+
 /// `plan` with the cold term for treatment `spec`: the treatment's hot
 /// `getppid` probe (reused when the model has it) and its cold one are
 /// added, and every call is charged cold - hot.

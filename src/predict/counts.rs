@@ -301,6 +301,55 @@ pub struct Counted {
     pub light: Option<Light>,
 }
 
+/// The least CPU time the light window must see to time the target's
+/// calls (20 ticks of 10 ms: within 5%), ns.
+pub const LIGHT_MIN_CPU_NS: u64 = 200_000_000;
+
+impl Counted {
+    /// The target's CPU time a prediction is a share of, ns, and a note
+    /// saying where it came from: its calls at its CPU time per call in
+    /// the light window, when there was one that saw enough CPU time (what
+    /// the full count cost it is left out); else the time taken while
+    /// every syscall was counted by name.
+    pub fn cpu_for_prediction(&self) -> (u64, Option<String>) {
+        let calls: u64 = self.counts.values().sum();
+        let Some(light) = self.light else {
+            return (self.cpu_ns, None);
+        };
+        match light.cpu_ns_per_call() {
+            // CPU time is read in clock ticks: too few of them time nothing.
+            Some(_) if light.cpu_ns < LIGHT_MIN_CPU_NS => (
+                self.cpu_ns,
+                Some(format!(
+                    "the target's CPU time is the one taken while each syscall was counted by \
+                     name, which the counters inflate (a server that switches often: by up to \
+                     80%): over the first {:.1} s it used {:.0} ms, too little to time its calls \
+                     in clock ticks (count longer with --for)",
+                    light.wall_ns as f64 / 1e9,
+                    light.cpu_ns as f64 / 1e6
+                )),
+            ),
+            Some(per_call) if calls > 0 => {
+                let cpu_ns = (per_call * calls as f64).round() as u64;
+                let note = format!(
+                    "the target's CPU time, {:.2} s, is its {calls} calls at {:.2} us each, its \
+                     CPU time per call over the first {:.1} s with one counter per thread ({} \
+                     calls); while each syscall was counted by name it used {:.2} s ({:+.0}%), \
+                     the counters' own cost, left out",
+                    cpu_ns as f64 / 1e9,
+                    per_call / 1000.0,
+                    light.wall_ns as f64 / 1e9,
+                    light.calls,
+                    self.cpu_ns as f64 / 1e9,
+                    (self.cpu_ns as f64 / cpu_ns as f64 - 1.0) * 100.0
+                );
+                (cpu_ns, Some(note))
+            }
+            _ => (self.cpu_ns, None),
+        }
+    }
+}
+
 /// A window counted with one `raw_syscalls:sys_enter` counter per thread:
 /// every call, not by syscall, at a fraction of the full count's cost.
 #[derive(Debug, Clone, Copy, PartialEq)]

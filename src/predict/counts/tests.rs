@@ -271,3 +271,32 @@ fn the_median_run_by_cpu_time_is_taken_whole() {
     assert_eq!(m.cpu_ns, 300);
     assert_eq!(median_run(vec![run(7, 7)]).cpu_ns, 7);
 }
+
+#[test]
+fn the_cpu_time_predicted_against_is_the_light_windows_per_call() {
+    let counted = |light: Option<Light>| Counted {
+        counts: BTreeMap::from([("read".to_string(), 1_000_000u64)]),
+        cpu_ns: 5_000_000_000,
+        wall_ns: 6_000_000_000,
+        light,
+    };
+    // 3 us a call lightly counted: 3 s for the million calls, not the 5 s
+    // taken while counted by name.
+    let light = Light {
+        calls: 100_000,
+        cpu_ns: 300_000_000,
+        wall_ns: 3_000_000_000,
+    };
+    let (cpu, note) = counted(Some(light)).cpu_for_prediction();
+    assert_eq!(cpu, 3_000_000_000);
+    assert!(note.unwrap().contains("+67%"));
+    // Too little CPU time in the light window to time a call in ticks.
+    let thin = Light {
+        cpu_ns: 100_000_000,
+        ..light
+    };
+    let (cpu, note) = counted(Some(thin)).cpu_for_prediction();
+    assert_eq!(cpu, 5_000_000_000);
+    assert!(note.unwrap().contains("too little"));
+    assert_eq!(counted(None).cpu_for_prediction(), (5_000_000_000, None));
+}
