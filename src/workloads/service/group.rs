@@ -266,11 +266,21 @@ mod tests {
     fn a_process_cpu_clock_is_exact_and_counts_its_threads() {
         let me = std::process::id() as libc::pid_t;
         let before = cpu_clock_ns(me).unwrap();
-        // Burn about 20 ms of CPU in another thread.
+        // Burn 20 ms of CPU in another thread, by its own CPU clock (by
+        // the wall clock, a loaded machine gave it 13 ms).
         std::thread::spawn(|| {
-            let t = std::time::Instant::now();
+            let thread_ns = || {
+                let mut ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // SAFETY: a valid out-pointer.
+                unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+                ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+            };
+            let start = thread_ns();
             let mut x = 0u64;
-            while t.elapsed() < std::time::Duration::from_millis(20) {
+            while thread_ns() - start < 20_000_000 {
                 x = x.wrapping_add(std::hint::black_box(1));
             }
             x
