@@ -97,6 +97,13 @@ pub struct ChildCpu {
     pub sys_ns_per_op: f64,
 }
 
+impl ChildCpu {
+    /// User + system CPU time per operation, ns.
+    pub fn ns_per_op(&self) -> f64 {
+        self.user_ns_per_op + self.sys_ns_per_op
+    }
+}
+
 /// The outcome of measuring one workload at one task count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadResult {

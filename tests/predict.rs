@@ -139,7 +139,11 @@ fn a_command_is_priced_by_a_probe_measured_once_and_reused() {
                 .collect();
             assert_eq!(
                 workloads,
-                ["open", "getppid", &format!("getppid fault_pages={pages}")],
+                [
+                    "open",
+                    "getppid",
+                    &format!("getppid_cold fault_pages={pages}")
+                ],
                 "{p}"
             );
             c["ns_per_call"].as_f64().unwrap()

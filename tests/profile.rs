@@ -39,6 +39,25 @@ fn bad_profile_settings_exit_2_naming_the_flag() {
     }
 }
 
+/// The first comparison's attribution in run document `v`; None (a skip
+/// said) where this kernel refused sampling.
+fn attribution_or_skip<'a>(test: &str, v: &'a Value) -> Option<&'a Value> {
+    let a = &v["comparisons"][0]["attribution"];
+    assert!(a.is_object(), "no attribution in {v}");
+    let notes: Vec<&str> = a["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if notes.iter().any(|n| n.starts_with("not profiled")) {
+        let reason = format!("the sample checks: {notes:?}");
+        skip_kernel_feature(test, "cpu-clock-sampling", &reason);
+        return None;
+    }
+    Some(a)
+}
+
 #[test]
 fn overhead_json_carries_the_attribution() {
     let test = "overhead_json_carries_the_attribution";
@@ -63,19 +82,9 @@ fn overhead_json_carries_the_attribution() {
         .stdout
         .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
-    let a = &v["comparisons"][0]["attribution"];
-    assert!(a.is_object(), "no attribution in {v}");
-    let notes: Vec<&str> = a["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    if notes.iter().any(|n| n.starts_with("not profiled")) {
-        let reason = format!("the sample checks: {notes:?}");
-        skip_kernel_feature(test, "cpu-clock-sampling", &reason);
+    let Some(a) = attribution_or_skip(test, &v) else {
         return;
-    }
+    };
     assert_eq!(a["pairs"], 2);
     assert!(a["samples"]["total"].as_u64().unwrap() > 0);
     assert!(a["profiling_slowdown_pct"].is_number());
@@ -135,19 +144,9 @@ fn a_servers_processes_are_what_is_profiled() {
         .stdout
         .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
-    let a = &v["comparisons"][0]["attribution"];
-    assert!(a.is_object(), "no attribution in {v}");
-    let notes: Vec<&str> = a["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    if notes.iter().any(|n| n.starts_with("not profiled")) {
-        let reason = format!("the sample checks: {notes:?}");
-        skip_kernel_feature(test, "cpu-clock-sampling", &reason);
+    let Some(a) = attribution_or_skip(test, &v) else {
         return;
-    }
+    };
     assert_eq!(a["pairs"], 2, "{a}");
     // A 50 ms client run at 4000 Hz on a spinning server: about 200
     // samples a run, where the task's own would be a handful.

@@ -158,9 +158,7 @@ fn server_cpu_metrics(baseline: &[ChildCpu], treatment: &[ChildCpu]) -> Vec<Pair
     };
     type Of = fn(&ChildCpu) -> f64;
     let figures: [(&str, Of); 3] = [
-        ("server.cpu_ms_per_run", |c| {
-            c.user_ns_per_op + c.sys_ns_per_op
-        }),
+        ("server.cpu_ms_per_run", ChildCpu::ns_per_op),
         ("server.user_ms_per_run", |c| c.user_ns_per_op),
         ("server.system_ms_per_run", |c| c.sys_ns_per_op),
     ];
@@ -358,10 +356,7 @@ fn median_child_cpu(halves: &[ChildCpu]) -> Option<ChildCpu> {
 
 /// Median CPU time per operation (user + system) of an arm's halves.
 fn cpu_ns_per_op(halves: &[ChildCpu]) -> Option<f64> {
-    let v: Vec<f64> = halves
-        .iter()
-        .map(|c| c.user_ns_per_op + c.sys_ns_per_op)
-        .collect();
+    let v: Vec<f64> = halves.iter().map(ChildCpu::ns_per_op).collect();
     crate::stats::median(&v)
 }
 
@@ -408,7 +403,7 @@ fn profile_pairs(
                     match case.workload.observed {
                         Some(_) => h
                             .child_cpu
-                            .map(|c| c.user_ns_per_op + c.sys_ns_per_op)
+                            .map(|c| c.ns_per_op())
                             .context("the sampled processes' CPU time was not read"),
                         None => Ok(h.ns_per_op),
                     }

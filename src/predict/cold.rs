@@ -8,8 +8,8 @@
 //! (docs/findings.md, "Busy servers").
 //!
 //! The term adds to every call what the treatment costs `getppid` with
-//! the kernel's page-fault path run before each call (`getppid`'s
-//! `fault_pages`: kernel code and data through the caches, as a server's
+//! the kernel's page-fault path run before each call (the `getppid_cold`
+//! workload: kernel code and data through the caches, as a server's
 //! network stack, and no system call) less what it costs the hot loop.
 //! One fault a call, when the target spends at least half a fault's time
 //! per call (its CPU time over its calls): a fault is about 1.2-1.5 us of
@@ -53,7 +53,10 @@ pub const ROLE: &str = "the cold term";
 
 /// The probe workload with `pages` faults before each call.
 pub fn workload(pages: u32) -> String {
-    format!("getppid fault_pages={pages}")
+    format!(
+        "{} fault_pages={pages}",
+        crate::workloads::getppid_cold::NAME
+    )
 }
 
 /// What adding the term has to say: a progress line (the probe chosen),
@@ -72,7 +75,7 @@ pub fn for_target(
     spec: &str,
     cpu_ns_per_call: f64,
 ) -> anyhow::Result<(ModelPlan, Said)> {
-    let ns_per_page = crate::workloads::getppid::fault_ns_per_page()?;
+    let ns_per_page = crate::workloads::getppid_cold::fault_ns_per_page()?;
     Ok(match fault_pages_for(cpu_ns_per_call, ns_per_page) {
         Some(pages) => (
             with_cold_term(plan, spec, pages, cpu_ns_per_call),
@@ -216,12 +219,12 @@ mod tests {
     fn every_call_pays_cold_less_hot_and_the_term_is_reported() {
         let plan = with_cold_term(base("t"), "t", 2, 2500.0);
         assert_eq!(plan.probes.len(), 3, "the hot probe is added");
-        assert_eq!(plan.probes[2].workload, "getppid fault_pages=2");
+        assert_eq!(plan.probes[2].workload, "getppid_cold fault_pages=2");
         let counts = BTreeMap::from([("read".to_string(), 1000u64)]);
         let figures = vec![
             figure("synthetic", "getppid", 30.0),
             figure("t", "getppid", 20.0),
-            figure("t", "getppid fault_pages=2", 50.0),
+            figure("t", "getppid_cold fault_pages=2", 50.0),
         ];
         let p = predict(&plan, figures, &counts, "x".into(), 1.0, 10_000_000);
         // 30 + (50 - 20) per call.
@@ -243,7 +246,7 @@ mod tests {
         let figures = vec![
             figure("synthetic", "getppid", 30.0),
             figure("t", "getppid", 0.5),
-            figure("t", "getppid fault_pages=1", -0.5),
+            figure("t", "getppid_cold fault_pages=1", -0.5),
         ];
         let p = predict(&plan, figures, &counts, "x".into(), 1.0, 10_000_000);
         assert!(

@@ -185,10 +185,7 @@ pub fn predict(
     // The cold term's own probes are left out: their difference is
     // reported with its interval, and a mechanism that costs getppid
     // nothing (Landlock) rightly measures no cost on both.
-    let cold_probe = |j: usize| {
-        plan.cold.is_some_and(|c| j == c.cold)
-            || plan.probes[j].role.starts_with(crate::predict::cold::ROLE)
-    };
+    let cold_probe = |j: usize| plan.probes[j].role.starts_with(crate::predict::cold::ROLE);
     for (j, f) in figures.iter().enumerate() {
         if totals[j] != 0.0 && f.delta_low_ns <= 0.0 && f.delta_high_ns >= 0.0 && !cold_probe(j) {
             notes.push(format!(

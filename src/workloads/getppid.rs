@@ -1,180 +1,31 @@
 //! `getppid`: the null system call. It reaches no LSM hook, only the
 //! syscall entry and exit paths (seccomp filters, audit syscall context,
 //! mitigations), so it is the floor every other figure is read against.
-//!
-//! With `fault_pages=N` each operation first writes to N fresh pages of
-//! anonymous memory, so the kernel's page-fault path runs between calls:
-//! kernel code and data through the caches, as a server's network stack
-//! goes through them between its calls, and no system call, so no
-//! mechanism's hook. A mechanism's cost on the hot loop is what it costs
-//! with its rules, filter and code in L1; after the faults it is what it
-//! costs a busy server (`predict`'s cache-cold term: under Docker's
-//! profile +26 ns hot and +51 ns after one fault a call, under the STIG
-//! audit rules +131 and +207 ns). The faults are the same in both halves,
-//! so the A/B's difference is still the mechanism's; the pages are given
-//! back with one `madvise` every 256 faults, whose share of the
-//! difference is a 256th of a call.
 
 use anyhow::Result;
 
-use super::{ParamDef, TaskCtx, Workload, param_u64};
-use crate::model::Params;
+use super::{TaskCtx, Workload};
 use crate::sys::SysError;
 
-/// Pages of the fault region: faulted in one after another, then given
-/// back together with one madvise.
-const REGION_PAGES: usize = 256;
-
-/// The most `fault_pages` a call.
-pub const MAX_FAULT_PAGES: u64 = 64;
-
-/// Fresh pages to fault in, one write each.
-struct Faults {
-    region: *mut u8,
-    page: usize,
-    next: usize,
-}
-
-impl Faults {
-    fn new() -> Result<Faults> {
-        // SAFETY: sysconf has no memory effects.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        // SAFETY: a fresh private anonymous mapping; checked below.
-        let region = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                page * REGION_PAGES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if region == libc::MAP_FAILED {
-            return Err(SysError::last("mmap (getppid's fault region)").into());
-        }
-        Ok(Faults {
-            region: region.cast(),
-            page,
-            next: 0,
-        })
-    }
-
-    /// Faults in the next `n` pages, giving the region back when all of
-    /// it was used.
-    #[inline(always)]
-    fn fault(&mut self, n: usize) -> Result<(), SysError> {
-        for _ in 0..n {
-            if self.next == REGION_PAGES {
-                // SAFETY: our mapping; its pages are given back, not unmapped.
-                let r = unsafe {
-                    libc::madvise(
-                        self.region.cast(),
-                        self.page * REGION_PAGES,
-                        libc::MADV_DONTNEED,
-                    )
-                };
-                if r != 0 {
-                    return Err(SysError::last("madvise (getppid's fault region)"));
-                }
-                self.next = 0;
-            }
-            // SAFETY: within the mapping (next < REGION_PAGES).
-            unsafe { self.region.add(self.next * self.page).write_volatile(1) };
-            self.next += 1;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Faults {
-    fn drop(&mut self) {
-        // SAFETY: our mapping, no longer used.
-        unsafe { libc::munmap(self.region.cast(), self.page * REGION_PAGES) };
-    }
-}
-
-/// How long one `fault_pages` page takes on this machine, ns: the fastest
-/// of 5 rounds of 256 faults. What `predict` uses to pick the
-/// `fault_pages` that matches a target's CPU time per call.
-pub fn fault_ns_per_page() -> Result<f64> {
-    let mut f = Faults::new()?;
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        // Each round starts with the region given back.
-        f.next = REGION_PAGES;
-        f.fault(1)?;
-        let start = std::time::Instant::now();
-        f.fault(REGION_PAGES - 1)?;
-        best = best.min(start.elapsed().as_nanos() as f64 / (REGION_PAGES - 1) as f64);
-    }
-    Ok(best)
-}
-
-pub struct Getppid {
-    faults: Option<Faults>,
-    fault_pages: usize,
-}
+pub struct Getppid;
 
 impl Workload for Getppid {
     const NAME: &'static str = "getppid";
     const DESCRIPTION: &'static str = "getppid(): the null syscall, entry/exit cost only";
     const HOOKS: &'static [&'static str] = &["syscall entry/exit (seccomp, audit)"];
     const SYSCALLS: &'static [&'static str] = &["getppid"];
-    const PARAMS: &'static [ParamDef] = &[ParamDef {
-        name: "fault_pages",
-        default: "0",
-        help: "fresh pages faulted in before each call, so that the kernel's own code runs \
-               between calls as a server's does, with no system call (0 to 64; 0: the hot loop)",
-    }];
 
-    fn validate(params: &Params) -> Result<()> {
-        super::check_range(params, Self::NAME, "fault_pages", 0..=MAX_FAULT_PAGES)
-    }
-
-    fn prepare(ctx: &TaskCtx) -> Result<Self> {
-        // Absent where getppid is run as the floor without the catalog's
-        // defaults (the phantom-rules check, the runner's tests): 0.
-        let fault_pages = match ctx.params.contains_key("fault_pages") {
-            true => param_u64(ctx.params, Self::NAME, "fault_pages")? as usize,
-            false => 0,
-        };
-        let faults = match fault_pages {
-            0 => None,
-            _ => Some(Faults::new()?),
-        };
-        Ok(Getppid {
-            faults,
-            fault_pages,
-        })
+    fn prepare(_ctx: &TaskCtx) -> Result<Self> {
+        Ok(Getppid)
     }
 
     #[inline(always)]
     fn op(&mut self) -> Result<(), SysError> {
-        if let Some(f) = &mut self.faults {
-            f.fault(self.fault_pages)?;
-        }
         // SAFETY: getppid takes no arguments.
         let ppid = unsafe { libc::getppid() };
         if ppid < 0 {
             return Err(SysError::last("getppid"));
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn faults_cycle_through_the_region_and_take_time() {
-        let mut f = Faults::new().expect("region");
-        f.fault(REGION_PAGES + 3).expect("faults");
-        assert_eq!(f.next, 3, "given back once, then 3 more");
-        let ns = fault_ns_per_page().expect("timed");
-        // A page fault and a 4 KiB clear: well above 10 ns, well below
-        // a millisecond on any machine.
-        assert!(ns > 10.0 && ns < 1e6, "{ns} ns a page");
     }
 }

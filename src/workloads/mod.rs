@@ -23,6 +23,7 @@ pub mod eventfd;
 pub mod exec;
 pub mod file_copy;
 pub mod getppid;
+pub mod getppid_cold;
 pub mod hackbench;
 pub mod http;
 pub mod mutex_yield;
@@ -223,6 +224,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     def::<stream::Stream>(),
     def::<command::Command>(),
     def::<service::Service>(),
+    def::<getppid_cold::GetppidCold>(),
 ];
 
 /// Looks a workload up by name.

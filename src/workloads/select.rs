@@ -110,12 +110,12 @@ mod tests {
     #[test]
     fn workload_selection() {
         // `all` leaves out the workloads that need a value (the command,
-        // the service).
+        // the service) and predict's cold probe.
         let all = parse_list("all").unwrap();
-        assert_eq!(all.len(), WORKLOADS.len() - 2);
+        assert_eq!(all.len(), WORKLOADS.len() - 3);
         assert!(
             all.iter()
-                .all(|w| w.name != "command" && w.name != "service")
+                .all(|w| !["command", "service", "getppid_cold"].contains(&w.name))
         );
         let w = parse_list("open,getppid,open").unwrap();
         assert_eq!(
