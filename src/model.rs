@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::params::Params;
 
 pub mod bisect;
+pub mod metric;
+
+pub use metric::Metric;
 
 /// How the tasks of a measurement are created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
@@ -179,18 +182,90 @@ pub struct PairMetric {
 }
 
 /// A client figure's change under the treatment, from the pairs that
-/// reported it: the medians of each arm and the paired interval of the
+/// reported it: the baseline arm's median, the paired interval of the
 /// change (treatment / baseline - 1, in %), computed as the run time's
 /// overhead is, at the comparison's level, not corrected across the
-/// table (the verdict is the run time's).
+/// table (the verdict is the run time's), and the treatment the change
+/// gives, as the overhead table shows it: `treatment / baseline - 1` is
+/// the change. The treatment arm's own median is `treatment_median`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredMetricChange")]
 pub struct MetricChange {
     pub name: String,
     pub higher_is_better: bool,
+    /// The baseline arm's median over pairs.
     pub baseline: f64,
+    /// baseline x (1 + change / 100).
     pub treatment: f64,
+    /// The treatment arm's own median over pairs (its ratio to `baseline`
+    /// is not the paired change).
+    pub treatment_median: f64,
     pub change_pct: crate::stats::paired::OverheadPct,
     pub pairs: u32,
+}
+
+impl MetricChange {
+    /// The figure from each arm's median and the paired change; its
+    /// `treatment` is the one the change gives.
+    pub fn new(
+        name: String,
+        higher_is_better: bool,
+        baseline: f64,
+        treatment_median: f64,
+        change_pct: crate::stats::paired::OverheadPct,
+        pairs: u32,
+    ) -> MetricChange {
+        MetricChange {
+            name,
+            higher_is_better,
+            baseline,
+            treatment: baseline * (1.0 + change_pct.estimate / 100.0),
+            treatment_median,
+            change_pct,
+            pairs,
+        }
+    }
+}
+
+/// A [`MetricChange`] as stored. Runs stored before `treatment_median`
+/// existed kept the treatment arm's own median in `treatment`: read back,
+/// it moves to `treatment_median` and `treatment` becomes the one the
+/// change gives, so every document's baseline and treatment give its
+/// change.
+#[derive(Deserialize)]
+struct StoredMetricChange {
+    name: String,
+    higher_is_better: bool,
+    baseline: f64,
+    treatment: f64,
+    #[serde(default)]
+    treatment_median: Option<f64>,
+    change_pct: crate::stats::paired::OverheadPct,
+    pairs: u32,
+}
+
+impl From<StoredMetricChange> for MetricChange {
+    fn from(s: StoredMetricChange) -> MetricChange {
+        match s.treatment_median {
+            Some(median) => MetricChange {
+                name: s.name,
+                higher_is_better: s.higher_is_better,
+                baseline: s.baseline,
+                treatment: s.treatment,
+                treatment_median: median,
+                change_pct: s.change_pct,
+                pairs: s.pairs,
+            },
+            None => MetricChange::new(
+                s.name,
+                s.higher_is_better,
+                s.baseline,
+                s.treatment,
+                s.change_pct,
+                s.pairs,
+            ),
+        }
+    }
 }
 
 impl PairData {
@@ -786,5 +861,27 @@ mod tests {
     fn a_run_is_named_by_its_label_and_id() {
         assert_eq!(run(3, "", "6.18", vec![]).name(), "run 3");
         assert_eq!(run(3, "before", "6.18", vec![]).name(), "before (run 3)");
+    }
+
+    #[test]
+    fn a_client_figures_baseline_and_treatment_give_its_change_old_records_too() {
+        // Measured on a loaded machine: each arm's own median is -4.3%
+        // apart while the paired change is +4.0%.
+        let change = serde_json::json!({
+            "estimate": 4.0, "ci_low": 1.0, "ci_high": 7.0, "p_value": 0.01,
+            "verdict": "no-change"
+        });
+        let old = serde_json::json!({
+            "name": "SET.requests_per_sec", "higher_is_better": true,
+            "baseline": 49720.0, "treatment": 47570.0, "change_pct": change, "pairs": 16
+        });
+        let m: super::MetricChange = serde_json::from_value(old).unwrap();
+        assert_eq!(m.treatment_median, 47570.0);
+        assert!((m.treatment / m.baseline - 1.04).abs() < 1e-12, "{m:?}");
+        let back: super::MetricChange =
+            serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
+        assert_eq!(back, m, "a new record reads back as written");
+        let doc = serde_json::to_value(&m).unwrap();
+        assert_eq!(doc["treatment_median"], 47570.0);
     }
 }

@@ -56,6 +56,7 @@ fn run_in_guest(test: &str, image: &Path, shared: &Path, script: &str, log: &str
         shared,
         argv: vec!["sh".into(), script_path.display().to_string()],
         env: Vec::new(),
+        icount: false,
     });
     let console = shared.join("console.log");
     let started = Instant::now();

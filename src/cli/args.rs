@@ -163,25 +163,27 @@ pub struct DecisionArgs {
     pub alpha: f64,
 
     /// Noise band, percent: a change is slower/faster only when its whole
-    /// 95% interval lies outside +-noise.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
-    pub noise: f64,
+    /// 95% interval lies outside +-noise [default: 1 for time, 0.5 for
+    /// --metric instructions].
+    #[arg(long, value_name = "PCT")]
+    pub noise: Option<f64>,
 
     /// Equivalence margin, percent (above 0): "negligible" when a two
     /// one-sided test shows the change lies within +-margin. `overhead`
     /// also takes `auto`: the margin a comparison with no difference shows
     /// itself within in 16 pairs, 4 times in 5, from the noise that
     /// `secperf calibrate` measured on this machine for the run's
-    /// workloads (the largest of them; stated in the report).
-    #[arg(long, default_value = "1", value_name = "PCT|auto")]
-    pub equivalence: String,
+    /// workloads (the largest of them; stated in the report). [default: 1
+    /// for time, 0.5 for --metric instructions]
+    #[arg(long, value_name = "PCT|auto")]
+    pub equivalence: Option<String>,
 }
 
 impl DecisionArgs {
     /// The thresholds; `--equivalence auto` is refused here (only
     /// `overhead` can size it, [`DecisionArgs::resolve_auto`]).
     pub fn resolve(&self) -> Result<DecisionOpts> {
-        let (opts, auto) = self.resolve_auto()?;
+        let (opts, auto) = self.resolve_auto(crate::model::Metric::Time)?;
         if auto {
             crate::usage_bail!(
                 "--equivalence auto: only `overhead` sizes the margin from this machine's \
@@ -191,12 +193,19 @@ impl DecisionArgs {
         Ok(opts)
     }
 
-    /// The thresholds, and whether the margin is to come from the
-    /// calibrations (`auto`; the margin is then 1% until it is sized).
-    pub fn resolve_auto(&self) -> Result<(DecisionOpts, bool)> {
-        let e = self.equivalence.trim();
+    /// The thresholds for figures of `metric` (its noise band and margin
+    /// where none is given), and whether the margin is to come from the
+    /// calibrations (`auto`; the margin is then the metric's default until
+    /// it is sized).
+    pub fn resolve_auto(&self, metric: crate::model::Metric) -> Result<(DecisionOpts, bool)> {
+        let noise = self.noise.unwrap_or(metric.default_noise_pct());
+        let fallback = metric.default_equivalence_pct().to_string();
+        let e = self.equivalence.as_deref().unwrap_or(&fallback).trim();
         if e.eq_ignore_ascii_case("auto") {
-            return Ok((DecisionOpts::validated(self.alpha, self.noise, 1.0)?, true));
+            return Ok((
+                DecisionOpts::validated(self.alpha, noise, metric.default_equivalence_pct())?,
+                true,
+            ));
         }
         let Ok(pct) = e.trim_end_matches('%').parse::<f64>() else {
             crate::usage_bail!(
@@ -204,7 +213,7 @@ impl DecisionArgs {
                  machine's calibrations)"
             );
         };
-        Ok((DecisionOpts::validated(self.alpha, self.noise, pct)?, false))
+        Ok((DecisionOpts::validated(self.alpha, noise, pct)?, false))
     }
 }
 
@@ -583,5 +592,83 @@ mod tests {
             let e = parse_tasks(bad, 2).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
         }
+    }
+}
+
+/// `--metric` of the commands that compare (`overhead`, `suite`,
+/// `calibrate`, `bisect`).
+#[derive(Debug, Args)]
+pub struct MetricArgs {
+    /// What each half measures per operation: time (ns, the default) or
+    /// instructions. Instructions are counted in a guest (--vm, --kernel,
+    /// bisect) by QEMU's icount under emulation: exact and repeatable to
+    /// about 0.2% whatever the host is doing, but blind to what an
+    /// instruction costs on hardware (cache misses, serialising
+    /// instructions, TLB flushes count as one each), so a second view
+    /// beside time, not a replacement. Figures, intervals and verdicts are
+    /// then in instructions per operation, and the noise band and the
+    /// equivalence margin default to 0.5%.
+    #[arg(long, value_name = "time|instructions", value_parser = metric_value)]
+    pub metric: Option<crate::model::Metric>,
+}
+
+fn metric_value(s: &str) -> std::result::Result<crate::model::Metric, String> {
+    crate::model::Metric::parse(s)
+}
+
+impl MetricArgs {
+    /// The metric asked for (time when none).
+    pub fn metric(&self) -> crate::model::Metric {
+        self.metric.unwrap_or_default()
+    }
+
+    /// The metric, checked where the command measures. `booting`: the
+    /// command boots guests (--vm, --kernel, bisect), where icount counts
+    /// instructions; otherwise they are counted on this machine, which
+    /// needs a PMU (or this is a guest booted with icount).
+    pub fn resolve(&self, booting: bool) -> Result<crate::model::Metric> {
+        let metric = self.metric();
+        if metric == crate::model::Metric::Time
+            || booting
+            || std::env::var_os(crate::vm::icount::ENV).is_some()
+        {
+            return Ok(metric);
+        }
+        let host = match crate::sys::pmu::instructions_counter() {
+            Err(why) => why,
+            Ok(()) => "this build counts instructions in VM guests only (QEMU's icount), not \
+                       with a host's PMU"
+                .to_string(),
+        };
+        crate::usage_bail!(
+            "--metric instructions on this machine: {host}. Count them in an emulated guest \
+             instead, where QEMU's icount makes the guest's clock count instructions: add --vm \
+             IMAGE (e.g. --vm /boot/vmlinuz-$(uname -r)), or compare kernels with --kernel"
+        )
+    }
+
+    /// `--metric instructions` with what cannot count them: a usage error
+    /// saying what is possible instead.
+    pub fn refuse_with(&self, profile: bool, server: bool) -> Result<()> {
+        if self.metric() != crate::model::Metric::Instructions {
+            return Ok(());
+        }
+        if profile {
+            crate::usage_bail!(
+                "--metric instructions with --profile: the profile attributes time (perf's \
+                 cpu-clock samples) to kernel functions, and secperf does not attribute counted \
+                 instructions; profile with --metric time (the default), and count \
+                 instructions in a run of its own"
+            );
+        }
+        if server {
+            crate::usage_bail!(
+                "--metric instructions with --server: a server's figures are its client's \
+                 (requests per second, latencies) and its CPU time, taken in time; measure a \
+                 server with --metric time, or count a command's instructions (-- CMD) or a \
+                 workload's (-w) in a guest"
+            );
+        }
+        Ok(())
     }
 }

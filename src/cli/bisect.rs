@@ -54,7 +54,8 @@ pub struct BisectArgs {
     #[arg(long, value_name = "FRAGMENT")]
     pub config: Option<PathBuf>,
 
-    /// The slowdown that counts, percent of the workload's ns/op: a
+    /// The slowdown that counts, percent of the workload's ns/op (or
+    /// instructions per operation, with --metric instructions): a
     /// revision is bad when it is slower than --good by more than half of
     /// it (its whole interval), good when its whole interval is below half
     /// of it.
@@ -94,6 +95,9 @@ pub struct BisectArgs {
     /// Show the revisions, the error budget and what is cached, and stop.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub metric: super::args::MetricArgs,
 }
 
 /// A step: an `overhead --kernel` run of the revision against good.
@@ -156,6 +160,9 @@ impl OverheadSteps<'_> {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        if let Some(metric) = self.args.metric.metric {
+            argv.extend(["--metric".to_string(), metric.to_string()]);
+        }
         for m in &self.args.mechanisms {
             argv.extend(["-m".to_string(), m.clone()]);
         }
@@ -252,6 +259,9 @@ fn key(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> String {
     }
     if !args.mechanisms.is_empty() {
         key.push_str(&format!("\nmechanisms {:?}", args.mechanisms));
+    }
+    if args.metric.metric() != crate::model::Metric::Time {
+        key.push_str(&format!("\nmetric {}", args.metric.metric()));
     }
     crate::kbuild::sha256_hex(key.as_bytes())[..16].to_string()
 }

@@ -95,6 +95,9 @@ pub struct CalibrateArgs {
     pub wait: super::args::WaitArgs,
 
     #[command(flatten)]
+    pub metric: super::args::MetricArgs,
+
+    #[command(flatten)]
     pub vm: super::vm::VmArgs,
 }
 
@@ -169,12 +172,18 @@ struct CalibrateOutput<'a> {
 }
 
 pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    args.metric.resolve(args.vm.vm.is_some())?;
     if args.vm.vm.is_some() {
         let show = super::vm::Show::GuestStdout {
             stores_run: true,
             json,
         };
-        return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
+        let relay = super::vm::Relay {
+            mechanisms: &[],
+            metric: args.metric.metric(),
+            tasks: None,
+        };
+        return super::vm::relay_counted(&args.vm, &relay, db, args.wait.no_wait, show);
     }
     args.vm.resolve(false)?;
     if let Some(run) = args.replay {
@@ -213,6 +222,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             audit_check: false,
             slices: plan.total_slices(),
             seed: Some(plan.design.seed),
+            metric: args.metric.metric(),
         },
     )?;
     let report = calibrate::measure(&plan, &mut Live { lock: None }, &session.progress);

@@ -183,7 +183,7 @@ pub fn main() -> i32 {
     // policy when it has none.
     if let Err(e) = crate::engine::vm::prepare_guest() {
         eprintln!("secperf: error: preparing the VM guest: {e:#}");
-        return 1;
+        return crate::error::exit_code(&e);
     }
     let recovered = if matches!(cli.command, Command::Restore) {
         Ok(Vec::new())

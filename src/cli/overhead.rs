@@ -77,6 +77,9 @@ pub struct OverheadArgs {
     pub decision: DecisionArgs,
 
     #[command(flatten)]
+    pub metric: super::args::MetricArgs,
+
+    #[command(flatten)]
     pub sequential: super::args::SequentialArgs,
 
     #[command(flatten)]
@@ -144,7 +147,7 @@ impl OverheadArgs {
     /// With --kernel or in a guest of one: the request of the plan both
     /// sides build (no mechanism switched, no negative control).
     fn boot_request(&self) -> Result<OverheadRequest> {
-        if self.decision.resolve_auto()?.1 {
+        if self.decision.resolve_auto(self.metric.metric())?.1 {
             usage_bail!(
                 "--equivalence auto sizes the margin from calibrations of this machine's \
                  workloads, not of boots: give a margin in percent with --kernel (e.g. \
@@ -182,7 +185,7 @@ impl OverheadArgs {
             workloads = Some(name);
             params.extend(extra);
         }
-        let (decision, equivalence_auto) = self.decision.resolve_auto()?;
+        let (decision, equivalence_auto) = self.decision.resolve_auto(self.metric.metric())?;
         let placement = self.placement.resolve("1")?;
         if self.command.server.is_some() {
             crate::workloads::service::check_placement(&placement.tasks, self.placement.mode)?;
@@ -213,12 +216,21 @@ impl OverheadArgs {
 }
 
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    args.metric
+        .refuse_with(args.profile.profile, args.command.server.is_some())?;
+    args.metric
+        .resolve(args.vm.vm.is_some() || !args.kernels.is_empty())?;
     if args.vm.vm.is_some() {
         let show = super::vm::Show::Run {
             json,
             report: Some(&args.report),
         };
-        return super::vm::relay(&args.vm, &args.mechanisms, db, args.wait.no_wait, show);
+        let relay = super::vm::Relay {
+            mechanisms: &args.mechanisms,
+            metric: args.metric.metric(),
+            tasks: args.placement.tasks.as_deref(),
+        };
+        return super::vm::relay_counted(&args.vm, &relay, db, args.wait.no_wait, show);
     }
     if let Some(cases) = &args.boot_half {
         return boot_half(&args, cases);
@@ -292,6 +304,7 @@ pub(super) fn measure(
             audit_check: plan.switches("audit"),
             slices,
             seed: Some(plan.seed),
+            metric: args.metric.metric(),
         },
     )?;
     session.progress.planned(plan.sample_ms as f64 + run_ms);
@@ -306,6 +319,20 @@ pub(super) fn measure(
             let role = if control { " (negative control)" } else { "" };
             (case, plan.design_for(control), role)
         });
+    if crate::engine::warmup::counting() {
+        eprintln!("secperf: a warm-up half of each workload first (counted instructions)");
+        let designs: Vec<_> = plan.control.iter().map(|&c| plan.design_for(c)).collect();
+        crate::engine::warmup::warm_up(
+            plan.cases
+                .iter()
+                .zip(&designs)
+                .map(|(c, d)| (c, d, crate::mechanisms::Arm::Baseline)),
+            &mut Live {
+                lock: session.lock.as_ref(),
+            },
+        )
+        .map_err(|e| session.stopped(e))?;
+    }
     let measured = measure_comparisons(
         &mut session.store,
         session.run_id,
@@ -390,6 +417,7 @@ pub(super) fn kernel_ab_stored(
             timeout,
             guest_args: super::vm::guest_args(argv, true),
             no_wait: args.wait.no_wait,
+            metric: args.metric.metric(),
         },
         &plan.cases,
         &design,

@@ -135,6 +135,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             audit_check: false,
             slices: plan.slices(),
             seed: None,
+            metric: crate::model::Metric::Time,
         },
     )?;
     plan.measure(&mut session, &mut Live { lock: None })

@@ -74,6 +74,9 @@ pub struct SuiteArgs {
     pub wait: super::args::WaitArgs,
 
     #[command(flatten)]
+    pub metric: super::args::MetricArgs,
+
+    #[command(flatten)]
     pub vm: super::vm::VmArgs,
 
     /// The post's other side in one command, given twice (the baseline
@@ -107,6 +110,9 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if let Some(dir) = args.scratch.as_ref().filter(|d| !d.is_dir()) {
         usage_bail!("--scratch {}: not a directory", dir.display());
     }
+    args.metric.refuse_with(args.profile.profile, false)?;
+    args.metric
+        .resolve(args.vm.vm.is_some() || !args.kernels.is_empty())?;
     if !args.kernels.is_empty() {
         return other_side(&args, def, db, json);
     }
@@ -122,7 +128,12 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             json,
             report: Some(&args.output),
         };
-        return super::vm::relay(&args.vm, &[], db, args.wait.no_wait, show);
+        let relay = super::vm::Relay {
+            mechanisms: &[],
+            metric: args.metric.metric(),
+            tasks: None,
+        };
+        return super::vm::relay_counted(&args.vm, &relay, db, args.wait.no_wait, show);
     }
     args.vm.resolve(false)?;
     let (db_path, store) = open_store(db)?;
@@ -180,6 +191,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             audit_check: suite.switches("audit"),
             slices: run_slices + ab_slices,
             seed: Some(suite.record.seed),
+            metric: args.metric.metric(),
         },
     )?;
     let lock = session.lock.take();
@@ -247,6 +259,7 @@ fn other_side(
             guest_args,
             mechanisms: Vec::new(),
             stores_run: true,
+            metric: args.metric.metric(),
         };
         let guest =
             crate::engine::vm::measure_in_guest(&request, &db_path, &side_argv, args.wait.no_wait)?;

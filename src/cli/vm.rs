@@ -126,6 +126,17 @@ pub enum Show<'a> {
     GuestStdout { stores_run: bool, json: bool },
 }
 
+/// What a measuring command tells the relay besides its VM options.
+pub struct Relay<'a> {
+    /// The `-m` specs: their LSMs go into `lsm=`.
+    pub mechanisms: &'a [String],
+    /// Instructions: the guest boots with QEMU's icount.
+    pub metric: crate::model::Metric,
+    /// `-t`'s value: with instructions, the guest gets one vCPU per task
+    /// (the most tasks asked) unless `cpus=` says otherwise.
+    pub tasks: Option<&'a str>,
+}
+
 /// Runs the command of this process in the guest `vm.vm` names.
 pub fn relay(
     vm: &VmArgs,
@@ -134,7 +145,44 @@ pub fn relay(
     no_wait: bool,
     show: Show,
 ) -> Result<()> {
-    let spec = crate::vm::spec::parse(vm.vm.as_deref().unwrap_or_default(), "--vm")?;
+    let r = Relay {
+        mechanisms,
+        metric: crate::model::Metric::Time,
+        tasks: None,
+    };
+    relay_counted(vm, &r, db, no_wait, show)
+}
+
+/// vCPUs of a guest that counts instructions: one per task, the most of
+/// `-t`'s ladder (`auto`: the usual default), 1 without `-t`.
+pub fn icount_vcpus(tasks: Option<&str>) -> u32 {
+    match tasks {
+        None => 1,
+        Some(t) if t.trim().eq_ignore_ascii_case("auto") => crate::vm::spec::DEFAULT_MAX_CPUS,
+        Some(t) => t
+            .split(',')
+            .filter_map(|n| n.trim().parse::<u32>().ok())
+            .max()
+            .unwrap_or(1)
+            .max(1),
+    }
+}
+
+/// [`relay`] with the metric and the tasks of a measuring command.
+pub fn relay_counted(
+    vm: &VmArgs,
+    relay: &Relay,
+    db: Option<&Path>,
+    no_wait: bool,
+    show: Show,
+) -> Result<()> {
+    let mechanisms = relay.mechanisms;
+    let mut spec = crate::vm::spec::parse(vm.vm.as_deref().unwrap_or_default(), "--vm")?;
+    if relay.metric == crate::model::Metric::Instructions && spec.cpus.is_none() {
+        // The instruction counter is the guest's: a vCPU more than the
+        // tasks would add its own work to every figure.
+        spec.cpus = Some(icount_vcpus(relay.tasks));
+    }
     let (accel, timeout) = vm.resolve(true)?;
     let argv = crate::engine::session::argv();
     let request = VmRequest {
@@ -150,6 +198,7 @@ pub fn relay(
                 ..
             }
         ),
+        metric: relay.metric,
     };
     let db_path = crate::store::resolve_db_path(db)?;
     let guest = measure_in_guest(&request, &db_path, &argv, no_wait)?;
@@ -158,7 +207,11 @@ pub fn relay(
         // The guest's own output knows nothing of the VM: the warning of
         // an emulated guest goes first (on stderr beside JSON).
         if guest.facts.accel == crate::vm::Accel::Emulated {
-            let warning = crate::vm::emulated_warning();
+            let warning = if guest.facts.icount.is_some() {
+                crate::vm::ICOUNT_NOTE.to_string()
+            } else {
+                crate::vm::emulated_warning()
+            };
             if json {
                 eprintln!("secperf: {warning}");
             } else {

@@ -220,17 +220,17 @@ fn metric_changes(design: &Design, pair_data: &[PairData]) -> Vec<MetricChange> 
                 // test inverted, about the Hodges-Lehmann estimate).
                 None => overhead_by_ranks(&r, PairedOpts::default().alpha),
             }?;
-            Some(MetricChange {
-                name: name.to_string(),
+            Some(MetricChange::new(
+                name.to_string(),
                 higher_is_better,
-                baseline: crate::stats::median(&b)?,
-                treatment: crate::stats::median(&t)?,
-                change_pct: crate::stats::paired::OverheadPct {
+                crate::stats::median(&b)?,
+                crate::stats::median(&t)?,
+                crate::stats::paired::OverheadPct {
                     verdict: crate::stats::paired::Verdict::NoChange,
                     ..change_pct
                 },
-                pairs: b.len() as u32,
-            })
+                b.len() as u32,
+            ))
         })
         .collect()
 }

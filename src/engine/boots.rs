@@ -70,6 +70,17 @@ impl BootResult {
     }
 }
 
+/// The arm a boot measures a case in: a mechanism given with --kernel is
+/// on in every boot of every arm (a runtime setting the kernels share),
+/// as the treatment half.
+fn boot_arm(case: &Case) -> Arm {
+    if case.treatment.mechanism.name() == "none" {
+        Arm::Baseline
+    } else {
+        Arm::Treatment
+    }
+}
+
 /// In the guest: one baseline half of each case in `indexes`, written to
 /// [`HALVES_FILE`] in `shared`; with `profile` (`--profile` and
 /// `--boot-profile`) a profiled half of each too.
@@ -85,6 +96,10 @@ pub fn measure_halves(
         Some(p) => crate::profile::readiness(p.hz),
         None => (None, Vec::new()),
     };
+    if super::warmup::counting() {
+        let warm: Vec<&Case> = indexes.iter().filter_map(|&i| cases.get(i)).collect();
+        super::warmup::warm_up(warm.into_iter().map(|c| (c, design, boot_arm(c))), measurer)?;
+    }
     let mut out = Vec::new();
     for &i in indexes {
         let Some(case) = cases.get(i) else {
@@ -94,11 +109,7 @@ pub fn measure_halves(
         eprintln!("secperf: measuring {what} tasks={}", case.tasks);
         // A mechanism given with --kernel is on in every boot of every arm
         // (a runtime setting the kernels share): the treatment half.
-        let arm = if case.treatment.mechanism.name() == "none" {
-            Arm::Baseline
-        } else {
-            Arm::Treatment
-        };
+        let arm = boot_arm(case);
         let h = measurer
             .half(
                 case,
@@ -449,6 +460,8 @@ pub struct BootRequest<'a> {
     /// options).
     pub guest_args: Vec<String>,
     pub no_wait: bool,
+    /// Instructions: every boot is under QEMU's icount.
+    pub metric: crate::model::Metric,
 }
 
 /// Measures the plan's cases across boots of the two arms and stores the
@@ -463,13 +476,14 @@ pub fn measure(
     params: serde_json::Value,
     db_path: &Path,
 ) -> Result<i64> {
-    let (accel, vng_path) = resolve_engine(req.accel)?;
+    let (accel, vng_path) = resolve_engine(req.accel, req.metric)?;
     let mut store = Store::open(db_path)?;
     let _measuring = super::session::measurement_lock(req.no_wait)?;
     let stop = super::session::interrupt_flag()?;
     // The run starts now (its recorded configuration is replaced by the
     // baseline arm's guest once it has booted).
-    let mut meta = super::session::run_meta("overhead", label, &params, Some(design.seed))?;
+    let mut meta =
+        super::session::run_meta("overhead", label, &params, Some(design.seed), req.metric)?;
     // Each compared arm adds a comparison per case to the table's family.
     let mut design = design.clone();
     if let Some(stop) = design.stop.as_mut() {
@@ -486,6 +500,7 @@ pub fn measure(
             vng: &vng_path,
             timeout: req.timeout,
             stop: &stop,
+            icount: req.metric == crate::model::Metric::Instructions,
         })
         .collect();
     let mut records: Vec<ArmRecord> = (0..req.arms.len())

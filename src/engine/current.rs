@@ -204,6 +204,7 @@ mod tests {
                 audit_check: false,
                 slices: plan.slices(),
                 seed: None,
+                metric: crate::model::Metric::Time,
             },
         )
         .unwrap();

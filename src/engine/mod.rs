@@ -37,3 +37,4 @@ pub mod session;
 pub mod suite;
 pub mod sweep;
 pub mod vm;
+pub mod warmup;

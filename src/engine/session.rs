@@ -41,6 +41,9 @@ pub struct RunSpec<'a, P: serde::Serialize> {
     /// When the user gave no `--seed`, the stored command line gets
     /// `--seed N` so that it replays the run in the same order.
     pub seed: Option<u64>,
+    /// What the halves measure per operation (stored in the run's
+    /// parameters as `metric`).
+    pub metric: crate::model::Metric,
 }
 
 /// An open run: its store, its id, the lock if held, its progress.
@@ -109,7 +112,7 @@ impl Session {
             .system_wide
             .then(|| StateLock::acquire(LOCK_WAIT))
             .transpose()?;
-        let mut meta = run_meta(spec.kind, spec.label, spec.params, spec.seed)?;
+        let mut meta = run_meta(spec.kind, spec.label, spec.params, spec.seed, spec.metric)?;
         if let (Some(lock), true) = (&lock, spec.audit_check) {
             // The arms set the machine's rules aside anyway.
             let opts = super::phantom::CheckOpts::in_run(spec.seed.unwrap_or(0));
@@ -282,7 +285,13 @@ pub(crate) fn run_meta(
     label: &str,
     params: &impl serde::Serialize,
     seed: Option<u64>,
+    metric: crate::model::Metric,
 ) -> Result<RunMeta> {
+    let mut params = serde_json::to_value(params)?;
+    // What the figures are: every view of the run labels them by it.
+    if let Some(o) = params.as_object_mut() {
+        o.insert("metric".into(), serde_json::to_value(metric)?);
+    }
     Ok(RunMeta {
         label: label.to_string(),
         kind: kind.to_string(),
@@ -290,7 +299,7 @@ pub(crate) fn run_meta(
         host: crate::sys::hostname(),
         secperf_version: env!("CARGO_PKG_VERSION").into(),
         command: reproducible_command_line(seed),
-        params: serde_json::to_value(params)?,
+        params,
         system: serde_json::to_value(crate::probe::probe())?,
     })
 }
@@ -447,6 +456,7 @@ mod tests {
                 audit_check: false,
                 slices: 0,
                 seed: Some(1234),
+                metric: crate::model::Metric::Time,
             },
         )
         .unwrap();

@@ -15,11 +15,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::error::{Interrupted, UsageError};
+use crate::model::Metric;
 use crate::store::Store;
 use crate::vm::accel::{self, AccelChoice};
 use crate::vm::guest::{self, GuestFacts};
 use crate::vm::process::{self, Limits, Stopped};
-use crate::vm::{Accel, VmFacts, VmSpec, lsm, vng};
+use crate::vm::{Accel, VmFacts, VmSpec, icount, lsm, vng};
 
 /// The longest a guest may take to start secperf (emulated boots take
 /// about 30 s here).
@@ -39,6 +40,8 @@ pub struct VmRequest {
     pub mechanisms: Vec<String>,
     /// Whether the command stores a run (all but `list`).
     pub stores_run: bool,
+    /// Instructions: the guest is booted with QEMU's icount.
+    pub metric: Metric,
 }
 
 /// A run the guest measured, now in the host's store.
@@ -119,6 +122,8 @@ pub struct BootSetup<'a> {
     pub timeout: Duration,
     /// Set by Ctrl-C.
     pub stop: &'a AtomicBool,
+    /// Count instructions with QEMU's icount (`--metric instructions`).
+    pub icount: bool,
 }
 
 impl BootSetup<'_> {
@@ -144,6 +149,7 @@ impl BootSetup<'_> {
             boot_s: guest.outcome.boot_s,
             wall_s: guest.outcome.wall_s,
             guest: GuestFacts::load(guest.shared.path()).unwrap_or_default(),
+            icount: self.icount.then(icount::QemuFacts::host),
         }
     }
 }
@@ -163,7 +169,7 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
         .chain(guest_args.iter().cloned())
         .collect();
     let shared_path = shared.path().display().to_string();
-    let env = vec![
+    let mut env = vec![
         (guest::GUEST_ENV.to_string(), shared_path.clone()),
         (
             crate::store::DB_ENV_VAR.to_string(),
@@ -182,6 +188,11 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
             "/tmp/secperf-guest-cache".to_string(),
         ),
     ];
+    if setup.icount {
+        // The guest checks that its clock counts instructions before
+        // anything runs.
+        env.push((icount::ENV.to_string(), "1".to_string()));
+    }
     let args = vng::args(&vng::Boot {
         spec: setup.spec,
         accel: setup.accel,
@@ -189,6 +200,7 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
         shared: shared.path(),
         argv,
         env,
+        icount: setup.icount,
     });
     let limits = Limits {
         boot: BOOT_LIMIT.min(setup.timeout),
@@ -232,13 +244,39 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
     }
 }
 
-/// The accelerator for `choice` (with its warning printed) and vng.
-pub fn resolve_engine(choice: AccelChoice) -> Result<(Accel, std::path::PathBuf)> {
-    let (accel, warning) = accel::resolve(choice, Path::new("/"))?;
-    if let Some(w) = warning {
-        eprintln!("secperf: warning: {w}");
-    }
+/// The accelerator for `choice` and `metric` (with its warning printed)
+/// and vng. Instructions are counted under emulation whatever the host
+/// offers (QEMU's icount runs under TCG only); `--vm-accel kvm` with them
+/// is a usage error.
+pub fn resolve_engine(choice: AccelChoice, metric: Metric) -> Result<(Accel, std::path::PathBuf)> {
+    let accel = match metric {
+        Metric::Instructions => accel_for_instructions(choice)?,
+        Metric::Time => {
+            let (accel, warning) = accel::resolve(choice, Path::new("/"))?;
+            if let Some(w) = warning {
+                eprintln!("secperf: warning: {w}");
+            }
+            accel
+        }
+    };
     Ok((accel, vng::find()?))
+}
+
+/// Emulation, for counting instructions; a usage error for `kvm`.
+pub fn accel_for_instructions(choice: AccelChoice) -> Result<Accel> {
+    if choice == AccelChoice::Kvm {
+        crate::usage_bail!(
+            "--metric instructions counts with QEMU's icount, which runs under emulation (TCG) \
+             only, not KVM: leave out --vm-accel kvm, or measure time under KVM (leave out \
+             --metric instructions)"
+        );
+    }
+    eprintln!(
+        "secperf: counting instructions: the guest runs under QEMU's emulation with `{}`, its \
+         clock counting one ns per instruction; every figure is instructions per operation",
+        icount::QEMU_OPTS
+    );
+    Ok(Accel::Emulated)
 }
 
 /// Boots the guest, runs the command in it, and copies its run into the
@@ -250,7 +288,7 @@ pub fn measure_in_guest(
     host_argv: &[String],
     no_wait: bool,
 ) -> Result<GuestRun> {
-    let (accel, vng_path) = resolve_engine(req.accel)?;
+    let (accel, vng_path) = resolve_engine(req.accel, req.metric)?;
     let (extra, note) = extra_append(req)?;
     if let Some(n) = note {
         eprintln!("secperf: {n}");
@@ -267,6 +305,7 @@ pub fn measure_in_guest(
         vng: &vng_path,
         timeout: req.timeout,
         stop: &stop,
+        icount: req.metric == Metric::Instructions,
     };
     eprintln!("secperf: {}", booting_line(&setup));
     let guest = boot(&setup, &req.guest_args)?;
@@ -307,9 +346,10 @@ pub fn measure_in_guest(
 /// "booting IMAGE (emulated, 2 vCPUs, 2G)...".
 pub fn booting_line(setup: &BootSetup) -> String {
     format!(
-        "booting {} ({}, {} vCPUs, {}){}",
+        "booting {} ({}{}, {} vCPUs, {}){}",
         setup.spec.image.display(),
         setup.accel,
+        if setup.icount { " with icount" } else { "" },
         setup.spec.vcpus(),
         setup.spec.memory(),
         if setup.accel == Accel::Emulated {
@@ -374,6 +414,13 @@ pub fn prepare_guest() -> Result<()> {
         return Ok(());
     };
     let mut facts = GuestFacts::read();
+    if std::env::var_os(icount::ENV).is_some() {
+        // Booted to count instructions: the clock must count them, or
+        // every figure would be time labelled as instructions.
+        let readings = icount::read()?;
+        icount::judge(&readings).map_err(crate::error::UsageError::new)?;
+        facts.prepared.push(icount::checked_line(&readings));
+    }
     let lsms = std::fs::read_to_string("/sys/kernel/security/lsm").unwrap_or_default();
     if lsms.split(',').any(|l| l.trim() == "selinux") {
         use crate::mechanisms::selinux_policy as policy;

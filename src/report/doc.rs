@@ -98,6 +98,11 @@ impl RunDoc {
         RunSettings::of(&self.meta.params)
     }
 
+    /// What its figures are: time, or counted instructions.
+    pub fn metric(&self) -> crate::model::Metric {
+        crate::model::metric::of_params(&self.meta.params)
+    }
+
     /// Kernel, CPU and LSMs of the machine it ran on.
     pub fn machine(&self) -> MachineFacts {
         MachineFacts::of(&self.meta.system)

@@ -26,7 +26,9 @@
 //! released by the kernel when the holder's last descriptor closes, so a
 //! SIGKILLed holder leaves no stale lock: its forked tasks share the
 //! descriptor only until they die with it (PR_SET_PDEATHSIG), a moment
-//! later, and a waiter takes over at once.
+//! later, and a waiter takes over at once. A holder that lets go
+//! unlocks explicitly (`LOCK_UN`), so a forked task that outlives the
+//! lock (or another thread's child, in the tests) does not keep it.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -183,8 +185,15 @@ impl MeasureLock {
 
 impl Drop for MeasureLock {
     fn drop(&mut self) {
-        // The lock goes with the file; the holder left in it would mislead.
+        // The holder left in the file would mislead.
         let _ = self.file.set_len(0);
+        // Unlocked explicitly, not by closing: a task forked without exec
+        // (a worker, or another thread's child in the tests) shares this
+        // open file description, and `flock` holds until its last
+        // descriptor closes, so closing ours alone would leave the lock
+        // held for as long as such a task lives. LOCK_UN on any duplicate
+        // releases it for all.
+        let _ = self.file.unlock();
     }
 }
 
@@ -260,6 +269,35 @@ mod tests {
         drop(first);
         assert_eq!(holder_in(dir.path()), None, "emptied on release");
         MeasureLock::acquire_in(dir.path(), "third", true, &mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn a_forked_child_that_outlives_the_holder_does_not_keep_the_lock() {
+        // The flake CI met on a fresh machine: another test's thread
+        // forked a task (without exec) while this lock was open; the task
+        // shared the open file description, and closing ours alone left
+        // the flock held.
+        let dir = tempfile::tempdir().unwrap();
+        let first = MeasureLock::acquire_in(dir.path(), "first", true, &mut |_| {}).unwrap();
+        // SAFETY: the child calls only async-signal-safe functions (sleep,
+        // _exit) and is killed below.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: as above.
+            unsafe {
+                libc::sleep(30);
+                libc::_exit(0);
+            }
+        }
+        drop(first);
+        let taken = MeasureLock::acquire_in(dir.path(), "second", true, &mut |_| {});
+        // SAFETY: pid is our own child; kill and reap it before asserting.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        taken.expect("the lock is free once its holder let go, whatever its forks hold");
     }
 
     #[test]

@@ -267,6 +267,10 @@ impl Drop for StateLock {
         // The lock goes with the file; the pid left in it is harmless (the
         // next holder overwrites it) but would mislead someone reading it.
         let _ = self.file.set_len(0);
+        // Unlocked explicitly: a task forked without exec shares this open
+        // file description and would otherwise keep the flock for as long
+        // as it lives (see measure_lock).
+        let _ = self.file.unlock();
     }
 }
 

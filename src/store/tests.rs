@@ -719,6 +719,7 @@ fn comparisons_round_trip_and_cascade() {
         higher_is_better: false,
         baseline: 0.75,
         treatment: 0.75,
+        treatment_median: 0.75,
         change_pct: crate::stats::paired::OverheadPct {
             estimate: 0.0,
             ci_low: -100.0,

@@ -12,6 +12,7 @@ pub mod calls;
 pub mod caps;
 pub mod cpus;
 pub mod landlock;
+pub mod pmu;
 pub mod query;
 pub mod seccomp;
 

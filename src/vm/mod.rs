@@ -13,6 +13,8 @@
 //! - [`vng`]: virtme-ng's command line and the guest's script.
 //! - [`process`]: the guest's processes, which never outlive secperf.
 //! - [`guest`]: what a guest records of its kernel.
+//! - [`icount`]: counted instructions (`--metric instructions`): QEMU's
+//!   icount, and the guest's check that its clock counts them.
 //!
 //! The engine (`engine::vm`) puts these together and copies the guest's
 //! run into the host's store.
@@ -20,6 +22,7 @@
 pub mod accel;
 pub mod arms;
 pub mod guest;
+pub mod icount;
 pub mod lsm;
 pub mod process;
 pub mod spec;
@@ -33,6 +36,14 @@ pub use accel::{Accel, EMULATED_NOTE};
 pub fn emulated_warning() -> String {
     format!("Measured in a VM guest under QEMU's emulation, without KVM: {EMULATED_NOTE}.")
 }
+
+/// The sentence every view of a guest's counted instructions starts with.
+pub const ICOUNT_NOTE: &str = "Instructions counted in a VM guest under QEMU's emulation with \
+                               icount (-icount shift=0,sleep=off): every figure is \
+                               instructions per operation, exact and repeatable, not time; \
+                               QEMU charges every instruction the same, so cache misses, \
+                               serialising instructions and TLB flushes cost no more than an \
+                               add.";
 pub use spec::VmSpec;
 
 /// What a run measured in a guest records about the VM (stored under
@@ -55,6 +66,10 @@ pub struct VmFacts {
     pub wall_s: f64,
     /// What the guest said of its kernel.
     pub guest: guest::GuestFacts,
+    /// With `--metric instructions`: the QEMU that counted them and its
+    /// icount options; absent for a guest whose clock kept time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icount: Option<icount::QemuFacts>,
 }
 
 impl VmFacts {
@@ -66,8 +81,13 @@ impl VmFacts {
     /// One line for reports: "VM: emulated, 2 vCPUs, 2048M,
     /// /boot/vmlinuz-6.1 (build id ...), boot 18.2 s".
     pub fn line(&self) -> String {
+        let counted = if self.icount.is_some() {
+            " with icount (instructions counted)"
+        } else {
+            ""
+        };
         let mut s = format!(
-            "VM: {}, {} vCPUs, {}, {}",
+            "VM: {}{counted}, {} vCPUs, {}, {}",
             self.accel, self.vcpus, self.memory, self.image
         );
         if let Some(id) = &self.guest.build_id {

@@ -92,6 +92,9 @@ pub struct Boot<'a> {
     pub argv: Vec<String>,
     /// Environment of the guest command.
     pub env: Vec<(String, String)>,
+    /// Count instructions: QEMU's icount under emulation
+    /// ([`super::icount`]).
+    pub icount: bool,
 }
 
 /// The vng arguments (after `vng` itself) for a boot.
@@ -109,13 +112,16 @@ pub fn args(boot: &Boot) -> Vec<String> {
         // failed boot can be explained.
         "--verbose".into(),
     ];
-    if boot.accel == Accel::Emulated {
+    if boot.accel == Accel::Emulated || boot.icount {
         // 9p rather than virtiofs for the root: where virtiofsd cannot run
         // (as on the VMs this was built on) virtme-ng waits 5 s for it
         // before falling back, and under emulation the file system's speed
         // is not what is measured.
         a.push("--disable-kvm".into());
         a.push("--force-9p".into());
+    }
+    if boot.icount {
+        a.push(format!("--qemu-opts={}", super::icount::QEMU_OPTS));
     }
     let append: Vec<&str> = std::iter::once(CONSOLE_LOGLEVEL)
         .chain(boot.extra_append.iter().map(String::as_str))
@@ -184,6 +190,7 @@ mod tests {
                 "a b".into(),
             ],
             env: vec![("SECPERF_DB".into(), "/tmp/secperf-vm-x/guest.db".into())],
+            icount: false,
         };
         let a = args(&boot);
         let at = |k: &str| a[a.iter().position(|x| x == k).unwrap() + 1].clone();
@@ -204,10 +211,22 @@ mod tests {
             ),
             "{s}"
         );
+        assert!(!a.iter().any(|w| w.starts_with("--qemu-opts")), "{a:?}");
         let kvm = Boot {
             accel: Accel::Kvm,
-            ..boot
+            ..boot.clone()
         };
         assert!(!args(&kvm).contains(&"--disable-kvm".to_string()));
+        // Counting instructions: icount, which QEMU runs under TCG only.
+        let counted = args(&Boot {
+            accel: Accel::Kvm,
+            icount: true,
+            ..boot
+        });
+        assert!(counted.contains(&"--disable-kvm".to_string()));
+        assert!(
+            counted.contains(&"--qemu-opts=-icount shift=0,sleep=off".to_string()),
+            "{counted:?}"
+        );
     }
 }

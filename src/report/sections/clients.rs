@@ -10,7 +10,6 @@ use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Table};
 use super::super::number::si;
-use crate::model::MetricChange;
 
 /// The client figures of every result that has them (`run --server`):
 /// each figure's median over the kept client runs.
@@ -57,13 +56,6 @@ pub fn result_metrics(doc: &RunDoc, m: &mut dyn Markup) {
     m.table(&t);
 }
 
-/// The treatment a client figure's change gives: baseline x (1 + change),
-/// so the columns give the printed change (the treatment arm's own
-/// median over pairs is [`MetricChange::treatment`], in CSV).
-pub fn paired_treatment(f: &MetricChange) -> f64 {
-    f.baseline * (1.0 + f.change_pct.estimate / 100.0)
-}
-
 /// The client figures of every comparison that has them, one row each;
 /// None when no comparison has any. The HTML page shows the same table.
 pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
@@ -97,7 +89,7 @@ pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
     for c in &with {
         for f in &c.client_metrics {
             let o = &f.change_pct;
-            let treatment = paired_treatment(f);
+            let treatment = f.treatment;
             t.row(vec![
                 Cell::text(label::workload(&c.workload, &c.workload_params)),
                 Cell::text(label::treatment(c)),
@@ -114,7 +106,7 @@ pub fn client_metrics_table(doc: &RunDoc) -> Option<Table> {
                 } else {
                     "lower"
                 }),
-                Cell::value("", f.treatment),
+                Cell::value("", f.treatment_median),
             ]);
         }
     }

@@ -13,7 +13,6 @@
 use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
-use super::super::number::ns;
 use super::super::number::{marks_legend, overhead, p_value};
 use crate::model::Comparison;
 use crate::stats::decision::{ErrorRate, SeqTest};
@@ -71,6 +70,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         ],
     );
     let accel = super::guest::accel_field(doc);
+    let metric = doc.metric();
     t.group = Some(1);
     for c in &doc.comparisons {
         let o = &c.overhead_pct;
@@ -91,8 +91,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
                     c.unfinished.into(),
                 ],
             ),
-            Cell::value(ns(c.baseline_ns_per_op), c.baseline_ns_per_op),
-            Cell::value(ns(treatment), treatment),
+            Cell::value(metric.format(c.baseline_ns_per_op), c.baseline_ns_per_op),
+            Cell::value(metric.format(treatment), treatment),
             Cell::values(
                 overhead(o),
                 vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
@@ -113,7 +113,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
     let decision = doc.settings().decision.unwrap_or_default();
     let sequential = doc.comparisons.iter().any(|c| c.sequential.is_some());
     let by_t = sequential && decision.test == SeqTest::T;
-    t.footer(if by_t {
+    let footer = if by_t {
         "baseline: median ns per operation of one task over the baseline halves; treatment: \
          baseline x the mean paired ratio (geometric), so treatment / baseline - 1 is the \
          overhead (overhead = exp(mean over pairs of ln(treatment/baseline)) - 1)."
@@ -126,7 +126,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
          baseline x the paired ratio the overhead estimates, so treatment / baseline - 1 is \
          the overhead (overhead = exp(HL) - 1, HL the Hodges-Lehmann estimate of \
          ln(treatment/baseline): the median of the pairs' Walsh averages)."
-    });
+    };
+    t.footer(footer.replace("ns per operation", metric.per_op()));
     let n = doc.comparisons.len();
     let over = match doc.settings().planned_comparisons.filter(|&p| p > n) {
         Some(planned) => format!(

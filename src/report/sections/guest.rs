@@ -7,9 +7,13 @@ use super::super::doc::RunDoc;
 use super::super::markup::Markup;
 use crate::vm::{Accel, VmFacts};
 
-/// The warning line of an emulated run, or None.
+/// The warning line of an emulated run, or None; for counted
+/// instructions (icount), the note that every figure is a count.
 pub fn emulated_warning(doc: &RunDoc) -> Option<String> {
     let facts = VmFacts::of(&doc.meta.system)?;
+    if facts.icount.is_some() {
+        return Some(crate::vm::ICOUNT_NOTE.to_string());
+    }
     (facts.accel == Accel::Emulated).then(crate::vm::emulated_warning)
 }
 
@@ -49,6 +53,12 @@ pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
         "the guest took {:.1} s, boot included",
         facts.wall_s
     ));
+    if let Some(q) = &facts.icount {
+        items.push(format!(
+            "instructions counted by {} with {}",
+            q.version, q.options
+        ));
+    }
     items.extend(g.prepared.iter().cloned());
     m.list(&items);
 }
