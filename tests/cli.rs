@@ -1277,8 +1277,7 @@ fn a_guest_whose_clock_does_not_count_instructions_stops_with_exit_2() {
     let shared = sb.path().join("shared");
     std::fs::create_dir_all(&shared).unwrap();
     let err = assert_usage_error(
-        &mut sb
-            .cmd(&["list"])
+        sb.cmd(&["list"])
             .env(secperf::vm::guest::GUEST_ENV, &shared)
             .env(secperf::vm::icount::ENV, "1"),
     );
