@@ -1220,7 +1220,6 @@ fn instructions_on_this_host_say_why_not_and_point_to_a_guest() {
             "--metric",
             "instructions",
         ][..],
-        &["suite", "audit-2017", "--metric", "instructions"][..],
         &["calibrate", "--metric", "instructions"][..],
     ] {
         let err = assert_usage_error(&mut sb.cmd(args));
@@ -1234,6 +1233,16 @@ fn instructions_on_this_host_say_why_not_and_point_to_a_guest() {
         }
     }
     assert!(!sb.db().exists(), "nothing was stored");
+    // A suite's tables are in its post's units: it says what to run.
+    let err = assert_usage_error(&mut sb.cmd(&[
+        "suite",
+        "audit-2017",
+        "--metric",
+        "instructions",
+        "--vm",
+        "/boot/vmlinuz-nothing",
+    ]));
+    assert!(err.contains("post's units"), "{err}");
 }
 
 #[test]

@@ -261,6 +261,71 @@ fn the_report_is_one_pipeline() {
     assert!(find_cycle(&graph).is_none());
 }
 
+/// Every folder's rooms form no cycle, at every depth: within
+/// `src/engine/`, `src/stats/`, `src/policy/audit_rules/` and the rest, a
+/// module that uses a sibling is not used by it, directly or around
+/// (test code aside: a room's tests may take fixtures from a sibling).
+/// `src/report/` is held closer still, by [`REPORT_LAYERS`].
+#[test]
+fn no_folder_has_a_cycle_between_its_rooms() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let modules: BTreeSet<Vec<String>> = crate_.paths.iter().map(|(_, m, ..)| m.clone()).collect();
+    let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mut sites: BTreeMap<(Vec<String>, String, String), String> = BTreeMap::new();
+    for (file, module, path, line, test) in &crate_.paths {
+        if *test {
+            continue;
+        }
+        let k = module.iter().zip(path).take_while(|(a, b)| a == b).count();
+        if k == 0 || k >= module.len() || k >= path.len() {
+            continue;
+        }
+        // Only a sibling module counts, not an item of the folder's own
+        // mod.rs.
+        if !modules.contains(&path[..=k]) {
+            continue;
+        }
+        let folder = module[..k].to_vec();
+        let (from, to) = (module[k].clone(), path[k].clone());
+        graphs
+            .entry(folder.clone())
+            .or_default()
+            .entry(from.clone())
+            .or_default()
+            .insert(to.clone());
+        sites
+            .entry((folder, from, to))
+            .or_insert_with(|| format!("{file}:{line}"));
+    }
+    let mut cycles = Vec::new();
+    for (folder, graph) in &graphs {
+        let g: BTreeMap<&str, BTreeSet<&str>> = graph
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+            .collect();
+        if let Some(cycle) = find_cycle(&g) {
+            let at: Vec<String> = cycle
+                .windows(2)
+                .map(|w| {
+                    let key = (folder.clone(), w[0].to_string(), w[1].to_string());
+                    format!(
+                        "{} -> {} at {}",
+                        w[0],
+                        w[1],
+                        sites.get(&key).map_or("?", |s| s)
+                    )
+                })
+                .collect();
+            cycles.push(format!("{}: {}", folder.join("::"), at.join("; ")));
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "rooms of a folder that use each other:\n{}",
+        cycles.join("\n")
+    );
+}
+
 /// Raw system calls go through `src/sys/` (which names the call in every
 /// error): `libc::syscall(` appears nowhere else outside test code (a
 /// test file, or below a file's `#[cfg(test)]`).

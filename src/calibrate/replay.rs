@@ -30,12 +30,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::stats::bootstrap::Rng;
-use crate::stats::decision::{
-    DecisionOpts, ErrorRate, Samples, SeqTest, Tested, Verdict, decide_table,
-};
+use crate::stats::decision::{DecisionOpts, ErrorRate, SeqTest, Tested, Verdict, decide_table};
 use crate::stats::power::Proportion;
 use crate::stats::sequential::rounds::run_table;
-use crate::stats::sequential::{StopReason, StopRule, look, settled};
+use crate::stats::sequential::{StopReason, StopRule, look, row_samples, settled};
 
 /// Comparisons in a table of the survey's size (the default `overhead`
 /// on this machine's kernel: 29).
@@ -149,7 +147,7 @@ fn decide(rows: &[Replayed], opts: &DecisionOpts) -> Vec<Verdict> {
             p_value: d.p_value,
             ci_low: d.ci_low_pct,
             ci_high: d.ci_high_pct,
-            samples: Samples::Sequential(&d.r),
+            samples: row_samples(&d.r, opts),
             interval_at: Some(at.as_ref()),
         })
         .collect();

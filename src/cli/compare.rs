@@ -47,6 +47,7 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .iter()
         .map(|spec| store.load_run(store.resolve_run(spec)?))
         .collect::<Result<Vec<_>>>()?;
+    crate::compare::check_metrics(&runs)?;
     crate::compare::check_emulation(&runs, args.force)?;
     let command = format!("secperf compare {}", args.runs.join(" "));
     let report = build(

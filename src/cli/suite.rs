@@ -113,6 +113,15 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     args.metric.refuse_with(args.profile.profile, false)?;
     args.metric
         .resolve(args.vm.vm.is_some() || !args.kernels.is_empty())?;
+    if args.metric.metric() == crate::model::Metric::Instructions {
+        usage_bail!(
+            "suite {} --metric instructions: a suite's tables are in its post's units (calls \
+             per second, ns per round), which counted instructions do not have; count the \
+             suite's workloads in instructions with `secperf overhead --metric instructions \
+             --vm IMAGE -w WORKLOAD` or `--kernel` (docs/vms.md)",
+            def.name
+        );
+    }
     if !args.kernels.is_empty() {
         return other_side(&args, def, db, json);
     }

@@ -116,6 +116,28 @@ pub fn check_emulation(runs: &[StoredRun], force: bool) -> anyhow::Result<()> {
     )
 }
 
+/// Refuses runs of different metrics side by side (time against counted
+/// instructions): their figures are not of one kind, so no change between
+/// them means anything. `--force` does not override it.
+pub fn check_metrics(runs: &[StoredRun]) -> anyhow::Result<()> {
+    let of = |r: &StoredRun| crate::model::metric::of_params(&r.meta.params);
+    let Some(first) = runs.first() else {
+        return Ok(());
+    };
+    if let Some(other) = runs.iter().find(|r| of(r) != of(first)) {
+        crate::usage_bail!(
+            "{} measured {} and {} measured {}: a change between time and counted \
+             instructions means nothing; compare runs of one metric (`secperf results show \
+             RUN` says which a run measured)",
+            first.name(),
+            of(first).per_op(),
+            other.name(),
+            of(other).per_op()
+        );
+    }
+    Ok(())
+}
+
 pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let base = &runs[0];
     let base_series = series(base);

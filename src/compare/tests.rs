@@ -234,7 +234,15 @@ fn an_emulated_run_beside_a_native_one_is_refused_without_force() {
     assert!(msg.contains("--force"), "{msg}");
     check_emulation(&runs, true).unwrap();
     check_emulation(&[guest.clone(), guest.clone()], false).unwrap();
-    check_emulation(&[native.clone(), native], false).unwrap();
+    check_emulation(&[native.clone(), native.clone()], false).unwrap();
+    // Counted instructions beside time: refused, --force or not.
+    let mut counted = guest.clone();
+    counted.meta.params["metric"] = json!("instructions");
+    let e = check_metrics(&[guest.clone(), counted.clone()]).unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2);
+    assert!(e.to_string().contains("instructions per operation"), "{e}");
+    check_metrics(&[counted.clone(), counted]).unwrap();
+    check_metrics(&[native, guest.clone()]).unwrap();
     // Forced, the report still says which run was emulated.
     let r = build(&runs, &OPTS, "secperf compare host guest --force");
     assert!(

@@ -732,7 +732,7 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
             ci_low: c.overhead_pct.ci_low,
             ci_high: c.overhead_pct.ci_high,
             samples: if c.sequential.is_some() {
-                Samples::Sequential(r)
+                sequential::row_samples(r, opts)
             } else {
                 Samples::Paired(r)
             },

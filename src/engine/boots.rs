@@ -490,17 +490,38 @@ pub fn measure(
         stop.family *= req.arms.len().saturating_sub(1).max(1) as u32;
     }
     let design = &design;
-    let setups: Vec<BootSetup> = req
+    let counting = req.metric == crate::model::Metric::Instructions;
+    // Counting instructions, a guest has one vCPU per task (the most any
+    // case asks for) unless the arm says cpus=: a vCPU more would add its
+    // own work to every figure.
+    let specs: Vec<crate::vm::VmSpec> = req
         .arms
         .iter()
-        .map(|arm| BootSetup {
-            spec: &arm.spec,
+        .map(|arm| {
+            let mut spec = arm.spec.clone();
+            if counting && spec.cpus.is_none() {
+                spec.cpus = Some(
+                    cases
+                        .iter()
+                        .map(|c| c.tasks as u32)
+                        .max()
+                        .unwrap_or(1)
+                        .max(1),
+                );
+            }
+            spec
+        })
+        .collect();
+    let setups: Vec<BootSetup> = specs
+        .iter()
+        .map(|spec| BootSetup {
+            spec,
             accel,
             extra_append: Vec::new(),
             vng: &vng_path,
             timeout: req.timeout,
             stop: &stop,
-            icount: req.metric == crate::model::Metric::Instructions,
+            icount: counting,
         })
         .collect();
     let mut records: Vec<ArmRecord> = (0..req.arms.len())
@@ -512,7 +533,7 @@ pub fn measure(
                 _ => "layout control",
             }
             .to_string(),
-            spec: req.arms[i].spec.clone(),
+            spec: specs[i].clone(),
             boots: Vec::new(),
             probe: None,
             build: req.arms[i].build.clone(),

@@ -15,6 +15,8 @@
 //! reboot, as any audit measurement does; the check says so when audit was
 //! disabled.
 
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
 use chrono::Utc;
 
@@ -43,11 +45,14 @@ pub struct CheckOpts {
     /// Whether the machine's own rules may be set aside for the check
     /// (restored after each half).
     pub set_aside_rules: bool,
+    /// Where fixtures kept across runs live (the caller's
+    /// [`super::session::cache_dir`]).
+    pub cache_dir: PathBuf,
 }
 
 impl CheckOpts {
     /// Three rounds of 0.4 s halves: about 5 s on the development VM.
-    pub fn standard(seed: u64, set_aside_rules: bool) -> CheckOpts {
+    pub fn standard(seed: u64, set_aside_rules: bool, cache_dir: PathBuf) -> CheckOpts {
         CheckOpts {
             rounds: 3,
             sample_ms: 100,
@@ -55,16 +60,17 @@ impl CheckOpts {
             hz: crate::profile::DEFAULT_HZ,
             seed,
             set_aside_rules,
+            cache_dir,
         }
     }
 
     /// The check an audit run makes before measuring: one round (about
     /// 1.5 s here), enough to tell; `probe --active` takes three, for the
     /// cost it reports.
-    pub fn in_run(seed: u64) -> CheckOpts {
+    pub fn in_run(seed: u64, cache_dir: PathBuf) -> CheckOpts {
         CheckOpts {
             rounds: 1,
-            ..CheckOpts::standard(seed, true)
+            ..CheckOpts::standard(seed, true, cache_dir)
         }
     }
 
@@ -157,7 +163,7 @@ fn measure(
         mode: Mode::Process,
         cpus: Vec::new(),
         scratch_root: std::env::temp_dir(),
-        cache_dir: super::session::cache_dir(),
+        cache_dir: opts.cache_dir.clone(),
         seed: opts.seed,
         profile: None,
         stop: None,
@@ -195,18 +201,6 @@ fn measure(
     Ok(halves)
 }
 
-/// `secperf probe --active`: the check on its own, with the state lock
-/// and a line on stderr per half. The machine's rules are not set aside.
-pub fn check_now(rounds: u32) -> Result<(Option<bool>, PhantomCheck)> {
-    crate::runner::set_interrupt_source(super::session::interrupt_flag()?);
-    let lock = StateLock::acquire(super::session::LOCK_WAIT)?;
-    let opts = CheckOpts {
-        rounds,
-        ..CheckOpts::standard(super::session::seed_or_clock(None), false)
-    };
-    check_reporting(&lock, &opts)
-}
-
 /// [`check`], saying on stderr what it does.
 pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> Result<(Option<bool>, PhantomCheck)> {
     let total = opts.halves();
@@ -239,6 +233,6 @@ mod tests {
 
     #[test]
     fn three_halves_a_round() {
-        assert_eq!(CheckOpts::standard(1, false).halves(), 9);
+        assert_eq!(CheckOpts::standard(1, false, PathBuf::new()).halves(), 9);
     }
 }

@@ -6,14 +6,18 @@
 //! stopped, results so far kept, system changes undone), takes the state
 //! lock when a system-wide mechanism is in play, records the run (probe
 //! snapshot, host, version, command line, parameters) and counts progress.
+//! `probe --active`'s check for phantom audit rules gets the same
+//! interrupt handlers and state lock ([`check_phantom_now`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use super::phantom::{CheckOpts, check_reporting};
 use super::progress::Progress;
 use crate::model::RunMeta;
+use crate::probe::audit_phantom::PhantomCheck;
 use crate::safety::{MeasureLock, StateLock};
 use crate::store::Store;
 
@@ -115,8 +119,8 @@ impl Session {
         let mut meta = run_meta(spec.kind, spec.label, spec.params, spec.seed, spec.metric)?;
         if let (Some(lock), true) = (&lock, spec.audit_check) {
             // The arms set the machine's rules aside anyway.
-            let opts = super::phantom::CheckOpts::in_run(spec.seed.unwrap_or(0));
-            let (phantom, check) = super::phantom::check_reporting(lock, &opts)?;
+            let opts = CheckOpts::in_run(spec.seed.unwrap_or(0), cache_dir());
+            let (phantom, check) = check_reporting(lock, &opts)?;
             crate::probe::audit_phantom::record(&mut meta.system, phantom, &check);
             if phantom == Some(true) {
                 eprintln!("secperf: warning: {}", check.consequence());
@@ -192,6 +196,19 @@ impl Session {
             self.db_path.display()
         )
     }
+}
+
+/// `secperf probe --active`: the phantom-rule check on its own
+/// ([`super::phantom`]), with the interrupt handlers, the state lock and
+/// a line on stderr per half. The machine's rules are not set aside.
+pub fn check_phantom_now(rounds: u32) -> Result<(Option<bool>, PhantomCheck)> {
+    install_interrupt_handlers()?;
+    let lock = StateLock::acquire(LOCK_WAIT)?;
+    let opts = CheckOpts {
+        rounds,
+        ..CheckOpts::standard(seed_or_clock(None), false, cache_dir())
+    };
+    check_reporting(&lock, &opts)
 }
 
 /// The seed the user gave, or one from the clock (stored with the run, so

@@ -48,9 +48,6 @@ pub fn fault_pages_for(cpu_ns_per_call: f64, ns_per_page: f64) -> Option<u32> {
     Some((pages.round() as u32).clamp(MIN_PAGES, MAX_PAGES))
 }
 
-/// How the roles of the probes this term adds begin.
-pub const ROLE: &str = "the cold term";
-
 /// The probe workload with `pages` faults before each call.
 pub fn workload(pages: u32) -> String {
     format!(
@@ -117,7 +114,7 @@ pub fn with_cold_term(
             plan.probes.push(Probe {
                 spec: spec.to_string(),
                 workload: "getppid".into(),
-                role: format!("{ROLE}'s hot loop (the treatment on getppid)"),
+                role: format!("{}'s hot loop (the treatment on getppid)", ColdTerm::ROLE),
             });
             plan.probes.len() - 1
         }
@@ -126,8 +123,9 @@ pub fn with_cold_term(
         spec: spec.to_string(),
         workload: workload(fault_pages),
         role: format!(
-            "{ROLE}: the treatment on getppid with {fault_pages} page fault{} before each call \
+            "{}: the treatment on getppid with {fault_pages} page fault{} before each call \
              (the target's {:.1} us of CPU per call)",
+            ColdTerm::ROLE,
             if fault_pages == 1 { "" } else { "s" },
             cpu_ns_per_call / 1000.0
         ),

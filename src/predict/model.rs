@@ -67,6 +67,12 @@ pub struct ColdTerm {
     pub cold: usize,
 }
 
+impl ColdTerm {
+    /// How the roles of the probes the term adds begin (the model leaves
+    /// them out of its warning on probes that measured no cost).
+    pub const ROLE: &str = "the cold term";
+}
+
 /// The cold term's figure in a prediction: ns it adds to every call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColdFigure {
@@ -185,7 +191,7 @@ pub fn predict(
     // The cold term's own probes are left out: their difference is
     // reported with its interval, and a mechanism that costs getppid
     // nothing (Landlock) rightly measures no cost on both.
-    let cold_probe = |j: usize| plan.probes[j].role.starts_with(crate::predict::cold::ROLE);
+    let cold_probe = |j: usize| plan.probes[j].role.starts_with(ColdTerm::ROLE);
     for (j, f) in figures.iter().enumerate() {
         if totals[j] != 0.0 && f.delta_low_ns <= 0.0 && f.delta_high_ns >= 0.0 && !cold_probe(j) {
             notes.push(format!(

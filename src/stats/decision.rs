@@ -202,16 +202,20 @@ impl DecisionOpts {
     }
 }
 
-/// The samples behind one row's equivalence test.
+/// The samples behind one row's equivalence test (and the smallest
+/// p-value its design can reach, [`smallest_p`]); a sequential row brings
+/// both figures from its confidence sequence instead.
 #[derive(Debug, Clone, Copy)]
 pub enum Samples<'a> {
     /// Per-pair log ratios ln(treatment / baseline).
     Paired(&'a [f64]),
     /// The two sides' values (baseline first), compared on logs by Welch.
     Unpaired(&'a [f64], &'a [f64]),
-    /// Per-pair log ratios of a sequential comparison: equivalence from
-    /// its anytime-valid confidence sequence ([`super::sequential`]).
-    Sequential(&'a [f64]),
+    /// A sequential comparison as its confidence sequence sees it, at the
+    /// options the table is decided with
+    /// ([`super::sequential::row_samples`]): its anytime-valid p-value of
+    /// equivalence, and the smallest p-value its pairs could reach.
+    Sequential { equivalence_p: f64, smallest_p: f64 },
 }
 
 /// A row's interval of the change (%) at another level alpha: the same
@@ -321,13 +325,7 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
             let tost = match r.samples {
                 Samples::Paired(ratios) => tost_log_ratios(ratios, opts.equivalence_pct),
                 Samples::Unpaired(a, b) => tost_unpaired_log(a, b, opts.equivalence_pct),
-                Samples::Sequential(r) => super::sequential::look(
-                    r,
-                    opts.alpha,
-                    super::sequential::margin(opts.equivalence_pct),
-                    opts.test,
-                )
-                .map_or(f64::NAN, |l| l.equivalence_p),
+                Samples::Sequential { equivalence_p, .. } => equivalence_p,
             };
             Decision {
                 p_value: p,
@@ -352,7 +350,7 @@ pub fn decide_table(rows: &[Tested], opts: &DecisionOpts) -> Vec<Decision> {
 pub fn smallest_p(samples: Samples) -> f64 {
     match samples {
         Samples::Paired(r) => 2.0 / 2f64.powi(r.len().min(1023) as i32),
-        Samples::Sequential(r) => (-super::sequential::ln_e_value(r.len(), 0.0)).exp(),
+        Samples::Sequential { smallest_p, .. } => smallest_p,
         Samples::Unpaired(a, b) => 2.0 / binomial(a.len() + b.len(), a.len()),
     }
 }
@@ -425,7 +423,7 @@ mod tests {
     /// no-change row's interval overlaps the band.
     #[test]
     fn shown_intervals_agree_with_verdicts_over_random_tables() {
-        use crate::stats::sequential::{look, overhead_pct};
+        use crate::stats::sequential::{look, overhead_pct, row_samples};
         let mut rng = crate::stats::bootstrap::Rng::new(20261128);
         let mut uniform = || rng.next_u64() as f64 / u64::MAX as f64;
         let mut checked = 0;
@@ -471,7 +469,7 @@ mod tests {
                                 p_value: l.p_value,
                                 ci_low: l.ci_low.exp_m1() * 100.0,
                                 ci_high: l.ci_high.exp_m1() * 100.0,
-                                samples: Samples::Sequential(r),
+                                samples: row_samples(r, &opts),
                                 interval_at: Some(f.as_ref()),
                             }
                         })
@@ -506,7 +504,7 @@ mod tests {
     fn every_design_shows_intervals_that_agree_with_verdicts() {
         use crate::stats::paired::overhead_by_ranks;
         use crate::stats::rank_interval::mann_whitney_interval;
-        use crate::stats::sequential::{look, overhead_pct};
+        use crate::stats::sequential::{look, overhead_pct, row_samples};
         enum Row {
             Sequential(Vec<f64>),
             Paired(Vec<f64>),
@@ -568,7 +566,7 @@ mod tests {
                                 l.p_value,
                                 (own.ci_low, own.ci_high),
                                 own.estimate,
-                                Samples::Sequential(r),
+                                row_samples(r, &opts),
                                 Box::new(move |a: f64| {
                                     overhead_pct(&r2, a, test).map(|o| (o.ci_low, o.ci_high))
                                 }) as IntervalFn,

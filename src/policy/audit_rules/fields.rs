@@ -12,7 +12,7 @@
 use super::host::arch_value;
 use super::kernel::PATH_MAX;
 use super::setopt::LineState;
-use super::values::{lookup, number, number_u32, signed_u32, starts_with_digit};
+use super::values::{lookup, number, number_u32, perm_bits, signed_u32, starts_with_digit};
 use super::{kernel, tables};
 use crate::sys::audit::{self as au, RuleField};
 
@@ -441,31 +441,6 @@ fn field_of(name: &str) -> Option<u32> {
         ("saddr_fam", au::AUDIT_SADDR_FAM),
     ];
     lookup(FIELDS, name)
-}
-
-/// `-p`/`perm=`: up to four of r, w, x, a (any case).
-pub(super) fn perm_bits(text: &str) -> Result<u32, String> {
-    if text.len() > 4 {
-        return Err(format!(
-            "permissions '{text}' are too long (r, w, x and a, each once)"
-        ));
-    }
-    let mut val = 0;
-    for c in text.chars() {
-        val |= match c.to_ascii_lowercase() {
-            'r' => au::AUDIT_PERM_READ,
-            'w' => au::AUDIT_PERM_WRITE,
-            'x' => au::AUDIT_PERM_EXEC,
-            'a' => au::AUDIT_PERM_ATTR,
-            _ => {
-                return Err(format!(
-                    "permission '{c}' is not one of r, w, x, a (read, write, execute, attribute \
-                     change)"
-                ));
-            }
-        };
-    }
-    Ok(val)
 }
 
 /// An errno by name, `EACCES` or `-EACCES` (case-insensitive).

@@ -12,26 +12,9 @@
 use std::path::Path;
 
 use super::getopt::{getopt, split_words};
-use super::setopt::{LineState, Ran};
+use super::setopt::{LineState, Parsed, Ran, Sent};
 use super::{Control, ControlLine, Host, LINE_SIZE, MAX_ERRORS_SHOWN, RuleFile, RuleLine, plural};
 use crate::error::UsageError;
-use crate::sys::audit::RuleData;
-
-/// The rule a line sends.
-#[derive(Debug)]
-pub(super) enum Sent {
-    Add(RuleData),
-    Delete(RuleData),
-}
-
-/// What one line parses into.
-#[derive(Debug, Default)]
-pub(super) struct Parsed {
-    pub(super) rule: Option<Sent>,
-    pub(super) controls: Vec<Control>,
-    pub(super) notes: Vec<String>,
-    pub(super) warnings: Vec<String>,
-}
 
 /// Adds line `n` of `file` (`raw`, without its `\n`) to it, looking up
 /// what auditctl would on `host`. A bad line adds nothing and is returned

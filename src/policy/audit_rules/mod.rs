@@ -59,8 +59,8 @@
 //! - `fields` (`-F`, `-C`) and `syscalls` (`-S`): what the rule holds;
 //! - `kernel`: the `audit_rule_data` being built, and the kernel's side
 //!   ([`kernel_refusal`], [`listing_order`]);
-//! - `values` and `tables`: numbers as auditctl reads them, and its name
-//!   tables.
+//! - `values` and `tables`: numbers and permissions as auditctl reads
+//!   them, and its name tables.
 
 use std::path::{Path, PathBuf};
 

@@ -9,15 +9,15 @@
 //! Some options end the line for auditctl (`-t`, `-m`, `-q`, ...: the rest
 //! is ignored, with a warning) or end its option loop (`-i`, `-c`, `-s`,
 //! `-l`, `-v`, `-D`, `--signal`: options after them are an error). Lines
-//! that only configure audit are kept as [`Control`]s. The fields of `-F`
-//! and `-C` are [`super::fields`]' job, `-S` [`super::syscalls`]', and the
-//! `audit_rule_data` being built [`super::kernel`]'s.
+//! that only configure audit are kept as [`Control`]s. What a line parses
+//! into is a [`Parsed`]: the rule it sends, its controls, notes and
+//! warnings. The fields of `-F` and `-C` are [`super::fields`]' job, `-S`
+//! [`super::syscalls`]', and the `audit_rule_data` being built
+//! [`super::kernel`]'s.
 
-use super::fields::perm_bits;
 use super::getopt::{Opt, describe};
 use super::kernel::{NAME_MAX, PATH_MAX};
-use super::line::{Parsed, Sent};
-use super::values::{count, number_u32};
+use super::values::{count, number_u32, perm_bits};
 use super::{Control, Host, kernel};
 use crate::sys::audit::{self as au, RuleData};
 
@@ -25,6 +25,22 @@ use crate::sys::audit::{self as au, RuleData};
 pub(super) const UNSET: u32 = 0x80;
 /// The list part of `add`/`del` (`AUDIT_FILTER_MASK`).
 const LIST_MASK: u32 = 0x07;
+
+/// The rule a line sends.
+#[derive(Debug)]
+pub(super) enum Sent {
+    Add(RuleData),
+    Delete(RuleData),
+}
+
+/// What one line parses into.
+#[derive(Debug, Default)]
+pub(super) struct Parsed {
+    pub(super) rule: Option<Sent>,
+    pub(super) controls: Vec<Control>,
+    pub(super) notes: Vec<String>,
+    pub(super) warnings: Vec<String>,
+}
 
 /// How far auditctl's option loop got.
 pub(super) enum Ran {

@@ -2,8 +2,11 @@
 //! numbers as C's `strtoul`/`strtol` read them (decimal, `0x` hex, `0`
 //! octal), but only when all of the text is the number and it fits the
 //! 32 bits a field holds (auditctl would read `10x` as 10 and truncate
-//! `4294967296`: secperf refuses both and says why), and names looked up
-//! case-insensitively in auditctl's tables.
+//! `4294967296`: secperf refuses both and says why), names looked up
+//! case-insensitively in auditctl's tables, and permissions (`-p`,
+//! `-F perm=`) as letters.
+
+use crate::sys::audit as au;
 
 /// A case-insensitive table lookup (`name` already lower case for the
 /// lower-case tables).
@@ -94,4 +97,29 @@ pub(super) fn number(text: &str) -> Option<Result<u32, String>> {
     } else {
         None
     }
+}
+
+/// `-p`/`perm=`: up to four of r, w, x, a (any case).
+pub(super) fn perm_bits(text: &str) -> Result<u32, String> {
+    if text.len() > 4 {
+        return Err(format!(
+            "permissions '{text}' are too long (r, w, x and a, each once)"
+        ));
+    }
+    let mut val = 0;
+    for c in text.chars() {
+        val |= match c.to_ascii_lowercase() {
+            'r' => au::AUDIT_PERM_READ,
+            'w' => au::AUDIT_PERM_WRITE,
+            'x' => au::AUDIT_PERM_EXEC,
+            'a' => au::AUDIT_PERM_ATTR,
+            _ => {
+                return Err(format!(
+                    "permission '{c}' is not one of r, w, x, a (read, write, execute, attribute \
+                     change)"
+                ));
+            }
+        };
+    }
+    Ok(val)
 }

@@ -13,31 +13,9 @@ use anyhow::Result;
 use super::bad;
 use super::emit::{ProgramError, build_program};
 use super::host::{EvalContext, NativeArch, arches_of, gate_reason, native, native_nr};
-use super::types::{Action, ArgCmp, CmpOp, Entry, Profile, Truth};
+use super::types::{Action, ArgCmp, CmpOp, Entry, Profile, Rule, Truth};
 use crate::sys::bpf::{BPF_MAXINSNS, SockFilter};
 use crate::sys::seccomp::X32_SYSCALL_BIT;
-
-/// One rule for one system call: an action, taken when every condition
-/// holds (none: always).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Rule {
-    pub(super) action: Action,
-    pub(super) conds: Vec<ArgCmp>,
-}
-
-impl Rule {
-    fn truth(&self) -> Truth {
-        let mut t = Truth::Always;
-        for c in &self.conds {
-            match c.truth() {
-                Truth::Never => return Truth::Never,
-                Truth::Depends => t = Truth::Depends,
-                Truth::Always => {}
-            }
-        }
-        t
-    }
-}
 
 /// What a profile does with one system call whatever its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]

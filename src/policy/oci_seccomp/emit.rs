@@ -12,9 +12,8 @@ use seccompiler::{
     SeccompFilter, SeccompRule,
 };
 
-use super::compile::Rule;
 use super::host::NativeArch;
-use super::types::{Action, ArgCmp, CmpOp};
+use super::types::{Action, ArgCmp, CmpOp, Rule};
 use crate::sys::bpf::{
     BPF_ABS, BPF_JA, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_MAXINSNS, BPF_RET, BPF_W,
     SockFilter, stmt,

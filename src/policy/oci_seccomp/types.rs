@@ -1,8 +1,10 @@
 //! The profile as secperf understands it: actions, argument comparisons,
 //! Docker's includes/excludes gates and entries, all checked but not yet
-//! evaluated for a machine. [`super::parse`] builds these from the JSON,
-//! [`super::compile`] turns them into rules for this machine; keeping the
-//! model apart lets both (and the tests) share one vocabulary.
+//! evaluated for a machine, and the per-syscall [`Rule`] they become.
+//! [`super::parse`] builds these from the JSON, [`super::compile`] turns
+//! them into rules for this machine and [`super::emit`] into the filter;
+//! keeping the model apart lets them all (and the tests) share one
+//! vocabulary.
 
 use std::fmt;
 
@@ -152,6 +154,28 @@ impl fmt::Display for ArgCmp {
             CmpOp::Gt => write!(f, "args[{i}] > {v:#x}"),
             CmpOp::MaskedEq => write!(f, "(args[{i}] & {v:#x}) == {:#x}", self.value_two),
         }
+    }
+}
+
+/// One rule for one system call: an action, taken when every condition
+/// holds (none: always).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Rule {
+    pub(super) action: Action,
+    pub(super) conds: Vec<ArgCmp>,
+}
+
+impl Rule {
+    pub(super) fn truth(&self) -> Truth {
+        let mut t = Truth::Always;
+        for c in &self.conds {
+            match c.truth() {
+                Truth::Never => return Truth::Never,
+                Truth::Depends => t = Truth::Depends,
+                Truth::Always => {}
+            }
+        }
+        t
     }
 }
 

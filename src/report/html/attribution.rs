@@ -44,7 +44,7 @@ fn one(doc: &mut Doc, c: &Comparison) -> Result<()> {
         return Ok(());
     };
     let label = crate::report::label::comparison(c);
-    doc.push(&format!("<h4>{}</h4>\n", super::blocks::esc(&label)));
+    doc.push(&format!("<h4>{}</h4>\n", super::escape::esc(&label)));
     for line in preamble(a) {
         match line.strip_prefix("note: ") {
             Some(note) => doc.push(&para("note", note)),
@@ -144,7 +144,7 @@ pub fn profiles_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
             r.tasks,
             r.mode
         );
-        doc.push(&format!("<h4>{}</h4>\n", super::blocks::esc(&label)));
+        doc.push(&format!("<h4>{}</h4>\n", super::escape::esc(&label)));
         doc.push(&para(
             "",
             &format!(

@@ -1,28 +1,13 @@
-//! The HTML building blocks every section uses: escaping, tables (drawn
-//! by [`super::writer`], as every table is), key/value facts, figures,
-//! and base64 (the `base64` crate) for the flame graphs' `data:` images.
-//! Kept apart so that no section writes raw user text (labels, commands,
-//! symbol names) into the page without escaping it.
+//! The HTML building blocks every section uses: tables (drawn by
+//! [`super::writer`], as every table is), key/value facts, figures,
+//! paragraphs, anchors, and base64 (the `base64` crate) for the flame
+//! graphs' `data:` images. The text they are given is escaped
+//! ([`super::escape`]); only a fact given as markup is written as it is.
 
 use std::fmt::Write as _;
 
+use super::escape::esc;
 use crate::report::markup::{Align, Cell as MCell, Column, Table};
-
-/// Text made safe for HTML element content and double-quoted attributes.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A cell of [`table`]: text, a number (right-aligned), or text linking
 /// to a fragment of the page.
@@ -123,14 +108,6 @@ pub fn anchor(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            esc("<a href=\"x\">O'Neil & co</a>"),
-            "&lt;a href=&quot;x&quot;&gt;O&#39;Neil &amp; co&lt;/a&gt;"
-        );
-    }
 
     #[test]
     fn base64_matches_rfc_4648_vectors() {

@@ -26,7 +26,8 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use inferno::flamegraph::{self, Options};
 
-use super::blocks::{base64, esc};
+use super::blocks::base64;
+use super::escape::esc;
 
 /// Folded stacks: `outer;...;leaf` -> samples.
 pub type Folded = BTreeMap<String, u64>;

@@ -11,7 +11,8 @@
 use crate::probe::{LandlockState, Probed, SeccompMode, SelinuxState, SystemInfo};
 use crate::report::doc::RunDoc;
 
-use super::blocks::{Cell, Fact, esc, facts, table};
+use super::blocks::{Cell, Fact, facts, table};
+use super::escape::esc;
 
 /// The run's facts table.
 pub fn run_facts(run: &RunDoc) -> String {

@@ -11,10 +11,11 @@
 //! graphs, and child CPU time. A section is left out when its run has no
 //! such data.
 //!
-//! Files: [`markup`] (escaping, tables), [`header`] (run facts, security
-//! configuration), one file per section ([`overhead`], [`scaling`],
-//! [`sweeps`], [`attribution`], [`child_cpu`]), [`plots`] (the charts) and
-//! [`flame`] (inferno).
+//! Files: [`escape`] (escaping), [`blocks`] and [`writer`] (tables,
+//! facts, figures), [`header`] (run facts, security configuration), one
+//! file per section ([`overhead`], [`scaling`], [`sweeps`],
+//! [`attribution`], [`child_cpu`]), [`plots`] (the charts) and [`flame`]
+//! (inferno).
 
 pub mod attribution;
 pub mod bisect;
@@ -22,6 +23,7 @@ pub mod blocks;
 pub mod campaign;
 pub mod child_cpu;
 pub mod client_metrics;
+pub mod escape;
 pub mod flame;
 pub mod header;
 pub mod overhead;
@@ -37,7 +39,8 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use crate::report::doc::RunDoc;
-use blocks::{Cell, anchor, esc, table};
+use blocks::{Cell, anchor, table};
+use escape::esc;
 
 /// The page and how many plots (charts and flame graphs) it holds.
 #[derive(Debug, Clone)]

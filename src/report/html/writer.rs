@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::blocks::esc;
+use super::escape::esc;
 use crate::report::markup::{Align, Line, Markup, Table, Tone};
 
 #[derive(Debug, Default)]

@@ -40,7 +40,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::decision::{DecisionOpts, ErrorRate, SeqTest, Verdict, decide};
+use super::decision::{DecisionOpts, ErrorRate, Samples, SeqTest, Verdict, decide};
 use super::tdist::ln_beta;
 
 /// The Beta(a, a) mixing prior's parameter: 1/2 is Jeffreys' prior (the
@@ -503,6 +503,20 @@ pub fn overhead_pct(r: &[f64], alpha: f64, test: SeqTest) -> Option<super::paire
         p_value: l.p_value,
         verdict: Verdict::NoChange,
     })
+}
+
+/// A sequential comparison's log ratios `r` as a row of a table decided
+/// with `opts` ([`super::decision::Samples::Sequential`]): its
+/// anytime-valid p-value of equivalence (the median outside
+/// +-equivalence) at the alpha, margin and test of `opts`, NaN for no
+/// pairs, and the smallest p-value its pairs could reach (all on one side
+/// of 0: 1 / E_t(0)).
+pub fn row_samples(r: &[f64], opts: &DecisionOpts) -> Samples<'static> {
+    Samples::Sequential {
+        equivalence_p: look(r, opts.alpha, margin(opts.equivalence_pct), opts.test)
+            .map_or(f64::NAN, |l| l.equivalence_p),
+        smallest_p: (-ln_e_value(r.len(), 0.0)).exp(),
+    }
 }
 
 /// Pairs the sequence needs for a half-width of `precision_pct` when the
