@@ -437,3 +437,115 @@ fn at_the_survey_s_noisiest_effects_six_pairs_cannot_reach_the_e_bh_bar() {
     let at_3 = median_e(3.0, 5);
     assert!(at_3 > bar, "{at_3}");
 }
+
+/// Counted instructions (`--metric instructions`): the pairs' log ratios
+/// of an icount guest spread with a robust sd of about 0.0005 (200 A/A
+/// comparisons on getppid, docs/findings.md). At that noise, with the
+/// metric's band and margin (0.5%) and the default test (both), how many
+/// pairs each effect takes to settle, alone and as a later discovery of
+/// a table of 29 under e-BH: the fewest the design allows (3) from a
+/// change of 5%, at most 4 from 2%, and every verdict right. The table in
+/// docs/methodology.md 8.3 is this test's output.
+#[test]
+fn at_icounts_noise_effects_settle_in_the_fewest_pairs() {
+    let mut rule = rule(1, 32);
+    rule.min_pairs = 3;
+    rule.decision.test = SeqTest::Both;
+    rule.decision.error_rate = ErrorRate::Fdr;
+    rule.decision.noise_pct = 0.5;
+    rule.decision.equivalence_pct = 0.5;
+    let sd = 0.0005;
+    let mut rows = Vec::new();
+    for (family, rank) in [(1, 1), (29, 19)] {
+        for effect_pct in [0.0, 0.7, 1.0, 2.0, 5.0, 44.0] {
+            let mut rng = Rng::new(43);
+            let mut pairs = Vec::new();
+            for _ in 0..200 {
+                let rule = StopRule {
+                    family,
+                    rank,
+                    ..rule
+                };
+                let mut r = Vec::new();
+                let stop = loop {
+                    r.push((1.0 + effect_pct / 100.0f64).ln() + sd * normal(&mut rng));
+                    if let Some(stop) = settled(&r, &rule) {
+                        break stop;
+                    }
+                };
+                let want = if effect_pct == 0.0 {
+                    StopReason::Negligible
+                } else {
+                    StopReason::Slower
+                };
+                assert_eq!(stop, want, "{effect_pct}% in a table of {family}: {r:?}");
+                pairs.push(r.len());
+            }
+            pairs.sort();
+            rows.push((family, effect_pct, pairs[100], pairs[199]));
+        }
+    }
+    for (family, effect_pct, median, most) in &rows {
+        eprintln!(
+            "table of {family}: +{effect_pct}%: median {median} pairs, at most {most} (200 runs)"
+        );
+    }
+    let most = |family: u32, effect: f64| {
+        rows.iter()
+            .find(|r| r.0 == family && r.1 == effect)
+            .unwrap()
+            .3
+    };
+    // Measured by this test: a clear change settles at the design's
+    // minimum, a change twice the band's within one pair more; at 1%, an
+    // interval at 3 pairs (the t-test's sequence, the sign test's being
+    // unbounded there) is still about ±0.5% wide, so 4 or 5.
+    for family in [1, 29] {
+        for effect in [5.0, 44.0] {
+            assert_eq!(most(family, effect), 3, "+{effect}% in a table of {family}");
+        }
+        assert!(most(family, 2.0) <= 4, "+2% in a table of {family}");
+        assert!(most(family, 1.0) <= 5, "+1% in a table of {family}");
+        assert!(most(family, 0.7) <= 10, "+0.7% in a table of {family}");
+        assert!(most(family, 0.0) <= 5, "no change in a table of {family}");
+    }
+}
+
+/// Identical values (zero variance), exact ties and all-zero ratios:
+/// neither test breaks, the intervals are finite where pairs allow, and
+/// the verdicts are the right ones.
+#[test]
+fn identical_pairs_and_ties_break_no_test() {
+    let mut rule = rule(1, 32);
+    rule.min_pairs = 3;
+    rule.decision.noise_pct = 0.5;
+    rule.decision.equivalence_pct = 0.5;
+    for test in [SeqTest::Sign, SeqTest::T, SeqTest::Both] {
+        rule.decision.test = test;
+        let same = vec![0.01f64.ln_1p(); 8];
+        let l = look(&same, 0.05, margin(0.5), test).unwrap();
+        assert!(l.ci_low.is_finite() && l.ci_high.is_finite(), "{test}: {l:?}");
+        assert!(l.p_value.is_finite() && l.equivalence_p.is_finite(), "{test}: {l:?}");
+        assert!(l.ci_low <= l.median && l.median <= l.ci_high, "{test}: {l:?}");
+        assert_eq!(settled(&same, &rule), Some(StopReason::Slower), "{test}");
+        let o = overhead_pct(&same, 0.05, test).unwrap();
+        assert!((o.estimate - 1.0).abs() < 1e-9, "{test}: {o:?}");
+        let zeros = vec![0.0; 8];
+        let l = look(&zeros, 0.05, margin(0.5), test).unwrap();
+        assert!(l.p_value.is_finite() && l.equivalence_p.is_finite(), "{test}: {l:?}");
+        assert_eq!(settled(&zeros, &rule), Some(StopReason::Negligible), "{test}");
+        let o = overhead_pct(&zeros, 0.05, test).unwrap();
+        assert_eq!(o.estimate, 0.0, "{test}: {o:?}");
+        // Ties at a non-zero value beside exact zeros.
+        let mixed = [0.0, 0.0, 0.002, 0.002, 0.002, 0.0];
+        let l = look(&mixed, 0.05, margin(0.5), test).unwrap();
+        assert!(!l.ci_low.is_nan() && !l.ci_high.is_nan(), "{test}: {l:?}");
+    }
+    // The fixed design's rank interval (signed-rank, Hodges-Lehmann).
+    let same = vec![0.01f64.ln_1p(); 12];
+    let o = crate::stats::paired::overhead_by_ranks(&same, 0.05).unwrap();
+    assert!((o.estimate - 1.0).abs() < 1e-9, "{o:?}");
+    assert!(o.ci_low.is_finite() && o.ci_high.is_finite(), "{o:?}");
+    let o = crate::stats::paired::overhead_by_ranks(&[0.0; 12], 0.05).unwrap();
+    assert_eq!(o.estimate, 0.0, "{o:?}");
+}
