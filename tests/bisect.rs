@@ -227,6 +227,7 @@ fn stored_bisection(db: &Path) -> String {
         mechanisms: vec![],
         threshold_pct: 50.0,
         alpha: 0.05,
+        metric: secperf::model::Metric::Time,
         status: Status::Finished,
         outcome: Outcome {
             good: rev(0),

@@ -441,6 +441,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             mechanisms: args.mechanisms.clone(),
             threshold_pct: args.threshold,
             alpha: args.alpha,
+            metric: args.metric.metric(),
             status,
             outcome,
         };

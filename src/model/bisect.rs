@@ -141,6 +141,10 @@ pub struct BisectionRecord {
     pub mechanisms: Vec<String>,
     pub threshold_pct: f64,
     pub alpha: f64,
+    /// What the steps measure per operation (time for bisections stored
+    /// before the metric existed).
+    #[serde(default)]
+    pub metric: crate::model::Metric,
     pub status: Status,
     pub outcome: Outcome,
 }

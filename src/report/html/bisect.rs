@@ -70,12 +70,13 @@ pub fn page(b: &BisectionRecord, now: DateTime<Utc>) -> Result<String> {
         "bisect",
         &draw(&chart(b))?,
         &format!(
-            "The slowdown of each tested revision against --good ({}), in % of its ns/op, \
+            "The slowdown of each tested revision against --good ({}), in % of its {}, \
              with the interval at the step's level, at its position in commit order (0 is \
              --good, {} is --bad). A revision is bad when its whole interval is above the \
              solid line at half the threshold, good when below. Untested revisions have no \
              point.",
             b.outcome.good.short(),
+            b.metric.per_op_short(),
             b.outcome.revisions.len()
         ),
     );

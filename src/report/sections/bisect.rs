@@ -148,10 +148,11 @@ pub fn steps_table(b: &BisectionRecord) -> Table {
     }
     t.footer(format!(
         "#: position in commit order ({} is --bad). step: the order measured (endpoint: the \
-         check that --bad is slower than --good). slowdown: % of --good's ns/op, with its \
+         check that --bad is slower than --good). slowdown: % of --good's {}, with its \
          interval at the step's level. run: the stored run (`secperf results show RUN`). \
          seconds: building and booting the step.",
-        o.revisions.len()
+        o.revisions.len(),
+        b.metric.per_op_short()
     ));
     t
 }
@@ -272,6 +273,7 @@ pub(crate) mod tests {
             mechanisms: vec![],
             threshold_pct: 50.0,
             alpha: 0.05,
+            metric: crate::model::Metric::Time,
             status: Status::Finished,
             outcome: Outcome {
                 log: vec![

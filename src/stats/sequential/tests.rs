@@ -524,16 +524,32 @@ fn identical_pairs_and_ties_break_no_test() {
         rule.decision.test = test;
         let same = vec![0.01f64.ln_1p(); 8];
         let l = look(&same, 0.05, margin(0.5), test).unwrap();
-        assert!(l.ci_low.is_finite() && l.ci_high.is_finite(), "{test}: {l:?}");
-        assert!(l.p_value.is_finite() && l.equivalence_p.is_finite(), "{test}: {l:?}");
-        assert!(l.ci_low <= l.median && l.median <= l.ci_high, "{test}: {l:?}");
+        assert!(
+            l.ci_low.is_finite() && l.ci_high.is_finite(),
+            "{test}: {l:?}"
+        );
+        assert!(
+            l.p_value.is_finite() && l.equivalence_p.is_finite(),
+            "{test}: {l:?}"
+        );
+        assert!(
+            l.ci_low <= l.median && l.median <= l.ci_high,
+            "{test}: {l:?}"
+        );
         assert_eq!(settled(&same, &rule), Some(StopReason::Slower), "{test}");
         let o = overhead_pct(&same, 0.05, test).unwrap();
         assert!((o.estimate - 1.0).abs() < 1e-9, "{test}: {o:?}");
         let zeros = vec![0.0; 8];
         let l = look(&zeros, 0.05, margin(0.5), test).unwrap();
-        assert!(l.p_value.is_finite() && l.equivalence_p.is_finite(), "{test}: {l:?}");
-        assert_eq!(settled(&zeros, &rule), Some(StopReason::Negligible), "{test}");
+        assert!(
+            l.p_value.is_finite() && l.equivalence_p.is_finite(),
+            "{test}: {l:?}"
+        );
+        assert_eq!(
+            settled(&zeros, &rule),
+            Some(StopReason::Negligible),
+            "{test}"
+        );
         let o = overhead_pct(&zeros, 0.05, test).unwrap();
         assert_eq!(o.estimate, 0.0, "{test}: {o:?}");
         // Ties at a non-zero value beside exact zeros.
