@@ -419,3 +419,51 @@ fn sequential_options_are_checked() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `--metric instructions` on a host with a PMU: each task's retired
+/// instructions per operation, in the table and the stored run. Skipped
+/// where there is no PMU (the CI VM); the counting path itself is checked
+/// there with a software event (`runner::tests`).
+#[test]
+fn instructions_are_counted_on_a_host_with_a_pmu() {
+    let test = "instructions_are_counted_on_a_host_with_a_pmu";
+    if let Err(why) = secperf::sys::pmu::instructions_counter() {
+        skip_kernel_feature(test, "hardware-counters", &why);
+        return;
+    }
+    if !root_or_skip(
+        test,
+        "seccomp needs no root, but the counters of the kernel's part may",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let out = tiny_run(
+        &db,
+        &[
+            "--json",
+            "overhead",
+            "-w",
+            "getppid",
+            "-m",
+            "seccomp:allow",
+            "--metric",
+            "instructions",
+        ],
+    );
+    let doc = json_of(&out);
+    assert_eq!(doc["params"]["metric"], "instructions");
+    let c = &doc["comparisons"][0];
+    // A null syscall is hundreds to thousands of instructions, user and
+    // kernel; an allow-all filter adds some.
+    let base = c["baseline_ns_per_op"].as_f64().unwrap();
+    assert!((50.0..20_000.0).contains(&base), "{c}");
+    assert!(c["overhead_pct"]["estimate"].as_f64().unwrap() > 0.0, "{c}");
+    let shown = secperf(&db)
+        .args(["results", "show", "latest"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("insns"), "{text}");
+}

@@ -607,7 +607,9 @@ pub struct MetricArgs {
     /// instructions, TLB flushes count as one each), so a second view
     /// beside time, not a replacement. Figures, intervals and verdicts are
     /// then in instructions per operation, and the noise band and the
-    /// equivalence margin default to 0.5%.
+    /// equivalence margin default to 0.5%. On a host, the PMU's retired
+    /// instructions (user and kernel) of each task and what it starts,
+    /// read at every slice; a host without a PMU (most VMs) is refused.
     #[arg(long, value_name = "time|instructions", value_parser = metric_value)]
     pub metric: Option<crate::model::Metric>,
 }
@@ -634,17 +636,24 @@ impl MetricArgs {
         {
             return Ok(metric);
         }
-        let host = match crate::sys::pmu::instructions_counter() {
-            Err(why) => why,
-            Ok(()) => "this build counts instructions in VM guests only (QEMU's icount), not \
-                       with a host's PMU"
-                .to_string(),
-        };
-        crate::usage_bail!(
-            "--metric instructions on this machine: {host}. Count them in an emulated guest \
-             instead, where QEMU's icount makes the guest's clock count instructions: add --vm \
-             IMAGE (e.g. --vm /boot/vmlinuz-$(uname -r)), or compare kernels with --kernel"
-        )
+        if let Err(why) = crate::sys::pmu::instructions_counter() {
+            crate::usage_bail!(
+                "--metric instructions on this machine: {why}. Count them in an emulated guest \
+                 instead, where QEMU's icount makes the guest's clock count instructions: add \
+                 --vm IMAGE (e.g. --vm /boot/vmlinuz-$(uname -r)), or compare kernels with \
+                 --kernel"
+            );
+        }
+        Ok(metric)
+    }
+
+    /// What this process counts per task beside the clock: the PMU's
+    /// instructions for `--metric instructions` on a host; nothing for
+    /// time, or in a guest booted with icount (whose clock counts them).
+    pub fn host_count(&self) -> Option<crate::runner::counted::Event> {
+        (self.metric() == crate::model::Metric::Instructions
+            && std::env::var_os(crate::vm::icount::ENV).is_none())
+        .then_some(crate::runner::counted::Event::Instructions)
     }
 
     /// `--metric instructions` with what cannot count them: a usage error

@@ -225,7 +225,11 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             metric: args.metric.metric(),
         },
     )?;
-    let report = calibrate::measure(&plan, &mut Live { lock: None }, &session.progress);
+    let mut live = Live {
+        lock: None,
+        count: args.metric.host_count(),
+    };
+    let report = calibrate::measure(&plan, &mut live, &session.progress);
     // A calibration only means something complete: leave no half.
     let report = report.map_err(|e| session.abandon("calibration", e))?;
     let calibration_id = calibrate::store_report(&mut session.store, session.run_id, &report)?;

@@ -329,6 +329,7 @@ pub(super) fn measure(
                 .map(|(c, d)| (c, d, crate::mechanisms::Arm::Baseline)),
             &mut Live {
                 lock: session.lock.as_ref(),
+                count: args.metric.host_count(),
             },
         )
         .map_err(|e| session.stopped(e))?;
@@ -339,6 +340,7 @@ pub(super) fn measure(
         cases,
         &mut Live {
             lock: session.lock.as_ref(),
+            count: args.metric.host_count(),
         },
         plan.seed,
         &session.progress,
@@ -456,6 +458,7 @@ fn boot_half(args: &OverheadArgs, cases: &str) -> Result<()> {
         &indexes,
         &mut Live {
             lock: lock.as_ref(),
+            count: None,
         },
         &shared,
         plan.profile.as_ref().filter(|_| args.boot_profile),

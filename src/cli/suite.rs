@@ -208,6 +208,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &mut session,
         &mut Live {
             lock: lock.as_ref(),
+            count: None,
         },
         &scratch,
     );

@@ -72,6 +72,7 @@ impl RunPlan {
                     scratch_root: self.scratch.clone(),
                     cache_dir: cache_dir(),
                     params: self.params[def.name].clone(),
+                    count: None,
                 };
                 results.push(measure_one(
                     session,

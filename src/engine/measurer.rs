@@ -69,6 +69,10 @@ pub trait Measurer {
 pub struct Live<'a> {
     /// Held when any case's mechanism is system-wide.
     pub lock: Option<&'a StateLock>,
+    /// An event counted per task beside the clock, whose count per
+    /// operation each half then gives instead of its time (`--metric
+    /// instructions` on a host); None: time.
+    pub count: Option<runner::counted::Event>,
 }
 
 impl Measurer for Live<'_> {
@@ -92,6 +96,7 @@ impl Measurer for Live<'_> {
             scratch_root: design.scratch_root.clone(),
             cache_dir: design.cache_dir.clone(),
             params: case.workload_params.clone(),
+            count: self.count,
         };
         // The scratch directory outlives the arm: it is made before the
         // mechanism is applied and removed after it is undone, so nothing
@@ -241,7 +246,10 @@ mod tests {
         let mut design = Design::for_tests(1, 1);
         design.scratch_root = root.clone();
         design.cpus = Vec::new();
-        let mut live = Live { lock: Some(&lock) };
+        let mut live = Live {
+            lock: Some(&lock),
+            count: None,
+        };
         for arm in [Arm::Baseline, Arm::Treatment] {
             let half = live
                 .half(&case, &design, arm, &mut runner::Unobserved, &mut |_| {})

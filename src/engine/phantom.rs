@@ -169,7 +169,10 @@ fn measure(
         stop: None,
     };
     let mut rng = Rng::new(opts.seed);
-    let mut measurer = Live { lock: Some(lock) };
+    let mut measurer = Live {
+        lock: Some(lock),
+        count: None,
+    };
     let mut halves = Vec::new();
     for _ in 0..opts.rounds {
         let mut order = [CheckArm::Disabled, CheckArm::Enabled, CheckArm::OneRule];

@@ -190,6 +190,7 @@ impl SuiteRun {
                     scratch_root: scratch.to_path_buf(),
                     cache_dir: cache_dir(),
                     params: item.full_params(),
+                    count: None,
                 };
                 let before = if avc_active {
                     AvcStats::read(avc_root)?

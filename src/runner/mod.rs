@@ -10,6 +10,7 @@
 //! time, so a slice is measured between completions instead of being
 //! quantised to whole operations.
 
+pub mod counted;
 pub mod procfs;
 pub mod shm;
 pub mod workers;
@@ -57,6 +58,10 @@ pub struct MeasureOpts {
     pub cache_dir: PathBuf,
     /// Effective workload parameters (defaults filled in).
     pub params: Params,
+    /// Count this event per task beside the clock: each slice's
+    /// `ns_per_op` is then the event's count per operation
+    /// (`--metric instructions` on a host); None: time.
+    pub count: Option<counted::Event>,
 }
 
 /// Progress reported after every slice.
@@ -80,6 +85,9 @@ pub struct Snapshot {
     /// times put on a CPU (`/proc/<tid>/schedstat`); 0s when not available.
     pub run_wait: Vec<(u64, u64)>,
     pub steal_ticks: u64,
+    /// Per task: the counted event so far ([`MeasureOpts::count`]); empty
+    /// when nothing is counted.
+    pub counted: Vec<u64>,
 }
 
 /// Measures `def` as `opts` says; returns the kept samples and summaries.
@@ -228,7 +236,14 @@ pub fn measure_in(
             }
             None => observer.ready(&tids, &task_cpus, false)?,
         }
-        let read = |t_ns: u64| Snapshot {
+        let mut counters = opts
+            .count
+            .map(|e| counted::Counters::open(e, &tids))
+            .transpose()
+            .with_context(|| format!("workload {}", def.name))?;
+        let mut counted_now =
+            || -> Result<Vec<u64>> { counters.as_mut().map_or(Ok(Vec::new()), |c| c.read()) };
+        let read = |t_ns: u64, counted: Vec<u64>| Snapshot {
             t_ns,
             ops: (0..opts.tasks)
                 .map(|i| {
@@ -249,8 +264,9 @@ pub fn measure_in(
                 .map(|&t| procfs::run_queue_wait(t).unwrap_or((0, 0)))
                 .collect(),
             steal_ticks: procfs::steal_for(&procfs::steal_ticks(), pinned_cpus),
+            counted,
         };
-        let mut prev = read(sys::monotonic_ns());
+        let mut prev = read(sys::monotonic_ns(), counted_now()?);
         let go_ns = sys::monotonic_ns();
         shm.release();
         // Slow workloads measure from their first completion; before that,
@@ -282,7 +298,8 @@ pub fn measure_in(
             // ever empty, so no figure is ever divided by zero operations.
             wait_for_completion(&shm, &prev, check_alive)
                 .with_context(|| format!("workload {}", def.name))?;
-            let cur = read(sys::monotonic_ns());
+            let now_ns = sys::monotonic_ns();
+            let cur = read(now_ns, counted_now()?);
             let sample = compute_sample(
                 &prev,
                 &cur,
@@ -579,12 +596,24 @@ pub fn compute_sample(
             flags.push("imbalance".to_string());
         }
     }
+    // Counting an event: the slice's figure is its count per operation.
+    let ns_per_op = if cur.counted.len() == tasks && prev.counted.len() == tasks {
+        let counted: u64 = cur
+            .counted
+            .iter()
+            .zip(&prev.counted)
+            .map(|(a, b)| a.saturating_sub(*b))
+            .sum();
+        counted as f64 / ops_total as f64
+    } else {
+        tasks as f64 * 1e9 / ops_per_sec
+    };
     Ok(Sample {
         index,
         elapsed_ns,
         ops: ops_total,
         ops_per_sec,
-        ns_per_op: tasks as f64 * 1e9 / ops_per_sec,
+        ns_per_op,
         per_task_ops_per_sec: per_task,
         involuntary_ctxt_switches: nivcsw,
         steal_ms,
@@ -647,6 +676,7 @@ pub(crate) mod testing {
             scratch_root: std::env::temp_dir(),
             cache_dir: std::env::temp_dir().join("secperf-test-cache"),
             params,
+            count: None,
         }
     }
 

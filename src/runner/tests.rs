@@ -9,6 +9,7 @@ fn snap(t_ns: u64, ops: &[(u64, u64)]) -> Snapshot {
         nivcsw: vec![0; ops.len()],
         run_wait: vec![(0, 0); ops.len()],
         steal_ticks: 0,
+        counted: Vec::new(),
     }
 }
 
@@ -248,6 +249,7 @@ fn opts(tasks: usize, mode: Mode, params: Params) -> MeasureOpts {
         scratch_root: std::env::temp_dir(),
         cache_dir: std::env::temp_dir().join("secperf-test-cache"),
         params,
+        count: None,
     }
 }
 
@@ -270,6 +272,53 @@ fn getppid_runs_in_both_modes() {
             r.ops_per_sec.ci_low <= r.ops_per_sec.median
                 && r.ops_per_sec.median <= r.ops_per_sec.ci_high
         );
+    }
+}
+
+#[test]
+fn a_counted_slice_gives_the_count_per_operation() {
+    let mut a = snap(0, &[(0, 0), (0, 0)]);
+    let mut b = snap(1_000_000_000, &[(100, 0), (300, 0)]);
+    a.counted = vec![1_000, 2_000];
+    b.counted = vec![21_000, 42_000];
+    let s = compute_sample(&a, &b, 1000, 100.0, 0).unwrap();
+    // (20 000 + 40 000) counted over 400 operations.
+    assert_eq!(s.ns_per_op, 150.0);
+    // Time per operation where nothing is counted: 2 tasks x 1 s / 400.
+    let t = compute_sample(&snap(0, &[(0, 0), (0, 0)]), &b, 1000, 100.0, 0);
+    assert!((t.unwrap().ns_per_op - 2.0 * 1e9 / 400.0).abs() < 1e-6);
+}
+
+/// The path `--metric instructions` takes on a host with a PMU, checked
+/// where there is none: a counter per task, read at every slice, each
+/// slice's figure its count per operation. With task-clock (the ns a task
+/// ran on a CPU) as the event, a CPU-bound getppid alone on its CPU must
+/// read about its time per operation, in both modes.
+#[test]
+fn a_counted_event_per_task_replaces_the_time_per_operation() {
+    if !crate::sys::is_root() {
+        eprintln!("skipped: perf_event_open of task-clock on another task needs root here");
+        return;
+    }
+    let def = workloads::find("getppid").unwrap();
+    for mode in [Mode::Process, Mode::Thread] {
+        let timed = measure(def, &opts(1, mode, Params::new()), &mut |_| {}).unwrap();
+        let counted_opts = MeasureOpts {
+            count: Some(counted::Event::TaskClock),
+            ..opts(1, mode, Params::new())
+        };
+        let counted = measure(def, &counted_opts, &mut |_| {}).unwrap();
+        let (t, c) = (timed.ns_per_op.median, counted.ns_per_op.median);
+        // On a CPU to itself the task runs for nearly all of the slice;
+        // the two measurements are separate, so the machine's drift
+        // between them is allowed for.
+        assert!(
+            c > 0.5 * t && c < 1.5 * t,
+            "{mode:?}: task-clock {c:.1} ns per operation against {t:.1} ns of time"
+        );
+        for s in &counted.sample_data {
+            assert!(s.ns_per_op > 0.0 && s.ns_per_op.is_finite(), "{s:?}");
+        }
     }
 }
 

@@ -120,6 +120,7 @@ pub mod testing {
                 scratch_root: std::env::temp_dir(),
                 cache_dir: std::env::temp_dir().join("secperf-test-cache"),
                 params: def.params_with_defaults(&given),
+                count: None,
             };
             let with_data_dir = self.with_data_dir;
             let hook = |ctx: &crate::workloads::TaskCtx| {
