@@ -630,10 +630,7 @@ impl MetricArgs {
     /// needs a PMU (or this is a guest booted with icount).
     pub fn resolve(&self, booting: bool) -> Result<crate::model::Metric> {
         let metric = self.metric();
-        if metric == crate::model::Metric::Time
-            || booting
-            || std::env::var_os(crate::vm::icount::ENV).is_some()
-        {
+        if metric == crate::model::Metric::Time || booting || crate::vm::icount::counting_guest() {
             return Ok(metric);
         }
         if let Err(why) = crate::sys::pmu::instructions_counter() {
@@ -652,7 +649,7 @@ impl MetricArgs {
     /// time, or in a guest booted with icount (whose clock counts them).
     pub fn host_count(&self) -> Option<crate::runner::counted::Event> {
         (self.metric() == crate::model::Metric::Instructions
-            && std::env::var_os(crate::vm::icount::ENV).is_none())
+            && !crate::vm::icount::counting_guest())
         .then_some(crate::runner::counted::Event::Instructions)
     }
 

@@ -414,7 +414,7 @@ pub fn prepare_guest() -> Result<()> {
         return Ok(());
     };
     let mut facts = GuestFacts::read();
-    if std::env::var_os(icount::ENV).is_some() {
+    if icount::counting_guest() {
         // Booted to count instructions: the clock must count them, or
         // every figure would be time labelled as instructions.
         let readings = icount::read()?;

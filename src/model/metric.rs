@@ -66,14 +66,6 @@ impl Metric {
         ))
     }
 
-    /// The unit of one operation's figure: "ns", "instructions".
-    pub fn unit(self) -> &'static str {
-        match self {
-            Metric::Time => "ns",
-            Metric::Instructions => "instructions",
-        }
-    }
-
     /// "ns per operation", "instructions per operation".
     pub fn per_op(self) -> &'static str {
         match self {

@@ -64,12 +64,7 @@ pub fn ns3(x: f64) -> String {
 
 /// How [`ns`] shows a duration of about `x` ns: (divisor, unit, decimals).
 pub fn ns_scale(x: f64) -> (f64, &'static str, usize) {
-    match x.abs() {
-        a if a >= 1e9 => (1e9, "s", 3),
-        a if a >= 1e6 => (1e6, "ms", 3),
-        a if a >= 1e4 => (1e3, "us", 2),
-        _ => (1.0, "ns", 1),
-    }
+    crate::model::metric::time_scale(x)
 }
 
 /// Half-width of an interval as a percentage of its centre: "±0.4%".

@@ -32,6 +32,12 @@ pub const QEMU_OPTS: &str = "-icount shift=0,sleep=off";
 /// guest checks its clock before anything runs.
 pub const ENV: &str = "SECPERF_ICOUNT";
 
+/// Whether this process runs in a guest booted with icount, whose clock
+/// counts instructions.
+pub fn counting_guest() -> bool {
+    std::env::var_os(ENV).is_some()
+}
+
 /// How far a loop's ns per iteration may be from its instruction count
 /// (a relative tolerance). The guest's timer interrupts, counted too, add
 /// about 0.1% to a loop of this length.
@@ -175,62 +181,38 @@ fn slope(spin: fn(u64)) -> Result<f64> {
     Ok((two - one) / ITERATIONS as f64)
 }
 
-/// `n` iterations of a loop of 4 instructions (two `nop`s, `dec`, `jnz`).
-#[cfg(target_arch = "x86_64")]
-fn spin4(n: u64) {
-    if n == 0 {
-        return;
-    }
-    // SAFETY: the loop only decrements a register it owns and executes
-    // nops; it touches no memory and no stack.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "nop",
-            "nop",
-            "dec {n}",
-            "jnz 2b",
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
+/// `fn $name(n)`: `n` iterations of a loop of `$nops` nops, `dec` and
+/// `jnz`, so of `$nops + 2` instructions.
+macro_rules! spin_loop {
+    ($name:ident, $($nop:literal),+) => {
+        #[cfg(target_arch = "x86_64")]
+        fn $name(n: u64) {
+            if n == 0 {
+                return;
+            }
+            // SAFETY: the loop only decrements a register it owns and
+            // executes nops; it touches no memory and no stack.
+            unsafe {
+                std::arch::asm!(
+                    "2:",
+                    $($nop,)+
+                    "dec {n}",
+                    "jnz 2b",
+                    n = inout(reg) n => _,
+                    options(nomem, nostack),
+                );
+            }
+        }
+
+        #[cfg(not(target_arch = "x86_64"))]
+        fn $name(_: u64) {
+            unreachable!("checked in read")
+        }
+    };
 }
 
-/// `n` iterations of a loop of 9 instructions (seven `nop`s, `dec`,
-/// `jnz`).
-#[cfg(target_arch = "x86_64")]
-fn spin9(n: u64) {
-    if n == 0 {
-        return;
-    }
-    // SAFETY: as in spin4.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            "nop",
-            "nop",
-            "nop",
-            "nop",
-            "nop",
-            "nop",
-            "nop",
-            "dec {n}",
-            "jnz 2b",
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn spin4(_: u64) {
-    unreachable!("checked in read")
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn spin9(_: u64) {
-    unreachable!("checked in read")
-}
+spin_loop!(spin4, "nop", "nop");
+spin_loop!(spin9, "nop", "nop", "nop", "nop", "nop", "nop", "nop");
 
 #[cfg(test)]
 mod tests {
