@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 pub use crate::params::Params;
 
 pub mod bisect;
+pub mod measure;
 pub mod metric;
 
+pub use measure::{Figure, Measure, Per};
 pub use metric::Metric;
 
 /// How the tasks of a measurement are created.
@@ -61,6 +63,11 @@ pub struct Sample {
     pub ops_per_sec: f64,
     /// Mean time one task takes for one operation: tasks * elapsed / ops.
     pub ns_per_op: f64,
+    /// The event counted per task beside the clock (the PMU's retired
+    /// instructions, `--metric instructions` on a host), per operation;
+    /// absent when nothing was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_per_op: Option<f64>,
     /// Operations per second of each task, in task order.
     pub per_task_ops_per_sec: Vec<f64>,
     /// Involuntary context switches of all tasks during the slice.
@@ -123,6 +130,10 @@ pub struct WorkloadResult {
     pub samples: u32,
     pub ops_per_sec: Summary,
     pub ns_per_op: Summary,
+    /// The counted event per operation over the kept samples (the PMU's
+    /// instructions on a host); absent when nothing was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_per_op: Option<Summary>,
     pub unit_rate: Option<UnitRate>,
     pub sample_data: Vec<Sample>,
     pub started_at: DateTime<Utc>,
@@ -158,41 +169,47 @@ pub struct RunMeta {
     pub system: serde_json::Value,
 }
 
-/// One half-pair of an A/B comparison: which arm ran first, and the
-/// ns/op each arm measured (median of that half's samples).
+/// One pair of an A/B comparison: which arm ran first, and each arm's
+/// figure per operation in the comparison's measure (median of that
+/// half's slices), with the figures of the measures beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairData {
     pub index: u32,
     /// "AB" (baseline first) or "BA".
     pub order: String,
-    pub baseline_ns_per_op: f64,
-    pub treatment_ns_per_op: f64,
-    /// The client's figures of each half (`service`), by name.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub metrics: Vec<PairMetric>,
+    /// In the comparison's measure ([`Comparison::measure`]); stored
+    /// before measures existed as `baseline_ns_per_op`, time.
+    #[serde(alias = "baseline_ns_per_op")]
+    pub baseline_per_op: f64,
+    #[serde(alias = "treatment_ns_per_op")]
+    pub treatment_per_op: f64,
+    /// The pair's figures of the measures beside the comparison's own
+    /// (a client's, a server's CPU, time beside counted instructions).
+    #[serde(default, alias = "metrics", skip_serializing_if = "Vec::is_empty")]
+    pub beside: Vec<PairFigure>,
 }
 
-/// One client figure of a pair: its value in each half.
+/// One figure of a pair beside its own measure: its value in each half.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PairMetric {
-    pub name: String,
-    pub higher_is_better: bool,
+pub struct PairFigure {
+    #[serde(flatten)]
+    pub measure: Measure,
     pub baseline: f64,
     pub treatment: f64,
 }
 
-/// A client figure's change under the treatment, from the pairs that
-/// reported it: the baseline arm's median, the paired interval of the
-/// change (treatment / baseline - 1, in %), computed as the run time's
-/// overhead is, at the comparison's level, not corrected across the
-/// table (the verdict is the run time's), and the treatment the change
-/// gives, as the overhead table shows it: `treatment / baseline - 1` is
-/// the change. The treatment arm's own median is `treatment_median`.
+/// A measure's change under the treatment, from the pairs that reported
+/// it: the baseline arm's median, the paired interval of the change
+/// (treatment / baseline - 1, in %), computed and decided as the
+/// comparison's own measure is (its verdict among the same measure's
+/// figures of the table), and the treatment the change gives, as the
+/// overhead table shows it: `treatment / baseline - 1` is the change.
+/// The treatment arm's own median is `treatment_median`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "StoredMetricChange")]
-pub struct MetricChange {
-    pub name: String,
-    pub higher_is_better: bool,
+#[serde(from = "StoredMeasureChange")]
+pub struct MeasureChange {
+    #[serde(flatten)]
+    pub measure: Measure,
     /// The baseline arm's median over pairs.
     pub baseline: f64,
     /// baseline x (1 + change / 100).
@@ -202,76 +219,89 @@ pub struct MetricChange {
     pub treatment_median: f64,
     pub change_pct: crate::stats::paired::OverheadPct,
     pub pairs: u32,
+    /// The level `change_pct`'s interval is at when it is the table's
+    /// rather than the figure's own; absent when it is its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_alpha: Option<f64>,
 }
 
-impl MetricChange {
+impl MeasureChange {
     /// The figure from each arm's median and the paired change; its
     /// `treatment` is the one the change gives.
     pub fn new(
-        name: String,
-        higher_is_better: bool,
+        measure: Measure,
         baseline: f64,
         treatment_median: f64,
         change_pct: crate::stats::paired::OverheadPct,
         pairs: u32,
-    ) -> MetricChange {
-        MetricChange {
-            name,
-            higher_is_better,
+    ) -> MeasureChange {
+        MeasureChange {
+            measure,
             baseline,
             treatment: baseline * (1.0 + change_pct.estimate / 100.0),
             treatment_median,
             change_pct,
             pairs,
+            ci_alpha: None,
         }
     }
 }
 
-/// A [`MetricChange`] as stored. Runs stored before `treatment_median`
+/// A [`MeasureChange`] as stored. Runs stored before `treatment_median`
 /// existed kept the treatment arm's own median in `treatment`: read back,
 /// it moves to `treatment_median` and `treatment` becomes the one the
 /// change gives, so every document's baseline and treatment give its
 /// change.
 #[derive(Deserialize)]
-struct StoredMetricChange {
-    name: String,
-    higher_is_better: bool,
+struct StoredMeasureChange {
+    #[serde(flatten)]
+    measure: Measure,
     baseline: f64,
     treatment: f64,
     #[serde(default)]
     treatment_median: Option<f64>,
     change_pct: crate::stats::paired::OverheadPct,
     pairs: u32,
+    #[serde(default)]
+    ci_alpha: Option<f64>,
 }
 
-impl From<StoredMetricChange> for MetricChange {
-    fn from(s: StoredMetricChange) -> MetricChange {
+impl From<StoredMeasureChange> for MeasureChange {
+    fn from(s: StoredMeasureChange) -> MeasureChange {
         match s.treatment_median {
-            Some(median) => MetricChange {
-                name: s.name,
-                higher_is_better: s.higher_is_better,
+            Some(median) => MeasureChange {
+                measure: s.measure,
                 baseline: s.baseline,
                 treatment: s.treatment,
                 treatment_median: median,
                 change_pct: s.change_pct,
                 pairs: s.pairs,
+                ci_alpha: s.ci_alpha,
             },
-            None => MetricChange::new(
-                s.name,
-                s.higher_is_better,
-                s.baseline,
-                s.treatment,
-                s.change_pct,
-                s.pairs,
-            ),
+            None => MeasureChange {
+                ci_alpha: s.ci_alpha,
+                ..MeasureChange::new(s.measure, s.baseline, s.treatment, s.change_pct, s.pairs)
+            },
         }
     }
 }
 
 impl PairData {
-    /// The pair's ln(treatment / baseline).
+    /// A stored pair's (baseline, treatment) per operation from its JSON,
+    /// under either name (`*_per_op`; `*_ns_per_op` before measures
+    /// existed); None where either is missing or not a number.
+    pub fn arms_of_json(p: &serde_json::Value) -> Option<(f64, f64)> {
+        let arm = |name: &str| {
+            p[format!("{name}_per_op")]
+                .as_f64()
+                .or_else(|| p[format!("{name}_ns_per_op")].as_f64())
+        };
+        Some((arm("baseline")?, arm("treatment")?))
+    }
+
+    /// The pair's ln(treatment / baseline) in its comparison's measure.
     pub fn log_ratio(&self) -> f64 {
-        (self.treatment_ns_per_op / self.baseline_ns_per_op).ln()
+        (self.treatment_per_op / self.baseline_per_op).ln()
     }
 }
 
@@ -292,9 +322,17 @@ pub struct Comparison {
     /// Length of one sample and samples per half.
     pub sample_ms: u64,
     pub samples_per_half: u32,
-    /// Medians over pairs of each arm's ns/op.
-    pub baseline_ns_per_op: f64,
-    pub treatment_ns_per_op: f64,
+    /// What the comparison's figures and verdict are in: time (ns per
+    /// operation) or counted instructions per operation, the run's
+    /// `--metric`. Stored before measures existed: time.
+    #[serde(default)]
+    pub measure: Measure,
+    /// Medians over pairs of each arm's figure per operation, in
+    /// `measure` (stored before measures existed as `*_ns_per_op`).
+    #[serde(alias = "baseline_ns_per_op")]
+    pub baseline_per_op: f64,
+    #[serde(alias = "treatment_ns_per_op")]
+    pub treatment_per_op: f64,
     pub overhead_pct: crate::stats::paired::OverheadPct,
     /// Hodges-Lehmann estimate of the overhead (median of Walsh averages of
     /// the pairs' log ratios), beside the median-based `overhead_pct`.
@@ -310,10 +348,16 @@ pub struct Comparison {
     /// absent for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_cpu: Option<[ChildCpu; 2]>,
-    /// The client's own figures (`service` with a client secperf reads:
-    /// requests/s, latency), each with its paired interval.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub client_metrics: Vec<MetricChange>,
+    /// The measures beside the comparison's own, each with its paired
+    /// interval and verdict: a load client's figures (`service`:
+    /// requests/s, latency), a server's CPU per client run, and time
+    /// beside counted instructions where one run has both.
+    #[serde(
+        default,
+        alias = "client_metrics",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub beside: Vec<MeasureChange>,
     /// How the sequential design (the default) ended this comparison;
     /// absent for a fixed number of pairs (`--pairs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -780,6 +824,7 @@ pub mod testing {
                     ops: (1e8 / ns) as u64,
                     ops_per_sec: 1e9 / ns,
                     ns_per_op: ns,
+                    counted_per_op: None,
                     per_task_ops_per_sec: vec![1e9 / ns],
                     involuntary_ctxt_switches: 0,
                     steal_ms: 0.0,
@@ -791,6 +836,7 @@ pub mod testing {
             profile: None,
             child_cpu: None,
             client_metrics: Vec::new(),
+            counted_per_op: None,
         }
     }
 
@@ -808,8 +854,9 @@ pub mod testing {
             pairs: 0,
             sample_ms: 60,
             samples_per_half: 2,
-            baseline_ns_per_op: f64::NAN,
-            treatment_ns_per_op: f64::NAN,
+            measure: Default::default(),
+            baseline_per_op: f64::NAN,
+            treatment_per_op: f64::NAN,
             overhead_pct: crate::stats::paired::OverheadPct {
                 estimate: 0.0,
                 ci_low: 0.0,
@@ -826,7 +873,7 @@ pub mod testing {
             ci_alpha: None,
             own_ci_low_pct: None,
             own_ci_high_pct: None,
-            client_metrics: Vec::new(),
+            beside: Vec::new(),
         }
     }
 
@@ -875,13 +922,66 @@ mod tests {
             "name": "SET.requests_per_sec", "higher_is_better": true,
             "baseline": 49720.0, "treatment": 47570.0, "change_pct": change, "pairs": 16
         });
-        let m: super::MetricChange = serde_json::from_value(old).unwrap();
+        let m: super::MeasureChange = serde_json::from_value(old).unwrap();
         assert_eq!(m.treatment_median, 47570.0);
         assert!((m.treatment / m.baseline - 1.04).abs() < 1e-12, "{m:?}");
-        let back: super::MetricChange =
+        let back: super::MeasureChange =
             serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
         assert_eq!(back, m, "a new record reads back as written");
         let doc = serde_json::to_value(&m).unwrap();
         assert_eq!(doc["treatment_median"], 47570.0);
+    }
+
+    #[test]
+    fn a_comparison_stored_in_ns_with_client_metrics_reads_as_time_with_measures_beside() {
+        let mut c = super::testing::comparison("service", "seccomp", "allow");
+        c.baseline_per_op = 300.0;
+        c.treatment_per_op = 310.0;
+        c.hodges_lehmann_pct = 3.3;
+        c.pair_data = vec![super::PairData {
+            index: 0,
+            order: "AB".into(),
+            baseline_per_op: 300.0,
+            treatment_per_op: 310.0,
+            beside: vec![],
+        }];
+        let mut old = serde_json::to_value(&c).unwrap();
+        let o = old.as_object_mut().unwrap();
+        o.remove("measure");
+        for (new, was) in [
+            ("baseline_per_op", "baseline_ns_per_op"),
+            ("treatment_per_op", "treatment_ns_per_op"),
+        ] {
+            let v = o.remove(new).unwrap();
+            o.insert(was.into(), v);
+            let p = o["pair_data"][0].as_object_mut().unwrap();
+            let v = p.remove(new).unwrap();
+            p.insert(was.into(), v);
+        }
+        o["pair_data"][0]["metrics"] = serde_json::json!([
+            {"name": "requests_per_sec", "higher_is_better": true,
+             "baseline": 5000.0, "treatment": 4900.0}
+        ]);
+        o.insert(
+            "client_metrics".into(),
+            serde_json::json!([{
+                "name": "requests_per_sec", "higher_is_better": true,
+                "baseline": 5000.0, "treatment": 4900.0, "treatment_median": 4900.0,
+                "change_pct": {"estimate": -2.0, "ci_low": -3.0, "ci_high": -1.0,
+                               "p_value": 0.01, "verdict": "no-change"},
+                "pairs": 1
+            }]),
+        );
+        let back: super::Comparison = serde_json::from_value(old).unwrap();
+        assert_eq!(back.measure, super::Measure::of(super::Metric::Time));
+        assert_eq!(
+            (back.baseline_per_op, back.treatment_per_op),
+            (300.0, 310.0)
+        );
+        assert_eq!(back.pair_data[0].baseline_per_op, 300.0);
+        let rps = super::Measure::per_run("requests_per_sec", true);
+        assert_eq!(back.pair_data[0].beside[0].measure, rps);
+        assert_eq!(back.beside[0].measure, rps);
+        assert_eq!(back.beside[0].treatment_median, 4900.0);
     }
 }

@@ -274,7 +274,7 @@ fn a_good_rules_file_is_measured_and_audit_is_left_as_it_was() {
     assert_eq!(c["variant"], "rules");
     assert_eq!(c["params"]["rules"], rules.display().to_string());
     assert_eq!(c["pairs"], 10);
-    assert!(c["treatment_ns_per_op"].as_f64().unwrap() > 0.0);
+    assert!(c["treatment_per_op"].as_f64().unwrap() > 0.0);
     // The treatment described itself before measuring.
     assert!(
         stderr.contains(&format!(

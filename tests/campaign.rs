@@ -725,6 +725,81 @@ fn sslmode_is_honoured_and_a_newer_store_is_refused() {
     }
 }
 
+/// A shared store made before a comparison's measure was a dimension of
+/// its own (schema 13: `baseline_ns_per_op` columns) follows the local
+/// schema's renames when pushed to, instead of gaining empty columns
+/// beside the old ones, and what is pushed then reads back.
+#[test]
+fn a_store_from_before_measures_renames_its_columns_when_pushed_to() {
+    let Some((lab, _turn)) = lab("a_store_from_before_measures") else {
+        return;
+    };
+    use secperf::store::migrations::{MIGRATIONS, RENAMED};
+    let url = lab.fresh_store("t_renamed");
+    // The remote's tables as a secperf of schema 13 made them.
+    let old = rusqlite::Connection::open_in_memory().unwrap();
+    for m in &MIGRATIONS[..13] {
+        old.execute_batch(m).unwrap();
+    }
+    let mut client = lab.client(&url);
+    secperf::remote::schema::migrate_remote(&old, &mut client, &url).unwrap();
+    client
+        .batch_execute("UPDATE secperf_schema SET version = 13")
+        .unwrap();
+    let columns = |client: &mut postgres::Client, table: &str| {
+        secperf::remote::schema::remote_columns(client, table).unwrap()
+    };
+    assert!(columns(&mut client, "comparisons").contains(&"baseline_ns_per_op".to_string()));
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("local.db");
+    lab.secperf(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "overhead",
+            "-w",
+            "getppid",
+            "-m",
+            "seccomp:allow",
+            "--no-control",
+        ])
+        .args([
+            "--pairs",
+            "10",
+            "--samples-per-half",
+            "2",
+            "--sample-ms",
+            "10",
+        ])
+        .assert()
+        .success();
+    let out = lab
+        .secperf(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["results", "push", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    for &(_, table, old, new) in RENAMED {
+        let have = columns(&mut client, table);
+        assert!(
+            have.iter().any(|c| c == new) && !have.iter().any(|c| c == old),
+            "{table}: {have:?}"
+        );
+    }
+    let out = lab
+        .secperf(dir.path())
+        .args(["--db", &url, "--json", "results", "show", "latest"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let c = &json_of(&out.stdout)["comparisons"][0];
+    assert_eq!(c["measure"]["name"], "time", "{c}");
+    assert!(c["baseline_per_op"].as_f64().unwrap() > 0.0, "{c}");
+}
+
 #[test]
 fn bad_input_is_a_usage_error_that_says_what_to_do() {
     let dir = tempfile::tempdir().unwrap();

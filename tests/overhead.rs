@@ -38,8 +38,10 @@ fn a_a_control_reports_the_documented_fields_and_is_stored() {
     assert!(c["params"].is_object());
     assert_eq!(c["tasks"], 1);
     assert_eq!(c["pairs"], 10);
-    assert!(c["baseline_ns_per_op"].as_f64().unwrap() > 0.0);
-    assert!(c["treatment_ns_per_op"].as_f64().unwrap() > 0.0);
+    assert!(c["baseline_per_op"].as_f64().unwrap() > 0.0);
+    assert!(c["treatment_per_op"].as_f64().unwrap() > 0.0);
+    assert_eq!(c["measure"]["name"], "time");
+    assert_eq!(c["measure"]["unit"], "ns");
     let o = &c["overhead_pct"];
     for k in ["estimate", "ci_low", "ci_high", "p_value"] {
         assert!(o[k].is_f64(), "overhead_pct.{k} missing: {o}");
@@ -457,8 +459,16 @@ fn instructions_are_counted_on_a_host_with_a_pmu() {
     let c = &doc["comparisons"][0];
     // A null syscall is hundreds to thousands of instructions, user and
     // kernel; an allow-all filter adds some.
-    let base = c["baseline_ns_per_op"].as_f64().unwrap();
+    let base = c["baseline_per_op"].as_f64().unwrap();
     assert!((50.0..20_000.0).contains(&base), "{c}");
+    // Counted instructions are the verdict's measure, time shown beside.
+    assert_eq!(c["measure"]["name"], "instructions", "{c}");
+    assert!(
+        c["beside"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|m| m["name"] == "time")),
+        "{c}"
+    );
     assert!(c["overhead_pct"]["estimate"].as_f64().unwrap() > 0.0, "{c}");
     let shown = secperf(&db)
         .args(["results", "show", "latest"])

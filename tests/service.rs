@@ -77,6 +77,22 @@ fn the_mechanism_reaches_the_server_and_not_its_client() {
     assert_eq!(c["workload"], "service");
     assert_eq!(c["pairs"], 10);
     assert_eq!(c["child_cpu"].as_array().unwrap().len(), 2, "{c}");
+    // The server's CPU per client run is a measure beside the time, paired
+    // and decided as the time is.
+    assert_eq!(c["measure"]["name"], "time", "{c}");
+    let cpu = c["beside"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "server.cpu_ms_per_run")
+        .unwrap_or_else(|| panic!("no server CPU beside the time: {c}"));
+    assert_eq!(
+        (&cpu["unit"], &cpu["per"]),
+        (&"ms".into(), &"run".into()),
+        "{cpu}"
+    );
+    assert!(cpu["change_pct"]["verdict"].is_string(), "{cpu}");
+    assert!(c["pair_data"][0]["beside"].is_array(), "{c}");
     // Servers of both arms: with a filter (2) and without (0); every
     // client run: none.
     assert_eq!(seccomp_modes(dir.path(), "server-"), ["0", "2"]);

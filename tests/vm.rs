@@ -485,13 +485,13 @@ fn instructions_are_counted_in_a_guest_exactly_and_labelled_so() {
     let prepared = vm["guest"]["prepared"].to_string();
     assert!(prepared.contains("clock counts instructions"), "{prepared}");
     for c in doc["comparisons"].as_array().unwrap() {
+        assert_eq!(c["measure"]["name"], "instructions", "{c}");
         let pairs = c["pair_data"].as_array().unwrap();
         let ratios: Vec<f64> = pairs
             .iter()
             .map(|p| {
-                (p["treatment_ns_per_op"].as_f64().unwrap()
-                    / p["baseline_ns_per_op"].as_f64().unwrap())
-                .ln()
+                (p["treatment_per_op"].as_f64().unwrap() / p["baseline_per_op"].as_f64().unwrap())
+                    .ln()
             })
             .collect();
         let spread = ratios.iter().cloned().fold(f64::MIN, f64::max)

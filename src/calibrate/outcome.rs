@@ -317,7 +317,7 @@ fn injected_result(
         let (b, tr): (Vec<f64>, Vec<f64>) = truths
             .iter()
             .flat_map(|c| &c.pair_data)
-            .map(|p| (p.baseline_ns_per_op, p.treatment_ns_per_op))
+            .map(|p| (p.baseline_per_op, p.treatment_per_op))
             .unzip();
         let o = compare_paired(
             &b,

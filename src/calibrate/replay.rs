@@ -440,9 +440,8 @@ pub fn stored_pairs(json: &serde_json::Value) -> anyhow::Result<StoredPairs> {
                     .into_iter()
                     .flatten()
                     .filter_map(|p| {
-                        let v = (p["treatment_ns_per_op"].as_f64()?
-                            / p["baseline_ns_per_op"].as_f64()?)
-                        .ln();
+                        let (b, t) = crate::model::PairData::arms_of_json(p)?;
+                        let v = (t / b).ln();
                         v.is_finite().then_some(v)
                     })
                     .collect::<Vec<f64>>()

@@ -57,14 +57,14 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         .map(|(u, i)| PairData {
             index: i,
             order: "AB".into(),
-            baseline_ns_per_op: 100.0,
-            treatment_ns_per_op: 100.0 * (effect + noise * u).exp(),
-            metrics: Vec::new(),
+            baseline_per_op: 100.0,
+            treatment_per_op: 100.0 * (effect + noise * u).exp(),
+            beside: Vec::new(),
         })
         .collect();
     let (b, t): (Vec<f64>, Vec<f64>) = pair_data
         .iter()
-        .map(|p| (p.baseline_ns_per_op, p.treatment_ns_per_op))
+        .map(|p| (p.baseline_per_op, p.treatment_per_op))
         .unzip();
     let overhead_pct: OverheadPct = compare_paired(&b, &t, &PairedOpts::default()).unwrap();
     Comparison {
@@ -78,8 +78,9 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         pairs,
         sample_ms: 60,
         samples_per_half: 2,
-        baseline_ns_per_op: 100.0,
-        treatment_ns_per_op: 100.0,
+        measure: Default::default(),
+        baseline_per_op: 100.0,
+        treatment_per_op: 100.0,
         overhead_pct,
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&b, &t),
         pair_data,
@@ -90,7 +91,7 @@ fn comparison(effect: f64, noise: f64, u: &[f64]) -> Comparison {
         ci_alpha: None,
         own_ci_low_pct: None,
         own_ci_high_pct: None,
-        client_metrics: Vec::new(),
+        beside: Vec::new(),
     }
 }
 

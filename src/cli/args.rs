@@ -645,12 +645,20 @@ impl MetricArgs {
     }
 
     /// What this process counts per task beside the clock: the PMU's
-    /// instructions for `--metric instructions` on a host; nothing for
-    /// time, or in a guest booted with icount (whose clock counts them).
+    /// instructions on a host, for `--metric instructions` (whose figures
+    /// they are, time beside them) and, where a PMU can count them, beside
+    /// time too (each comparison then carries both); nothing in a guest
+    /// booted with icount (whose clock counts them) or where time is asked
+    /// for and no PMU counts.
     pub fn host_count(&self) -> Option<crate::runner::counted::Event> {
-        (self.metric() == crate::model::Metric::Instructions
-            && !crate::vm::icount::counting_guest())
-        .then_some(crate::runner::counted::Event::Instructions)
+        if crate::vm::icount::counting_guest() {
+            return None;
+        }
+        let counts = match self.metric() {
+            crate::model::Metric::Instructions => true,
+            crate::model::Metric::Time => crate::sys::pmu::instructions_counter().is_ok(),
+        };
+        counts.then_some(crate::runner::counted::Event::Instructions)
     }
 
     /// `--metric instructions` with what cannot count them: a usage error

@@ -158,6 +158,7 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
         seed: a.seed,
         test: a.test.seq_test(),
         side_by_side: a.side_by_side,
+        metric: a.metric.metric(),
     })
 }
 

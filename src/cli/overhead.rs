@@ -251,6 +251,7 @@ pub(super) fn measure(
     db: Option<&Path>,
 ) -> Result<(Session, Vec<crate::model::Comparison>, String)> {
     let mut plan = OverheadPlan::new(&args.request()?)?;
+    plan.metric = args.metric.metric();
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
     plan.equivalence_from_calibrations(&store)?;

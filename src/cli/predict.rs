@@ -352,7 +352,7 @@ fn probe_figures(
                     probe.spec
                 );
             }
-            let base = c.baseline_ns_per_op;
+            let base = c.baseline_per_op;
             let figure = ProbeFigure {
                 spec: probe.spec.clone(),
                 workload: workload.to_string(),

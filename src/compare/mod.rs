@@ -78,7 +78,7 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
                 tasks: c.tasks,
                 label: format!("{mech} (baseline arm)"),
             },
-            c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
+            c.pair_data.iter().map(|p| p.baseline_per_op).collect(),
         );
         push(
             RowKey {
@@ -86,7 +86,7 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
                 tasks: c.tasks,
                 label: mech,
             },
-            c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect(),
+            c.pair_data.iter().map(|p| p.treatment_per_op).collect(),
         );
     }
     out

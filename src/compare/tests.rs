@@ -162,8 +162,9 @@ fn overhead_runs_give_one_row_per_arm() {
         pairs: 2,
         sample_ms: 60,
         samples_per_half: 2,
-        baseline_ns_per_op: 300.0,
-        treatment_ns_per_op: 350.0,
+        measure: Default::default(),
+        baseline_per_op: 300.0,
+        treatment_per_op: 350.0,
         overhead_pct: OverheadPct {
             estimate: 16.0,
             ci_low: 10.0,
@@ -176,16 +177,16 @@ fn overhead_runs_give_one_row_per_arm() {
             PairData {
                 index: 0,
                 order: "AB".into(),
-                baseline_ns_per_op: 300.0,
-                treatment_ns_per_op: 350.0,
-                metrics: Vec::new(),
+                baseline_per_op: 300.0,
+                treatment_per_op: 350.0,
+                beside: Vec::new(),
             },
             PairData {
                 index: 1,
                 order: "BA".into(),
-                baseline_ns_per_op: 301.0,
-                treatment_ns_per_op: 349.0,
-                metrics: Vec::new(),
+                baseline_per_op: 301.0,
+                treatment_per_op: 349.0,
+                beside: Vec::new(),
             },
         ],
         attribution: None,
@@ -195,7 +196,7 @@ fn overhead_runs_give_one_row_per_arm() {
         ci_alpha: None,
         own_ci_low_pct: None,
         own_ci_high_pct: None,
-        client_metrics: Vec::new(),
+        beside: Vec::new(),
     });
     let s = series(&a);
     assert_eq!(s.len(), 2);

@@ -126,7 +126,7 @@ pub fn measure_halves(
                 match crate::profile::profile_half(symbols, p.hz, design.sample_ms, |observer| {
                     measurer
                         .half(case, design, arm, observer, &mut |_| {})
-                        .map(|h| h.ns_per_op)
+                        .map(|h| h.per_op)
                 }) {
                     Ok(half) => (Some(half), None),
                     Err(e) => (None, Some(format!("the profiled half failed: {e:#}"))),
@@ -135,7 +135,7 @@ pub fn measure_halves(
         };
         out.push(BootHalf {
             case: i,
-            ns_per_op: h.ns_per_op,
+            ns_per_op: h.per_op,
             child_cpu: h.child_cpu,
             profile,
             profile_note,
@@ -316,9 +316,9 @@ pub fn pairs_over_boots(
                 pairs[j][c].push(PairData {
                     index: i,
                     order: label.to_string(),
-                    baseline_ns_per_op: b.ns_per_op,
-                    treatment_ns_per_op: t.ns_per_op,
-                    metrics: Vec::new(),
+                    baseline_per_op: b.per_op,
+                    treatment_per_op: t.per_op,
+                    beside: Vec::new(),
                 });
                 cpu[j][c][0].extend(b.child_cpu);
                 cpu[j][c][1].extend(t.child_cpu);
@@ -371,8 +371,8 @@ pub fn pairs_over_boots(
                     &profiled[j][c],
                     &AttributeOpts {
                         hz: p.hz,
-                        timed_baseline_ns_per_op: median(|p| p.baseline_ns_per_op),
-                        timed_treatment_ns_per_op: median(|p| p.treatment_ns_per_op),
+                        timed_baseline_ns_per_op: median(|p| p.baseline_per_op),
+                        timed_treatment_ns_per_op: median(|p| p.treatment_per_op),
                         top_symbols: crate::profile::TOP_SYMBOLS,
                     },
                 );
@@ -437,9 +437,8 @@ impl Booter for GuestBooter<'_> {
                     .with_context(|| format!("the guest measured no half of case {c}"))?;
                 Ok(BootResult {
                     half: Some(HalfResult {
-                        ns_per_op: h.ns_per_op,
                         child_cpu: h.child_cpu,
-                        client_metrics: Vec::new(),
+                        ..HalfResult::of(h.ns_per_op)
                     }),
                     profile: h.profile.clone(),
                     profile_note: h.profile_note.clone(),
@@ -485,7 +484,10 @@ pub fn measure(
     let mut meta =
         super::session::run_meta("overhead", label, &params, Some(design.seed), req.metric)?;
     // Each compared arm adds a comparison per case to the table's family.
-    let mut design = design.clone();
+    let mut design = Design {
+        metric: req.metric,
+        ..design.clone()
+    };
     if let Some(stop) = design.stop.as_mut() {
         stop.family *= req.arms.len().saturating_sub(1).max(1) as u32;
     }
@@ -634,7 +636,7 @@ mod tests {
                 .iter()
                 .map(|&c| {
                     let ns = self.ns[arm][c] * jitter;
-                    let mut r = BootResult::of(HalfResult::of_ns(ns));
+                    let mut r = BootResult::of(HalfResult::of(ns));
                     if profile {
                         // The extra time of the slower arm is all in one
                         // kernel function.
@@ -848,7 +850,7 @@ mod tests {
                 let ns = [100.0, 120.0, 101.0][arm] * (1.0 + self.calls.len() as f64 * 1e-4);
                 Ok(cases
                     .iter()
-                    .map(|_| BootResult::of(HalfResult::of_ns(ns)))
+                    .map(|_| BootResult::of(HalfResult::of(ns)))
                     .collect())
             }
         }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::mechanisms::{Arm, Treatment};
-use crate::model::{Mode, Params};
+use crate::model::{Metric, Mode, Params};
 use crate::profile::ProfileOpts;
 use crate::stats::bootstrap::Rng;
 use crate::stats::sequential::StopRule;
@@ -46,6 +46,10 @@ pub struct Design {
     /// The sequential design's stopping rule; None for a fixed number of
     /// pairs (`--pairs`).
     pub stop: Option<StopRule>,
+    /// The measure of each half's figure per operation, the run's
+    /// `--metric`: time, or instructions (counted by the PMU on a host, by
+    /// the clock in a guest booted with icount).
+    pub metric: Metric,
 }
 
 impl Design {
@@ -65,6 +69,7 @@ impl Design {
             seed,
             profile: None,
             stop: None,
+            metric: Metric::Time,
         }
     }
 

@@ -8,9 +8,8 @@
 use anyhow::{Context, Result};
 
 use super::design::{Case, Design};
-use crate::clients::ClientMetric;
 use crate::mechanisms::{Arm, Scope, SystemEnv, WorkerEnv};
-use crate::model::{ChildCpu, WorkloadResult};
+use crate::model::{ChildCpu, Figure, Measure, Metric, WorkloadResult};
 #[cfg(doc)]
 use crate::runner::Unobserved;
 use crate::runner::{self, MeasureOpts, Observer, Tick};
@@ -20,23 +19,92 @@ use crate::workloads::WorkloadDef;
 /// What one half of a pair measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HalfResult {
-    /// Median of the half's slices.
-    pub ns_per_op: f64,
+    /// Median of the half's slices, per operation, in the comparison's
+    /// measure (time, or counted instructions).
+    pub per_op: f64,
     /// CPU time per operation of the processes the workload started
-    /// (`command`); None for other workloads.
+    /// (`command`, `service`); None for other workloads.
     pub child_cpu: Option<ChildCpu>,
-    /// The client's figures (`service`), medians over the half's runs.
-    pub client_metrics: Vec<ClientMetric>,
+    /// The half's figures of the measures beside the comparison's own: a
+    /// client's (`service`), medians over the half's runs; the server's
+    /// CPU per run; time beside counted instructions.
+    pub beside: Vec<Figure>,
 }
 
 impl HalfResult {
-    pub fn of_ns(ns_per_op: f64) -> Self {
+    /// A half of one figure per operation and nothing beside it.
+    pub fn of(per_op: f64) -> Self {
         HalfResult {
-            ns_per_op,
+            per_op,
             child_cpu: None,
-            client_metrics: Vec::new(),
+            beside: Vec::new(),
         }
     }
+
+    /// A measurement's figure per operation in `metric`, and those it
+    /// gives beside it: the client's, the CPU of the processes it started
+    /// where its workload shows that as measures of their own (`service`'s
+    /// server), and where an event was counted beside the clock (the PMU's
+    /// instructions), whichever of time and the count is not `metric`.
+    /// Without a count, the clock's figure is the metric's (in a guest
+    /// booted with icount the clock counts instructions).
+    pub fn of_result(def: &WorkloadDef, result: &WorkloadResult, metric: Metric) -> HalfResult {
+        let mut beside: Vec<Figure> = result
+            .client_metrics
+            .iter()
+            .map(|m| Figure {
+                measure: Measure::per_run(m.name.clone(), m.higher_is_better),
+                value: m.value,
+            })
+            .collect();
+        if let (Some(prefix), Some(cpu)) = (def.child_cpu_beside, result.child_cpu) {
+            beside.extend(child_cpu_figures(prefix, &cpu));
+        }
+        let time = result.ns_per_op.median;
+        let per_op = match (&result.counted_per_op, metric) {
+            (Some(counted), Metric::Instructions) => {
+                beside.push(Figure {
+                    measure: Measure::of(Metric::Time),
+                    value: time,
+                });
+                counted.median
+            }
+            (Some(counted), Metric::Time) => {
+                beside.push(Figure {
+                    measure: Measure::of(Metric::Instructions),
+                    value: counted.median,
+                });
+                time
+            }
+            (None, _) => time,
+        };
+        HalfResult {
+            per_op,
+            child_cpu: result.child_cpu,
+            beside,
+        }
+    }
+}
+
+/// The CPU time per run of the processes a workload started, as measures
+/// per run named under `prefix` (user, system and their sum, in ms), so
+/// that they get the paired change, interval and verdict every measure
+/// gets: for `service`, the server's CPU that `predict --pid` is checked
+/// against.
+fn child_cpu_figures(prefix: &str, cpu: &ChildCpu) -> Vec<Figure> {
+    type Of = fn(&ChildCpu) -> f64;
+    let figures: [(&str, Of); 3] = [
+        ("cpu_ms_per_run", ChildCpu::ns_per_op),
+        ("user_ms_per_run", |c| c.user_ns_per_op),
+        ("system_ms_per_run", |c| c.sys_ns_per_op),
+    ];
+    figures
+        .iter()
+        .map(|&(name, f)| Figure {
+            measure: Measure::per_run(format!("{prefix}.{name}"), false),
+            value: f(cpu) / 1e6,
+        })
+        .collect()
 }
 
 /// Measures halves of pairs and plain measurements.
@@ -138,12 +206,7 @@ impl Measurer for Live<'_> {
             return Err(e.context(format!("the scratch directory {} is kept", kept.display())));
         }
         drop(scratch);
-        let result = result?;
-        Ok(HalfResult {
-            ns_per_op: result.ns_per_op.median,
-            child_cpu: result.child_cpu,
-            client_metrics: result.client_metrics,
-        })
+        Ok(HalfResult::of_result(def, &result?, design.metric))
     }
 
     fn current(
@@ -163,6 +226,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::clients::ClientMetric;
     use crate::mechanisms::{Availability, Mechanism, Treatment, VariantDef};
     use crate::model::Params;
 
@@ -254,7 +318,7 @@ mod tests {
             let half = live
                 .half(&case, &design, arm, &mut runner::Unobserved, &mut |_| {})
                 .unwrap();
-            assert!(half.ns_per_op > 0.0);
+            assert!(half.per_op > 0.0);
             assert!(scratch_dirs(&root).is_empty(), "removed after the half");
         }
         let seen = m.at_restore.lock().unwrap();
@@ -267,6 +331,69 @@ mod tests {
             );
             assert!(dirs[0].starts_with("secperf-getppid-"), "{dirs:?}");
         }
+    }
+
+    fn result_of(time_ns: f64, counted: Option<f64>) -> WorkloadResult {
+        let mut r = crate::model::testing::result("service", &[time_ns]);
+        r.ns_per_op.median = time_ns;
+        r.counted_per_op = counted.map(|median| crate::model::Summary {
+            median,
+            ci_low: median,
+            ci_high: median,
+        });
+        r.client_metrics = vec![ClientMetric::throughput("requests_per_sec", 5000.0)];
+        r.child_cpu = Some(ChildCpu {
+            runs: 4,
+            user_ns_per_op: 3e6,
+            sys_ns_per_op: 1e6,
+        });
+        r
+    }
+
+    #[test]
+    fn a_half_gives_its_metric_and_every_other_measure_beside_it() {
+        let service = crate::workloads::find("service").unwrap();
+        let names = |h: &HalfResult| -> Vec<(String, f64)> {
+            h.beside
+                .iter()
+                .map(|f| (f.measure.name.clone(), f.value))
+                .collect()
+        };
+        // Counted on a host with a PMU, asked for time: time is the
+        // figure, the count beside it; and the reverse.
+        let h = HalfResult::of_result(service, &result_of(200.0, Some(900.0)), Metric::Time);
+        assert_eq!(h.per_op, 200.0);
+        assert!(names(&h).contains(&("instructions".into(), 900.0)), "{h:?}");
+        let h = HalfResult::of_result(
+            service,
+            &result_of(200.0, Some(900.0)),
+            Metric::Instructions,
+        );
+        assert_eq!(h.per_op, 900.0);
+        assert!(names(&h).contains(&("time".into(), 200.0)), "{h:?}");
+        // Nothing counted (a guest whose clock counts): the clock's figure.
+        let h = HalfResult::of_result(service, &result_of(336.0, None), Metric::Instructions);
+        assert_eq!(h.per_op, 336.0);
+        // A client's figure per run, and the server's CPU per run in ms,
+        // because the workload says its child CPU is a measure of its own.
+        let n = names(&h);
+        assert!(n.contains(&("requests_per_sec".into(), 5000.0)), "{n:?}");
+        assert!(n.contains(&("server.cpu_ms_per_run".into(), 4.0)), "{n:?}");
+        assert!(n.contains(&("server.user_ms_per_run".into(), 3.0)), "{n:?}");
+        let rps = &h.beside[0].measure;
+        assert_eq!(
+            (rps.per, rps.higher_is_better),
+            (crate::model::Per::Run, true)
+        );
+        // A command's child CPU stays its own (no measures beside).
+        let command = crate::workloads::find("command").unwrap();
+        let mut r = result_of(1e6, None);
+        r.client_metrics.clear();
+        assert!(
+            HalfResult::of_result(command, &r, Metric::Time)
+                .beside
+                .is_empty()
+        );
     }
 }
 
@@ -319,7 +446,7 @@ pub mod testing {
                     ops_per_sec: 0.0,
                 });
             }
-            (self.script)(case, arm, n).map(HalfResult::of_ns)
+            (self.script)(case, arm, n).map(HalfResult::of)
         }
 
         fn current(

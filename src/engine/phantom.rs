@@ -167,6 +167,7 @@ fn measure(
         seed: opts.seed,
         profile: None,
         stop: None,
+        metric: crate::model::Metric::Time,
     };
     let mut rng = Rng::new(opts.seed);
     let mut measurer = Live {
@@ -189,7 +190,7 @@ fn measure(
             let half = profile_half(symbols, opts.hz, opts.sample_ms, |observer| {
                 measurer
                     .half(c, &design, a, observer, &mut |_: Tick| {})
-                    .map(|h| h.ns_per_op)
+                    .map(|h| h.per_op)
             })
             .with_context(|| format!("getppid with {}", arm.describe()))?;
             let (samples, rule_path_samples) = count_rule_path(&half.stacks);

@@ -87,6 +87,10 @@ pub struct OverheadRequest {
 pub struct OverheadPlan {
     #[serde(skip)]
     pub cases: Vec<Case>,
+    /// What the halves measure (`--metric`; stored in the run's
+    /// parameters by the session, not here).
+    #[serde(skip)]
+    pub metric: crate::model::Metric,
     /// One per case: whether it is a negative control the plan added.
     #[serde(skip)]
     pub control: Vec<bool>,
@@ -445,6 +449,7 @@ impl OverheadPlan {
         }
         let seed = seed_or_clock(a.seed);
         Ok(OverheadPlan {
+            metric: crate::model::Metric::Time,
             comparisons: cases.iter().map(case_label).collect(),
             controls: cases
                 .iter()
@@ -536,6 +541,7 @@ impl OverheadPlan {
             seed: self.seed,
             profile: self.profile,
             stop: self.stop,
+            metric: self.metric,
         }
     }
 }

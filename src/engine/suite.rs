@@ -228,6 +228,8 @@ impl SuiteRun {
             // A suite reproduces a published experiment with its fixed
             // number of pairs.
             stop: None,
+            // A suite's tables are in its post's units: time.
+            metric: crate::model::Metric::Time,
         };
         let cases = self.cases.iter().map(|(case, mode)| {
             let design = Design {

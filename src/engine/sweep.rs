@@ -140,10 +140,10 @@ pub fn sweeps(spec: &SweepSpec, comparisons: &[Comparison]) -> Vec<Sweep> {
             delta_ns_per_op: c
                 .pair_data
                 .iter()
-                .map(|p| p.treatment_ns_per_op - p.baseline_ns_per_op)
+                .map(|p| p.treatment_per_op - p.baseline_per_op)
                 .collect(),
             overhead_pct: c.overhead_pct.estimate,
-            baseline_ns_per_op: c.baseline_ns_per_op,
+            baseline_ns_per_op: c.baseline_per_op,
             overhead_ci_pct: Some([c.overhead_pct.ci_low, c.overhead_pct.ci_high]),
         });
     }
@@ -237,9 +237,9 @@ mod tests {
             .map(|(i, d)| PairData {
                 index: i as u32,
                 order: "AB".into(),
-                baseline_ns_per_op: 300.0,
-                treatment_ns_per_op: 300.0 + d,
-                metrics: Vec::new(),
+                baseline_per_op: 300.0,
+                treatment_per_op: 300.0 + d,
+                beside: Vec::new(),
             })
             .collect();
         c

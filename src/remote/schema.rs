@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use rusqlite::Connection;
 
 use crate::error::UsageError;
-use crate::store::migrations::MIGRATIONS;
+use crate::store::migrations::{MIGRATIONS, RENAMED};
 
 /// The table that records the remote schema's version.
 pub const VERSION_TABLE: &str = "secperf_schema";
@@ -280,7 +280,16 @@ pub fn migrate_remote(local: &Connection, client: &mut postgres::Client, url: &s
     for t in &wanted {
         tx.batch_execute(&create_table_sql(t))
             .with_context(|| format!("creating table {} at {url}", t.name))?;
-        let have = remote_columns(&mut tx, &t.name)?;
+        let mut have = remote_columns(&mut tx, &t.name)?;
+        for &(_, table, old, new) in RENAMED.iter().filter(|r| r.1 == t.name) {
+            if have.iter().any(|c| c == old) && !have.iter().any(|c| c == new) {
+                tx.batch_execute(&format!(
+                    "ALTER TABLE \"{table}\" RENAME COLUMN \"{old}\" TO \"{new}\""
+                ))
+                .with_context(|| format!("renaming column {table}.{old} to {new} at {url}"))?;
+                have = remote_columns(&mut tx, &t.name)?;
+            }
+        }
         for c in t.columns.iter().filter(|c| !have.contains(&c.name)) {
             tx.batch_execute(&format!(
                 "ALTER TABLE \"{}\" ADD COLUMN {}",

@@ -17,7 +17,7 @@ pub fn of_doc(doc: &RunDoc) -> Report {
             .map(|c| {
                 let o = &c.overhead_pct;
                 let mut treatment =
-                    Cell::from_samples(c.pair_data.iter().map(|p| p.treatment_ns_per_op).collect());
+                    Cell::from_samples(c.pair_data.iter().map(|p| p.treatment_per_op).collect());
                 treatment.change_pct = Some(o.estimate);
                 treatment.ci_low_pct = Some(o.ci_low);
                 treatment.ci_high_pct = Some(o.ci_high);
@@ -30,7 +30,7 @@ pub fn of_doc(doc: &RunDoc) -> Report {
                     unit: None,
                     cells: vec![
                         Some(Cell::from_samples(
-                            c.pair_data.iter().map(|p| p.baseline_ns_per_op).collect(),
+                            c.pair_data.iter().map(|p| p.baseline_per_op).collect(),
                         )),
                         Some(treatment),
                     ],

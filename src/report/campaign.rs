@@ -248,8 +248,8 @@ fn comparison_item(c: &Comparison) -> (String, Item, HostCell) {
         ci_high: o.ci_high,
         verdict: Some(o.verdict),
         p_value: Some(o.p_value),
-        baseline_ns_per_op: Some(c.baseline_ns_per_op),
-        treatment_ns_per_op: Some(c.treatment_ns_per_op),
+        baseline_ns_per_op: Some(c.baseline_per_op),
+        treatment_ns_per_op: Some(c.treatment_per_op),
         ops_per_sec: None,
         n: c.pairs,
     };
@@ -540,8 +540,8 @@ pub(crate) mod testing {
             .map(|&(w, pct, v)| {
                 let mut c = comparison(w, "seccomp", "allow");
                 c.pairs = 20;
-                c.baseline_ns_per_op = 300.0;
-                c.treatment_ns_per_op = 300.0 + 3.0 * pct;
+                c.baseline_per_op = 300.0;
+                c.treatment_per_op = 300.0 + 3.0 * pct;
                 c.overhead_pct.estimate = pct;
                 c.overhead_pct.ci_low = pct - 2.0;
                 c.overhead_pct.ci_high = pct + 2.0;

@@ -31,8 +31,8 @@ pub const CSV_HEADER: [&str; 24] = [
     "ops",
     "ops_per_sec",
     "ns_per_op",
-    "baseline_ns_per_op",
-    "treatment_ns_per_op",
+    "baseline_per_op",
+    "treatment_per_op",
     "involuntary_ctxt_switches",
     "steal_ms",
     "flags",
@@ -101,8 +101,8 @@ pub fn samples_csv(docs: &[RunDoc]) -> String {
                     String::new(),
                     String::new(),
                     String::new(),
-                    p.baseline_ns_per_op.to_string(),
-                    p.treatment_ns_per_op.to_string(),
+                    p.baseline_per_op.to_string(),
+                    p.treatment_per_op.to_string(),
                     String::new(),
                     String::new(),
                     String::new(),
@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(&rows[0][4], "pair");
         assert_eq!(&rows[0][7], "seccomp:args,filters=4");
         let b: f64 = rows[0][18].parse().unwrap();
-        assert_eq!(b, docs[0].comparisons[0].pair_data[0].baseline_ns_per_op);
+        assert_eq!(b, docs[0].comparisons[0].pair_data[0].baseline_per_op);
         assert_eq!(&rows[pairs][4], "sample");
         assert_eq!(&rows[pairs][6], "depth=16");
         assert_eq!(&rows[pairs][1], "fixture");

@@ -24,6 +24,27 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// A confidence level 1 - `alpha` in percent, to the digits that tell it
+/// from 95%: "96.6%", "99.83%".
+pub fn level_label(alpha: f64) -> String {
+    let c = (1.0 - alpha) * 100.0;
+    if c < 99.0 {
+        format!("{c:.1}%")
+    } else {
+        format!("{c:.2}%")
+    }
+}
+
+/// One figure of a measure, readable: time and instructions per operation
+/// with their units ("195.0 ns", "336.1 insns"), any other measure (a
+/// client's figure, whose name carries its unit) with an SI suffix.
+pub fn figure(measure: &crate::model::Measure, x: f64) -> String {
+    match measure.metric() {
+        Some(metric) => metric.format(x),
+        None => si(x),
+    }
+}
+
 /// A rate with an SI suffix and 4 significant digits: 12.35M, 987.6k.
 pub fn si(x: f64) -> String {
     let (v, suffix) = match x.abs() {

@@ -58,9 +58,9 @@ pub struct MeasureOpts {
     pub cache_dir: PathBuf,
     /// Effective workload parameters (defaults filled in).
     pub params: Params,
-    /// Count this event per task beside the clock: each slice's
-    /// `ns_per_op` is then the event's count per operation
-    /// (`--metric instructions` on a host); None: time.
+    /// Count this event per task beside the clock: each slice then also
+    /// gives the event's count per operation (`counted_per_op`: the PMU's
+    /// instructions on a host); None: time alone.
     pub count: Option<counted::Event>,
 }
 
@@ -338,6 +338,7 @@ pub fn measure_in(
 
     let ops: Vec<f64> = samples.iter().map(|s| s.ops_per_sec).collect();
     let ns: Vec<f64> = samples.iter().map(|s| s.ns_per_op).collect();
+    let counted: Vec<f64> = samples.iter().filter_map(|s| s.counted_per_op).collect();
     let ops_per_sec = median_ci(&ops, 0.95).context("summarising samples")?;
     let unit_rate = match (def.unit, setup.units_per_op) {
         (Some(unit), Some(per_op)) => Some(UnitRate {
@@ -363,6 +364,9 @@ pub fn measure_in(
         samples: samples.len() as u32,
         ops_per_sec,
         ns_per_op: median_ci(&ns, 0.95).context("summarising samples")?,
+        counted_per_op: (!counted.is_empty() && counted.len() == samples.len())
+            .then(|| median_ci(&counted, 0.95))
+            .flatten(),
         unit_rate,
         sample_data: samples,
         started_at,
@@ -596,8 +600,8 @@ pub fn compute_sample(
             flags.push("imbalance".to_string());
         }
     }
-    // Counting an event: the slice's figure is its count per operation.
-    let ns_per_op = if cur.counted.len() == tasks && prev.counted.len() == tasks {
+    // Counting an event: the slice's count per operation, beside its time.
+    let counted_per_op = (cur.counted.len() == tasks && prev.counted.len() == tasks).then(|| {
         let counted: u64 = cur
             .counted
             .iter()
@@ -605,15 +609,14 @@ pub fn compute_sample(
             .map(|(a, b)| a.saturating_sub(*b))
             .sum();
         counted as f64 / ops_total as f64
-    } else {
-        tasks as f64 * 1e9 / ops_per_sec
-    };
+    });
     Ok(Sample {
         index,
         elapsed_ns,
         ops: ops_total,
         ops_per_sec,
-        ns_per_op,
+        ns_per_op: tasks as f64 * 1e9 / ops_per_sec,
+        counted_per_op,
         per_task_ops_per_sec: per_task,
         involuntary_ctxt_switches: nivcsw,
         steal_ms,

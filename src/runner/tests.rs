@@ -282,20 +282,22 @@ fn a_counted_slice_gives_the_count_per_operation() {
     a.counted = vec![1_000, 2_000];
     b.counted = vec![21_000, 42_000];
     let s = compute_sample(&a, &b, 1000, 100.0, 0).unwrap();
-    // (20 000 + 40 000) counted over 400 operations.
-    assert_eq!(s.ns_per_op, 150.0);
-    // Time per operation where nothing is counted: 2 tasks x 1 s / 400.
-    let t = compute_sample(&snap(0, &[(0, 0), (0, 0)]), &b, 1000, 100.0, 0);
-    assert!((t.unwrap().ns_per_op - 2.0 * 1e9 / 400.0).abs() < 1e-6);
+    // (20 000 + 40 000) counted over 400 operations, beside the time.
+    assert_eq!(s.counted_per_op, Some(150.0));
+    assert!((s.ns_per_op - 2.0 * 1e9 / 400.0).abs() < 1e-6);
+    // Nothing counted: the time per operation (2 tasks x 1 s / 400) alone.
+    let t = compute_sample(&snap(0, &[(0, 0), (0, 0)]), &b, 1000, 100.0, 0).unwrap();
+    assert!((t.ns_per_op - 2.0 * 1e9 / 400.0).abs() < 1e-6);
+    assert_eq!(t.counted_per_op, None);
 }
 
 /// The path `--metric instructions` takes on a host with a PMU, checked
 /// where there is none: a counter per task, read at every slice, each
-/// slice's figure its count per operation. With task-clock (the ns a task
-/// ran on a CPU) as the event, a CPU-bound getppid alone on its CPU must
-/// read about its time per operation, in both modes.
+/// slice's count per operation beside its time. With task-clock (the ns a
+/// task ran on a CPU) as the event, a CPU-bound getppid alone on its CPU
+/// must count about its time per operation, in both modes.
 #[test]
-fn a_counted_event_per_task_replaces_the_time_per_operation() {
+fn a_counted_event_per_task_is_figured_per_operation_beside_the_time() {
     if !crate::sys::is_root() {
         eprintln!("skipped: perf_event_open of task-clock on another task needs root here");
         return;
@@ -308,7 +310,12 @@ fn a_counted_event_per_task_replaces_the_time_per_operation() {
             ..opts(1, mode, Params::new())
         };
         let counted = measure(def, &counted_opts, &mut |_| {}).unwrap();
-        let (t, c) = (timed.ns_per_op.median, counted.ns_per_op.median);
+        assert!(timed.counted_per_op.is_none());
+        let c = counted
+            .counted_per_op
+            .expect("a count per operation")
+            .median;
+        let t = timed.ns_per_op.median;
         // On a CPU to itself the task runs for nearly all of the slice;
         // the two measurements are separate, so the machine's drift
         // between them is allowed for.
@@ -317,7 +324,8 @@ fn a_counted_event_per_task_replaces_the_time_per_operation() {
             "{mode:?}: task-clock {c:.1} ns per operation against {t:.1} ns of time"
         );
         for s in &counted.sample_data {
-            assert!(s.ns_per_op > 0.0 && s.ns_per_op.is_finite(), "{s:?}");
+            let n = s.counted_per_op.expect("every slice counted");
+            assert!(n > 0.0 && n.is_finite() && s.ns_per_op > 0.0, "{s:?}");
         }
     }
 }

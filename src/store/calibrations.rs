@@ -66,8 +66,7 @@ pub fn aa_pool(json: &serde_json::Value) -> Vec<f64> {
                 .into_iter()
                 .flatten()
                 .filter_map(|p| {
-                    let b = p["baseline_ns_per_op"].as_f64()?;
-                    let t = p["treatment_ns_per_op"].as_f64()?;
+                    let (b, t) = crate::model::PairData::arms_of_json(p)?;
                     let v = (t / b).ln();
                     v.is_finite().then_some(v)
                 })
@@ -285,8 +284,8 @@ mod tests {
             "aa": {"comparisons": [
                 {"pair_data": [
                     {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 110.0},
-                    {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 100.0},
-                    {"baseline_ns_per_op": 100.0, "treatment_ns_per_op": 90.0}
+                    {"baseline_per_op": 100.0, "treatment_per_op": 100.0},
+                    {"baseline_per_op": 100.0, "treatment_per_op": 90.0}
                 ]},
                 {"pair_data": [{"baseline_ns_per_op": null, "treatment_ns_per_op": 1.0}]}
             ]},

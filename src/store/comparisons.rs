@@ -11,8 +11,27 @@ use std::collections::BTreeMap;
 
 use rusqlite::OptionalExtension;
 
-use crate::model::{Attribution, Comparison, Mode, PairData, Profile};
+use crate::model::{Attribution, Comparison, Measure, Metric, Mode, PairData, Profile};
 use crate::stats::paired::{OverheadPct, Verdict};
+
+/// A comparison's measure as stored: its name (time, instructions).
+fn measure_to_sql(m: &Measure) -> Result<&'static str> {
+    match m.metric() {
+        Some(Metric::Time) => Ok("time"),
+        Some(Metric::Instructions) => Ok("instructions"),
+        None => Err(anyhow!(
+            "comparisons.measure: a comparison's own measure is time or instructions, not {}",
+            m.name
+        )),
+    }
+}
+
+/// A stored comparison's measure.
+fn measure_from_sql(s: &str) -> Result<Measure> {
+    Metric::parse(s)
+        .map(Measure::of)
+        .map_err(|_| anyhow!("comparisons.measure: unknown value '{s}'"))
+}
 
 /// A stored verdict, by its one name (`Verdict`'s `FromStr`).
 fn verdict_from_sql(s: &str) -> Result<Verdict> {
@@ -40,11 +59,11 @@ impl Store {
         tx.execute(
             "INSERT INTO comparisons (run_id, workload, workload_params_json, mechanism, variant,
                  params_json, mode, tasks, pairs, sample_ms, samples_per_half,
-                 baseline_ns_per_op, treatment_ns_per_op, overhead_pct, overhead_ci_low,
+                 baseline_per_op, treatment_per_op, overhead_pct, overhead_ci_low,
                  overhead_ci_high, p_value, verdict, child_cpu_json, sequential_json, unfinished,
-                 client_metrics_json, ci_alpha, own_ci_low, own_ci_high)
+                 beside_json, ci_alpha, own_ci_low, own_ci_high, measure)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                     ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                     ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
             params![
                 run_id,
                 c.workload,
@@ -57,8 +76,8 @@ impl Store {
                 c.pairs,
                 u64_to_sql(c.sample_ms, "comparisons.sample_ms")?,
                 c.samples_per_half,
-                c.baseline_ns_per_op,
-                c.treatment_ns_per_op,
+                c.baseline_per_op,
+                c.treatment_per_op,
                 o.estimate,
                 o.ci_low,
                 o.ci_high,
@@ -73,20 +92,21 @@ impl Store {
                     .map(|x| json_to_sql(x, "comparisons.sequential_json"))
                     .transpose()?,
                 c.unfinished,
-                (!c.client_metrics.is_empty())
-                    .then(|| json_to_sql(&c.client_metrics, "comparisons.client_metrics_json"))
+                (!c.beside.is_empty())
+                    .then(|| json_to_sql(&c.beside, "comparisons.beside_json"))
                     .transpose()?,
                 c.ci_alpha,
                 c.own_ci_low_pct,
                 c.own_ci_high_pct,
+                measure_to_sql(&c.measure)?,
             ],
         )
         .with_context(context)?;
         let id = tx.last_insert_rowid();
         {
             let mut insert = tx.prepare(
-                "INSERT INTO comparison_pairs (comparison_id, idx, run_order, baseline_ns_per_op,
-                     treatment_ns_per_op, metrics_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO comparison_pairs (comparison_id, idx, run_order, baseline_per_op,
+                     treatment_per_op, beside_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for p in &c.pair_data {
                 insert
@@ -94,10 +114,10 @@ impl Store {
                         id,
                         p.index,
                         p.order,
-                        p.baseline_ns_per_op,
-                        p.treatment_ns_per_op,
-                        (!p.metrics.is_empty())
-                            .then(|| json_to_sql(&p.metrics, "comparison_pairs.metrics_json"))
+                        p.baseline_per_op,
+                        p.treatment_per_op,
+                        (!p.beside.is_empty())
+                            .then(|| json_to_sql(&p.beside, "comparison_pairs.beside_json"))
                             .transpose()?,
                     ])
                     .with_context(context)?;
@@ -188,8 +208,9 @@ impl Store {
             .conn
             .execute(
                 "UPDATE comparisons SET p_value = ?1, verdict = ?2, overhead_ci_low = ?3,
-                     overhead_ci_high = ?4, ci_alpha = ?5, own_ci_low = ?6, own_ci_high = ?7
-                 WHERE id = ?8",
+                     overhead_ci_high = ?4, ci_alpha = ?5, own_ci_low = ?6, own_ci_high = ?7,
+                     beside_json = ?8
+                 WHERE id = ?9",
                 params![
                     o.p_value,
                     <&str>::from(o.verdict),
@@ -198,6 +219,9 @@ impl Store {
                     c.ci_alpha,
                     c.own_ci_low_pct,
                     c.own_ci_high_pct,
+                    (!c.beside.is_empty())
+                        .then(|| json_to_sql(&c.beside, "comparisons.beside_json"))
+                        .transpose()?,
                     comparison_id
                 ],
             )
@@ -211,14 +235,14 @@ impl Store {
 pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Comparison>> {
     let mut stmt = conn.prepare(
         "SELECT id, workload, workload_params_json, mechanism, variant, params_json, mode, tasks,
-                pairs, sample_ms, samples_per_half, baseline_ns_per_op, treatment_ns_per_op,
+                pairs, sample_ms, samples_per_half, baseline_per_op, treatment_per_op,
                 overhead_pct, overhead_ci_low, overhead_ci_high, p_value, verdict, child_cpu_json,
-                sequential_json, unfinished, client_metrics_json, ci_alpha, own_ci_low,
-                own_ci_high
+                sequential_json, unfinished, beside_json, ci_alpha, own_ci_low,
+                own_ci_high, measure
          FROM comparisons WHERE run_id = ?1 ORDER BY id",
     )?;
     let mut pairs = conn.prepare(
-        "SELECT idx, run_order, baseline_ns_per_op, treatment_ns_per_op, metrics_json
+        "SELECT idx, run_order, baseline_per_op, treatment_per_op, beside_json
          FROM comparison_pairs WHERE comparison_id = ?1 ORDER BY idx",
     )?;
     let mut out = Vec::new();
@@ -242,10 +266,10 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                     Ok(PairData {
                         index: int_from_sql(idx, "comparison_pairs.idx")?,
                         order,
-                        baseline_ns_per_op: real_from_sql(b),
-                        treatment_ns_per_op: real_from_sql(t),
-                        metrics: m
-                            .map(|j| json_from_sql(&j, "comparison_pairs.metrics_json"))
+                        baseline_per_op: real_from_sql(b),
+                        treatment_per_op: real_from_sql(t),
+                        beside: m
+                            .map(|j| json_from_sql(&j, "comparison_pairs.beside_json"))
                             .transpose()?
                             .unwrap_or_default(),
                     })
@@ -267,8 +291,8 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                 pairs: int_from_sql(row.get(8)?, "comparisons.pairs")?,
                 sample_ms: int_from_sql(row.get(9)?, "comparisons.sample_ms")?,
                 samples_per_half: int_from_sql(row.get(10)?, "comparisons.samples_per_half")?,
-                baseline_ns_per_op: real_from_sql(row.get(11)?),
-                treatment_ns_per_op: real_from_sql(row.get(12)?),
+                baseline_per_op: real_from_sql(row.get(11)?),
+                treatment_per_op: real_from_sql(row.get(12)?),
                 overhead_pct: OverheadPct {
                     estimate: real_from_sql(row.get(13)?),
                     ci_low: real_from_sql(row.get(14)?),
@@ -279,11 +303,11 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                 hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(
                     &pair_data
                         .iter()
-                        .map(|p| p.baseline_ns_per_op)
+                        .map(|p| p.baseline_per_op)
                         .collect::<Vec<_>>(),
                     &pair_data
                         .iter()
-                        .map(|p| p.treatment_ns_per_op)
+                        .map(|p| p.treatment_per_op)
                         .collect::<Vec<_>>(),
                 ),
                 pair_data,
@@ -300,11 +324,12 @@ pub(super) fn load_comparisons(conn: &Connection, run_id: i64) -> Result<Vec<Com
                 ci_alpha: row.get(22)?,
                 own_ci_low_pct: row.get(23)?,
                 own_ci_high_pct: row.get(24)?,
-                client_metrics: row
+                beside: row
                     .get::<_, Option<String>>(21)?
-                    .map(|j| json_from_sql(&j, "comparisons.client_metrics_json"))
+                    .map(|j| json_from_sql(&j, "comparisons.beside_json"))
                     .transpose()?
                     .unwrap_or_default(),
+                measure: measure_from_sql(&row.get::<_, String>(25)?)?,
             })
         };
         out.push(read().with_context(|| format!("comparison {id} is corrupt"))?);

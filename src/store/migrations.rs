@@ -266,6 +266,46 @@ ALTER TABLE comparisons ADD COLUMN ci_alpha REAL;
 ALTER TABLE comparisons ADD COLUMN own_ci_low REAL;
 ALTER TABLE comparisons ADD COLUMN own_ci_high REAL;
 "#,
+    // 14: a measure is a dimension of a comparison, not columns named ns.
+    // A comparison's figures per operation are in its `measure` (time, or
+    // instructions counted by icount or the PMU; comparisons stored before
+    // this step measured time), and the measures beside it (a client's
+    // figures, a server's CPU, time beside instructions) are kept as the
+    // client's figures were: a pair's values per half, a comparison's
+    // changes with their intervals and verdicts. The columns these steps
+    // rename are in RENAMED, which a shared PostgreSQL store follows.
+    r#"
+ALTER TABLE comparisons RENAME COLUMN baseline_ns_per_op TO baseline_per_op;
+ALTER TABLE comparisons RENAME COLUMN treatment_ns_per_op TO treatment_per_op;
+ALTER TABLE comparisons RENAME COLUMN client_metrics_json TO beside_json;
+ALTER TABLE comparisons ADD COLUMN measure TEXT NOT NULL DEFAULT 'time';
+ALTER TABLE comparison_pairs RENAME COLUMN baseline_ns_per_op TO baseline_per_op;
+ALTER TABLE comparison_pairs RENAME COLUMN treatment_ns_per_op TO treatment_per_op;
+ALTER TABLE comparison_pairs RENAME COLUMN metrics_json TO beside_json;
+"#,
+];
+
+/// The columns a migration renamed: (the migration's number, table, old
+/// name, new name). A shared store ([`crate::remote`]), whose tables are
+/// derived from this schema and only ever gain columns, renames these
+/// before adding what it lacks, so that what it holds keeps its values.
+pub const RENAMED: &[(usize, &str, &str, &str)] = &[
+    (14, "comparisons", "baseline_ns_per_op", "baseline_per_op"),
+    (14, "comparisons", "treatment_ns_per_op", "treatment_per_op"),
+    (14, "comparisons", "client_metrics_json", "beside_json"),
+    (
+        14,
+        "comparison_pairs",
+        "baseline_ns_per_op",
+        "baseline_per_op",
+    ),
+    (
+        14,
+        "comparison_pairs",
+        "treatment_ns_per_op",
+        "treatment_per_op",
+    ),
+    (14, "comparison_pairs", "metrics_json", "beside_json"),
 ];
 
 /// Refuses a database written by a newer secperf (a schema version above

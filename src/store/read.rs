@@ -195,6 +195,9 @@ impl Store {
                     samples: int_from_sql(row.get(9)?, "results.kept_samples")?,
                     ops_per_sec: summary(10)?,
                     ns_per_op: summary(13)?,
+                    // Counted only in the halves of comparisons, which
+                    // keep their figures in their pairs.
+                    counted_per_op: None,
                     unit_rate,
                     sample_data: load_samples(&mut samples_stmt, result_id)?,
                     started_at: time_from_sql(&row.get::<_, String>(21)?, "results.started_at")?,
@@ -309,6 +312,7 @@ fn load_samples(stmt: &mut rusqlite::Statement<'_>, result_id: i64) -> Result<Ve
                 ops: int_from_sql(row.get(2)?, "samples.ops")?,
                 ops_per_sec: real_from_sql(row.get(3)?),
                 ns_per_op: real_from_sql(row.get(4)?),
+                counted_per_op: None,
                 per_task_ops_per_sec: f64s_from_json(
                     &row.get::<_, String>(5)?,
                     "samples.per_task_ops_per_sec_json",

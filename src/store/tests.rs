@@ -37,6 +37,7 @@ fn sample(index: u32, value: f64) -> Sample {
         ops: 1_234_567 + u64::from(index),
         ops_per_sec: value,
         ns_per_op: 1e9 / value,
+        counted_per_op: None,
         per_task_ops_per_sec: vec![value / 3.0, value * 2.0 / 3.0],
         involuntary_ctxt_switches: u64::from(index) * 7,
         steal_ms: 0.1 * f64::from(index),
@@ -82,6 +83,7 @@ fn result(workload: &str, tasks: u32, values: &[f64]) -> WorkloadResult {
         profile: None,
         child_cpu: None,
         client_metrics: Vec::new(),
+        counted_per_op: None,
     }
 }
 
@@ -661,8 +663,9 @@ fn comparisons_round_trip_and_cascade() {
         pairs: 2,
         sample_ms: 60,
         samples_per_half: 2,
-        baseline_ns_per_op: 201.25,
-        treatment_ns_per_op: 298.5,
+        measure: Default::default(),
+        baseline_per_op: 201.25,
+        treatment_per_op: 298.5,
         overhead_pct: OverheadPct {
             estimate: 48.2,
             ci_low: 45.1,
@@ -678,16 +681,16 @@ fn comparisons_round_trip_and_cascade() {
             PairData {
                 index: 0,
                 order: "AB".into(),
-                baseline_ns_per_op: 200.0,
-                treatment_ns_per_op: 300.0,
-                metrics: Vec::new(),
+                baseline_per_op: 200.0,
+                treatment_per_op: 300.0,
+                beside: Vec::new(),
             },
             PairData {
                 index: 1,
                 order: "BA".into(),
-                baseline_ns_per_op: 202.5,
-                treatment_ns_per_op: 297.0,
-                metrics: Vec::new(),
+                baseline_per_op: 202.5,
+                treatment_per_op: 297.0,
+                beside: Vec::new(),
             },
         ],
         attribution: None,
@@ -697,7 +700,7 @@ fn comparisons_round_trip_and_cascade() {
         ci_alpha: None,
         own_ci_low_pct: None,
         own_ci_high_pct: None,
-        client_metrics: Vec::new(),
+        beside: Vec::new(),
     };
     store.add_comparison(run_id, &c).unwrap();
     // A profiled one: the attribution (NaN bounds included) and the folded
@@ -714,9 +717,8 @@ fn comparisons_round_trip_and_cascade() {
     // infinite end goes into JSON as null and comes back infinite (it
     // once made the run unreadable).
     let mut unbounded = c.clone();
-    unbounded.client_metrics = vec![crate::model::MetricChange {
-        name: "latency_p50_ms".into(),
-        higher_is_better: false,
+    unbounded.beside = vec![crate::model::MeasureChange {
+        measure: crate::model::Measure::per_run("latency_p50_ms", false),
         baseline: 0.75,
         treatment: 0.75,
         treatment_median: 0.75,
@@ -728,12 +730,18 @@ fn comparisons_round_trip_and_cascade() {
             verdict: crate::stats::paired::Verdict::NoChange,
         },
         pairs: 2,
+        ci_alpha: None,
     }];
     store.add_comparison(run_id, &unbounded).unwrap();
+    // A comparison in counted instructions keeps its measure.
+    let mut counted = c.clone();
+    counted.measure = crate::model::Measure::of(crate::model::Metric::Instructions);
+    store.add_comparison(run_id, &counted).unwrap();
     store.finish_run(run_id).unwrap();
     let loaded = store.load_run(run_id).unwrap();
     assert_eq!(loaded.comparisons[0], c);
     assert_eq!(loaded.comparisons[2], unbounded);
+    assert_eq!(loaded.comparisons[3], counted);
     let back = loaded.comparisons[1]
         .attribution
         .clone()
@@ -898,4 +906,57 @@ fn a_run_imported_from_another_database_reads_back_the_same() {
     // A run that is not there is an error naming it.
     let e = dst.import_run(&src, 999_999, None, None).unwrap_err();
     assert!(format!("{e:#}").contains("no run 999999"), "{e:#}");
+}
+
+#[test]
+fn comparisons_stored_in_ns_columns_migrate_as_time_with_their_figures() {
+    // The fixture was written at schema 8, with `*_ns_per_op` columns.
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/runs.db");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    std::fs::copy(&fixture, &path).unwrap();
+    let old: Vec<(i64, f64, f64)> = {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT run_id, baseline_ns_per_op, treatment_ns_per_op FROM comparisons \
+                 ORDER BY id",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    assert!(!old.is_empty());
+    let store = Store::open(&path).unwrap();
+    let mut runs: Vec<i64> = old.iter().map(|o| o.0).collect();
+    runs.dedup();
+    let got: Vec<crate::model::Comparison> = runs
+        .iter()
+        .flat_map(|&id| store.load_run(id).unwrap().comparisons)
+        .collect();
+    assert_eq!(got.len(), old.len());
+    for (c, (_, b, t)) in got.iter().zip(&old) {
+        assert_eq!(
+            c.measure,
+            crate::model::Measure::of(crate::model::Metric::Time)
+        );
+        assert_eq!((c.baseline_per_op, c.treatment_per_op), (*b, *t));
+        assert!(c.pair_data.iter().all(|p| p.baseline_per_op > 0.0));
+    }
+    // The columns are renamed, so a shared store can follow them.
+    for &(version, table, old, new) in super::migrations::RENAMED {
+        assert!(version <= MIGRATIONS.len());
+        let cols: Vec<String> = store
+            .conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .unwrap()
+            .query_map([], |r| r.get(1))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(cols.contains(&new.to_string()) && !cols.contains(&old.to_string()));
+    }
 }

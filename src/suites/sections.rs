@@ -216,7 +216,7 @@ fn ab_section(plan: &SuitePlan, run: &StoredRun, layout: Layout) -> Option<PostS
         let pooled: Vec<f64> = treatments
             .iter()
             .filter_map(|t| measured(t, i, n))
-            .flat_map(|c| c.pair_data.iter().map(|p| p.baseline_ns_per_op))
+            .flat_map(|c| c.pair_data.iter().map(|p| p.baseline_per_op))
             .collect();
         if let Some(m) = crate::stats::median(&pooled) {
             baseline_ns.insert((i, n as u32), m);
@@ -475,8 +475,9 @@ mod tests {
             pairs: 10,
             sample_ms: 30,
             samples_per_half: 1,
-            baseline_ns_per_op: 1000.0,
-            treatment_ns_per_op: treated,
+            measure: Default::default(),
+            baseline_per_op: 1000.0,
+            treatment_per_op: treated,
             overhead_pct: OverheadPct {
                 estimate: (treated / 1000.0 - 1.0) * 100.0,
                 ci_low: (treated / 1000.0 - 1.0) * 100.0 - 2.0,
@@ -489,9 +490,9 @@ mod tests {
                 .map(|i| PairData {
                     index: i,
                     order: "AB".into(),
-                    baseline_ns_per_op: 1000.0,
-                    treatment_ns_per_op: treated,
-                    metrics: Vec::new(),
+                    baseline_per_op: 1000.0,
+                    treatment_per_op: treated,
+                    beside: Vec::new(),
                 })
                 .collect(),
             attribution: None,
@@ -501,7 +502,7 @@ mod tests {
             ci_alpha: None,
             own_ci_low_pct: None,
             own_ci_high_pct: None,
-            client_metrics: Vec::new(),
+            beside: Vec::new(),
         }
     }
 
@@ -536,8 +537,8 @@ mod tests {
         // times the paired ratio, the printed values must be.
         let mut c = comparison("access1", 2000.0, Verdict::Slower);
         for (i, p) in c.pair_data.iter_mut().enumerate() {
-            p.baseline_ns_per_op = 1000.0 + i as f64 * 10.0;
-            p.treatment_ns_per_op = 1300.0 + (i * i) as f64 * 40.0;
+            p.baseline_per_op = 1000.0 + i as f64 * 10.0;
+            p.treatment_per_op = 1300.0 + (i * i) as f64 * 40.0;
         }
         c.overhead_pct.estimate = 37.5;
         let mut r = run(1, "access-2023", "6.18", vec![]);

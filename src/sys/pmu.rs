@@ -7,11 +7,14 @@ use perf_event::Builder;
 use perf_event::events::Hardware;
 
 /// Ok when a counter of the calling thread's retired instructions (user
-/// and kernel) opens; else why not, in words.
+/// and kernel, as the measuring tasks' counters are opened) opens; else
+/// why not, in words.
 pub fn instructions_counter() -> Result<(), String> {
     match Builder::new(Hardware::INSTRUCTIONS)
         .observe_self()
         .any_cpu()
+        .include_kernel()
+        .exclude_hv(true)
         .build()
     {
         Ok(_) => Ok(()),

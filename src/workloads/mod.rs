@@ -98,6 +98,10 @@ pub trait Workload: Sized {
     const IN_ALL: bool = true;
     /// Whether [`Workload::child_cpu_ns`] reports CPU time per operation.
     const CHILD_CPU: bool = false;
+    /// Where that CPU time is a measure of its own beside the workload's
+    /// time in a comparison, the name it goes under (`server` for
+    /// `service`: `server.cpu_ms_per_run`, ...). None: shown as child CPU.
+    const CHILD_CPU_BESIDE: Option<&'static str> = None;
     /// Operations long enough (milliseconds) that counting whole operations
     /// in a slice would quantise the rate: the harness then also records
     /// when each operation completed, and measures between completions.
@@ -167,6 +171,7 @@ pub struct WorkloadDef {
     pub kill_at_stop: bool,
     pub in_all: bool,
     pub child_cpu: bool,
+    pub child_cpu_beside: Option<&'static str>,
     pub observed: Option<fn(libc::pid_t) -> Vec<i32>>,
     pub validate: fn(&Params) -> Result<()>,
     pub setup: fn(&SetupCtx) -> Result<Setup>,
@@ -194,6 +199,7 @@ pub const fn def<W: Workload>() -> WorkloadDef {
         kill_at_stop: W::KILL_AT_STOP,
         in_all: W::IN_ALL,
         child_cpu: W::CHILD_CPU,
+        child_cpu_beside: W::CHILD_CPU_BESIDE,
         observed: W::OBSERVED,
         validate: W::validate,
         setup: W::setup,

@@ -140,6 +140,7 @@ impl Workload for Service {
     const SLOW: bool = true;
     const IN_ALL: bool = false;
     const CHILD_CPU: bool = true;
+    const CHILD_CPU_BESIDE: Option<&'static str> = Some("server");
     const OBSERVED: Option<fn(libc::pid_t) -> Vec<i32>> = Some(group::server_threads);
     const PARAMS: &'static [ParamDef] = &[
         ParamDef {

@@ -7,9 +7,9 @@
 use anyhow::Result;
 
 use super::summary::log_ratios;
-use crate::model::Comparison;
+use crate::model::{Comparison, Measure};
 use crate::stats::decision::{DecisionOpts, Samples, Tested, decide_table};
-use crate::stats::paired::PairedOpts;
+use crate::stats::paired::{OverheadPct, PairedOpts};
 use crate::stats::sequential;
 use crate::store::Store;
 
@@ -38,60 +38,132 @@ pub(in crate::engine) fn store_decided(
 /// level: the decision's alpha for a sequential one, 0.05 for the fixed
 /// design), the own one is kept in `own_ci_*_pct` and the level shown in
 /// `ci_alpha`.
+///
+/// Each measure beside the comparisons' own (a client's requests/s, time
+/// beside counted instructions) is decided the same way, as a table of its
+/// own: the figures of that measure across the comparisons that have it.
+/// The comparison's verdict stays its own measure's.
 pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
-    use crate::stats::decision::{IntervalFn, paired_interval_at};
-    let ratios: Vec<Vec<f64>> = comparisons.iter().map(log_ratios).collect();
-    let test = opts.test;
-    let intervals: Vec<IntervalFn> = comparisons
-        .iter()
-        .zip(&ratios)
-        .map(|(c, r)| match c.sequential {
-            Some(_) => Box::new(move |a: f64| {
-                sequential::overhead_pct(r, a, test).map(|o| (o.ci_low, o.ci_high))
-            }) as IntervalFn,
-            None => paired_interval_at(r),
+    let mut own: Vec<Decided> = comparisons
+        .iter_mut()
+        .map(|c| Decided {
+            ratios: log_ratios(c),
+            sequential: c.sequential.is_some(),
+            change: &mut c.overhead_pct,
+            ci_alpha: &mut c.ci_alpha,
+            own_ci: Some((&mut c.own_ci_low_pct, &mut c.own_ci_high_pct)),
         })
         .collect();
-    let rows: Vec<Tested> = comparisons
+    decide_measure(&mut own, opts);
+    drop(own);
+    let mut measures: Vec<Measure> = Vec::new();
+    for m in comparisons.iter().flat_map(|c| &c.beside) {
+        if !measures.contains(&m.measure) {
+            measures.push(m.measure.clone());
+        }
+    }
+    for measure in &measures {
+        let mut rows: Vec<Decided> = Vec::new();
+        for c in comparisons.iter_mut() {
+            let sequential = c.sequential.is_some();
+            for m in c.beside.iter_mut().filter(|m| &m.measure == measure) {
+                rows.push(Decided {
+                    ratios: beside_ratios(&c.pair_data, measure),
+                    sequential,
+                    change: &mut m.change_pct,
+                    ci_alpha: &mut m.ci_alpha,
+                    own_ci: None,
+                });
+            }
+        }
+        decide_measure(&mut rows, opts);
+    }
+}
+
+/// The per-pair ln(treatment / baseline) of a measure beside a
+/// comparison's own, from the pairs that have a positive figure of it.
+fn beside_ratios(pairs: &[crate::model::PairData], measure: &Measure) -> Vec<f64> {
+    pairs
         .iter()
-        .zip(&ratios)
+        .flat_map(|p| &p.beside)
+        .filter(|f| &f.measure == measure && f.baseline > 0.0 && f.treatment > 0.0)
+        .map(|f| (f.treatment / f.baseline).ln())
+        .collect()
+}
+
+/// One figure of a measure, to be decided with the others of its table.
+struct Decided<'a> {
+    ratios: Vec<f64>,
+    sequential: bool,
+    change: &'a mut OverheadPct,
+    ci_alpha: &'a mut Option<f64>,
+    /// Where the figure's own interval is kept when the one shown is the
+    /// table's; None: not kept (a measure beside the comparison's own).
+    own_ci: Option<(&'a mut Option<f64>, &'a mut Option<f64>)>,
+}
+
+/// Decides the figures of one measure together (see [`decide_all`]).
+fn decide_measure(rows: &mut [Decided], opts: &DecisionOpts) {
+    use crate::stats::decision::{IntervalFn, paired_interval_at};
+    let test = opts.test;
+    let intervals: Vec<IntervalFn> = rows
+        .iter()
+        .map(|row| match row.sequential {
+            true => {
+                let r = &row.ratios;
+                Box::new(move |a: f64| {
+                    sequential::overhead_pct(r, a, test).map(|o| (o.ci_low, o.ci_high))
+                }) as IntervalFn
+            }
+            false => paired_interval_at(&row.ratios),
+        })
+        .collect();
+    let tested: Vec<Tested> = rows
+        .iter()
         .zip(&intervals)
-        .map(|((c, r), at)| Tested {
+        .map(|(row, at)| Tested {
             // The fixed design's p from the very ratios its interval
             // inverts (the same as the one measured).
-            p_value: match c.sequential {
-                Some(_) => c.overhead_pct.p_value,
-                None => crate::stats::wilcoxon::wilcoxon_signed_rank(r),
+            p_value: match row.sequential {
+                true => row.change.p_value,
+                false => crate::stats::wilcoxon::wilcoxon_signed_rank(&row.ratios),
             },
-            ci_low: c.overhead_pct.ci_low,
-            ci_high: c.overhead_pct.ci_high,
-            samples: if c.sequential.is_some() {
-                sequential::row_samples(r, opts)
+            ci_low: row.change.ci_low,
+            ci_high: row.change.ci_high,
+            samples: if row.sequential {
+                sequential::row_samples(&row.ratios, opts)
             } else {
-                Samples::Paired(r)
+                Samples::Paired(&row.ratios)
             },
             interval_at: Some(at.as_ref()),
         })
         .collect();
-    let decisions = decide_table(&rows, opts);
-    for (c, d) in comparisons.iter_mut().zip(decisions) {
-        c.overhead_pct.p_value = d.p_value;
-        c.overhead_pct.verdict = d.verdict;
-        let own_alpha = match c.sequential {
-            Some(_) => opts.alpha,
-            None => PairedOpts::default().alpha,
+    let decisions = decide_table(&tested, opts);
+    drop(tested);
+    drop(intervals);
+    for (row, d) in rows.iter_mut().zip(decisions) {
+        row.change.p_value = d.p_value;
+        row.change.verdict = d.verdict;
+        let own_alpha = match row.sequential {
+            true => opts.alpha,
+            false => PairedOpts::default().alpha,
         };
-        let own = (
-            c.own_ci_low_pct.unwrap_or(c.overhead_pct.ci_low),
-            c.own_ci_high_pct.unwrap_or(c.overhead_pct.ci_high),
-        );
+        let own = match &row.own_ci {
+            Some((low, high)) => (
+                low.unwrap_or(row.change.ci_low),
+                high.unwrap_or(row.change.ci_high),
+            ),
+            None => (row.change.ci_low, row.change.ci_high),
+        };
         if d.alpha != own_alpha || (d.ci_low, d.ci_high) != own {
             // Decided again (a replay): the own interval stays the first.
-            c.own_ci_low_pct = Some(own.0);
-            c.own_ci_high_pct = Some(own.1);
-            c.ci_alpha = Some(d.alpha);
-            c.overhead_pct.ci_low = d.ci_low;
-            c.overhead_pct.ci_high = d.ci_high;
+            if let Some((low, high)) = row.own_ci.as_mut() {
+                **low = Some(own.0);
+                **high = Some(own.1);
+            }
+            *row.ci_alpha = Some(d.alpha);
+            row.change.ci_low = d.ci_low;
+            row.change.ci_high = d.ci_high;
         }
     }
 }

@@ -37,8 +37,8 @@ pub(super) fn finish(
                 cpu_ns_per_op(&cpu[1]).unwrap_or(f64::NAN),
             ),
             None => (
-                arm_median(pair_data, |p| p.baseline_ns_per_op),
-                arm_median(pair_data, |p| p.treatment_ns_per_op),
+                arm_median(pair_data, |p| p.baseline_per_op),
+                arm_median(pair_data, |p| p.treatment_per_op),
             ),
         };
         profile_pairs(case, design, &p, measurer, on_tick, baseline, treatment)
@@ -97,7 +97,7 @@ fn profile_pairs(
                             .child_cpu
                             .map(|c| c.ns_per_op())
                             .context("the sampled processes' CPU time was not read"),
-                        None => Ok(h.ns_per_op),
+                        None => Ok(h.per_op),
                     }
                 });
                 match half {

@@ -1,5 +1,6 @@
 //! A comparison's figures from its measured pairs: the overhead and its
-//! interval, the arms' medians, child CPU time and client figures, and
+//! interval, the arms' medians, child CPU time and the measures beside its
+//! own (each figured the same way), and
 //! the partial comparison a stopped one leaves. Pure arithmetic over pairs
 //! already measured (nothing here measures), so the loops, the boots'
 //! sweeps and the table's decision can all summarise the same way.
@@ -7,45 +8,55 @@
 use anyhow::{Context, Result};
 
 use crate::engine::design::{Case, Design};
-use crate::model::{Attribution, ChildCpu, Comparison, MetricChange, PairData, SequentialStop};
-use crate::stats::paired::{PairedOpts, check_pairs, overhead_by_ranks};
+use crate::model::{
+    Attribution, ChildCpu, Comparison, Measure, MeasureChange, PairData, SequentialStop,
+};
+use crate::stats::paired::{OverheadPct, PairedOpts, check_pairs, overhead_by_ranks};
 use crate::stats::sequential::{self, StopReason};
 
-/// Each client figure's change over the pairs that reported it, with the
-/// interval the run time's overhead gets (the sequence's when sequential,
-/// else the fixed design's), at the comparison's own level.
-fn metric_changes(design: &Design, pair_data: &[PairData]) -> Vec<MetricChange> {
-    let mut names: Vec<(&str, bool)> = Vec::new();
-    for m in pair_data.iter().flat_map(|p| &p.metrics) {
-        if !names.iter().any(|(n, _)| *n == m.name) {
-            names.push((&m.name, m.higher_is_better));
+/// A measure's paired change from each pair's (baseline, treatment): its
+/// estimate, interval and p-value (the sequence's when sequential, else
+/// the fixed design's: the signed-rank test inverted, about the
+/// Hodges-Lehmann estimate), at the comparison's own level; its verdict
+/// is the table's to give ([`super::decide_all`]). None without a pair of
+/// positive values. The same for a comparison's own measure and for those
+/// beside it.
+pub(in crate::engine) fn paired_change(
+    design: &Design,
+    b: &[f64],
+    t: &[f64],
+) -> Option<OverheadPct> {
+    let r: Vec<f64> = b.iter().zip(t).map(|(b, t)| (t / b).ln()).collect();
+    match &design.stop {
+        Some(rule) => sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test),
+        None => overhead_by_ranks(&r, PairedOpts::default().alpha),
+    }
+}
+
+/// Each measure beside the comparison's own: its change over the pairs
+/// that reported it, figured as the own measure's is.
+fn beside_changes(design: &Design, pair_data: &[PairData]) -> Vec<MeasureChange> {
+    let mut measures: Vec<&Measure> = Vec::new();
+    for f in pair_data.iter().flat_map(|p| &p.beside) {
+        if !measures.contains(&&f.measure) {
+            measures.push(&f.measure);
         }
     }
-    names
+    measures
         .into_iter()
-        .filter_map(|(name, higher_is_better)| {
+        .filter_map(|measure| {
             let (b, t): (Vec<f64>, Vec<f64>) = pair_data
                 .iter()
-                .flat_map(|p| &p.metrics)
-                .filter(|m| m.name == name && m.baseline > 0.0 && m.treatment > 0.0)
-                .map(|m| (m.baseline, m.treatment))
+                .flat_map(|p| &p.beside)
+                .filter(|f| &f.measure == measure && f.baseline > 0.0 && f.treatment > 0.0)
+                .map(|f| (f.baseline, f.treatment))
                 .unzip();
-            let r: Vec<f64> = b.iter().zip(&t).map(|(b, t)| (t / b).ln()).collect();
-            let change_pct = match &design.stop {
-                Some(rule) => sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test),
-                // The fixed design: the run time's method (the signed-rank
-                // test inverted, about the Hodges-Lehmann estimate).
-                None => overhead_by_ranks(&r, PairedOpts::default().alpha),
-            }?;
-            Some(MetricChange::new(
-                name.to_string(),
-                higher_is_better,
+            let change_pct = paired_change(design, &b, &t)?;
+            Some(MeasureChange::new(
+                measure.clone(),
                 crate::stats::median(&b)?,
                 crate::stats::median(&t)?,
-                crate::stats::paired::OverheadPct {
-                    verdict: crate::stats::paired::Verdict::NoChange,
-                    ..change_pct
-                },
+                change_pct,
                 b.len() as u32,
             ))
         })
@@ -80,23 +91,13 @@ pub(in crate::engine) fn summarise(
     stopped: Option<StopReason>,
     attribution: Option<Attribution>,
 ) -> Result<Comparison> {
-    let baseline: Vec<f64> = pair_data.iter().map(|p| p.baseline_ns_per_op).collect();
-    let treatment: Vec<f64> = pair_data.iter().map(|p| p.treatment_ns_per_op).collect();
-    let overhead_pct = match &design.stop {
-        Some(rule) => sequential::overhead_pct(
-            &pair_log_ratios(pair_data),
-            rule.decision.alpha,
-            rule.decision.test,
-        )
-        .context("computing the overhead: no pairs")?,
-        // The fixed design: the Hodges-Lehmann estimate with the interval
-        // that inverts its Wilcoxon test, at the comparison's own level.
-        None => {
-            check_pairs(&baseline, &treatment).context("computing the overhead")?;
-            overhead_by_ranks(&pair_log_ratios(pair_data), PairedOpts::default().alpha)
-                .context("computing the overhead: a log ratio is not finite")?
-        }
-    };
+    let baseline: Vec<f64> = pair_data.iter().map(|p| p.baseline_per_op).collect();
+    let treatment: Vec<f64> = pair_data.iter().map(|p| p.treatment_per_op).collect();
+    if design.stop.is_none() {
+        check_pairs(&baseline, &treatment).context("computing the overhead")?;
+    }
+    let overhead_pct = paired_change(design, &baseline, &treatment)
+        .context("computing the overhead: no pairs, or a log ratio that is not finite")?;
     let t = &case.treatment;
     Ok(Comparison {
         workload: case.workload.name.to_string(),
@@ -109,8 +110,9 @@ pub(in crate::engine) fn summarise(
         pairs: pair_data.len() as u32,
         sample_ms: design.sample_ms,
         samples_per_half: design.samples_per_half,
-        baseline_ns_per_op: arm_median(pair_data, |p| p.baseline_ns_per_op),
-        treatment_ns_per_op: arm_median(pair_data, |p| p.treatment_ns_per_op),
+        measure: Measure::of(design.metric),
+        baseline_per_op: arm_median(pair_data, |p| p.baseline_per_op),
+        treatment_per_op: arm_median(pair_data, |p| p.treatment_per_op),
         overhead_pct,
         hodges_lehmann_pct: crate::stats::paired::hodges_lehmann_pct(&baseline, &treatment),
         pair_data: pair_data.to_vec(),
@@ -118,7 +120,7 @@ pub(in crate::engine) fn summarise(
         child_cpu: median_child_cpu(&cpu[0])
             .zip(median_child_cpu(&cpu[1]))
             .map(|(b, t)| [b, t]),
-        client_metrics: metric_changes(design, pair_data),
+        beside: beside_changes(design, pair_data),
         sequential: design.stop.as_ref().map(|rule| SequentialStop {
             max_pairs: design.pairs,
             family: rule.family,

@@ -27,8 +27,9 @@ fn comparison(pairs: &[(f64, f64)], p_value: f64, ci: (f64, f64)) -> Comparison 
         pairs: pairs.len() as u32,
         sample_ms: 10,
         samples_per_half: 1,
-        baseline_ns_per_op: 1.0,
-        treatment_ns_per_op: 1.0,
+        measure: Default::default(),
+        baseline_per_op: 1.0,
+        treatment_per_op: 1.0,
         overhead_pct: OverheadPct {
             estimate: 0.0,
             ci_low: ci.0,
@@ -43,9 +44,9 @@ fn comparison(pairs: &[(f64, f64)], p_value: f64, ci: (f64, f64)) -> Comparison 
             .map(|(i, &(b, t))| PairData {
                 index: i as u32,
                 order: "AB".into(),
-                baseline_ns_per_op: b,
-                treatment_ns_per_op: t,
-                metrics: Vec::new(),
+                baseline_per_op: b,
+                treatment_per_op: t,
+                beside: Vec::new(),
             })
             .collect(),
         attribution: None,
@@ -55,7 +56,7 @@ fn comparison(pairs: &[(f64, f64)], p_value: f64, ci: (f64, f64)) -> Comparison 
         ci_alpha: None,
         own_ci_low_pct: None,
         own_ci_high_pct: None,
-        client_metrics: Vec::new(),
+        beside: Vec::new(),
     }
 }
 
@@ -109,9 +110,9 @@ fn a_fixed_comparison_alone_shows_its_own_signed_rank_interval() {
         .map(|i| PairData {
             index: i,
             order: "AB".into(),
-            baseline_ns_per_op: 100.0,
-            treatment_ns_per_op: 105.0 + f64::from(i % 4) * 0.3,
-            metrics: Vec::new(),
+            baseline_per_op: 100.0,
+            treatment_per_op: 105.0 + f64::from(i % 4) * 0.3,
+            beside: Vec::new(),
         })
         .collect();
     let case = Case {
@@ -138,6 +139,56 @@ fn a_fixed_comparison_alone_shows_its_own_signed_rank_interval() {
         c.overhead_pct.verdict,
         crate::stats::decision::Verdict::Slower
     );
+}
+
+/// The measures beside a comparison's own are figured and decided as its
+/// own is: a client's requests/s that fell 8% in every pair is a verdict
+/// of its own (lower, for the worse), while the comparison's time, which
+/// did not move, stays no slower; and a run in counted instructions says
+/// so in its measure.
+#[test]
+fn a_measure_beside_the_comparisons_own_gets_its_own_verdict() {
+    use crate::model::{Measure, Metric, PairFigure};
+    use crate::stats::decision::Verdict;
+    let design = Design {
+        metric: Metric::Instructions,
+        ..Design::for_tests(12, 1)
+    };
+    let rps = Measure::per_run("requests_per_sec", true);
+    let pairs: Vec<PairData> = (0..12)
+        .map(|i| {
+            let wobble = f64::from(i % 3) * 0.01;
+            PairData {
+                index: i,
+                order: "AB".into(),
+                baseline_per_op: 1000.0,
+                treatment_per_op: 1000.0 + wobble - 0.01,
+                beside: vec![PairFigure {
+                    measure: rps.clone(),
+                    baseline: 5000.0,
+                    treatment: 4600.0 + wobble,
+                }],
+            }
+        })
+        .collect();
+    let mut c = summarise(
+        &case("none"),
+        &design,
+        &pairs,
+        &[vec![], vec![]],
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(c.measure, Measure::of(Metric::Instructions));
+    assert_eq!(c.beside.len(), 1);
+    decide_all(std::slice::from_mut(&mut c), &DecisionOpts::default());
+    assert_ne!(c.overhead_pct.verdict, Verdict::Slower);
+    let m = &c.beside[0];
+    assert_eq!(m.measure, rps);
+    assert_eq!(m.change_pct.verdict, Verdict::Faster, "{m:?}");
+    assert!((m.change_pct.estimate + 8.0).abs() < 0.1, "{m:?}");
+    assert!((m.treatment / m.baseline - 1.0) * 100.0 - m.change_pct.estimate < 1e-9);
 }
 
 #[test]
@@ -284,16 +335,10 @@ fn halves_follow_the_seeded_order_and_land_in_their_arm() {
                 "BA"
             }
         );
-        assert_eq!(
-            (p.baseline_ns_per_op, p.treatment_ns_per_op),
-            (100.0, 110.0)
-        );
+        assert_eq!((p.baseline_per_op, p.treatment_per_op), (100.0, 110.0));
     }
     assert!((c.overhead_pct.estimate - 10.0).abs() < 1e-9);
-    assert_eq!(
-        (c.baseline_ns_per_op, c.treatment_ns_per_op),
-        (100.0, 110.0)
-    );
+    assert_eq!((c.baseline_per_op, c.treatment_per_op), (100.0, 110.0));
     assert_eq!(
         (c.mechanism.as_str(), c.variant.as_str()),
         ("none", "control")

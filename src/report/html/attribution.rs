@@ -80,8 +80,8 @@ fn one(doc: &mut Doc, c: &Comparison) -> Result<()> {
         );
         doc.push(&rows_table(&label, a));
     }
-    let base_ns = finite_or(a.total.baseline_ns_per_op, c.baseline_ns_per_op);
-    let treat_ns = finite_or(a.total.treatment_ns_per_op, c.treatment_ns_per_op);
+    let base_ns = finite_or(a.total.baseline_ns_per_op, c.baseline_per_op);
+    let treat_ns = finite_or(a.total.treatment_ns_per_op, c.treatment_per_op);
     let title = format!("Differential flame graph: {label}");
     match flame::differential(
         &title,

@@ -18,11 +18,11 @@
 //! (inferno).
 
 pub mod attribution;
+pub mod beside;
 pub mod bisect;
 pub mod blocks;
 pub mod campaign;
 pub mod child_cpu;
-pub mod client_metrics;
 pub mod escape;
 pub mod flame;
 pub mod header;
@@ -220,7 +220,7 @@ fn run_section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
     attribution::section(doc, run)?;
     attribution::profiles_section(doc, run)?;
     child_cpu::section(doc, run)?;
-    client_metrics::section(doc, run);
+    beside::section(doc, run);
     policy_section(doc, r);
     doc.close();
     Ok(())

@@ -108,8 +108,8 @@ pub fn pairs_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
             .iter()
             .map(|p| pairs::Pair {
                 ba: p.order == "BA",
-                baseline_ns_per_op: p.baseline_ns_per_op,
-                treatment_ns_per_op: p.treatment_ns_per_op,
+                baseline_per_op: p.baseline_per_op,
+                treatment_per_op: p.treatment_per_op,
             })
             .collect();
         let label = crate::report::label::comparison(c);

@@ -96,8 +96,8 @@ fn comparison_curves(i: usize, r: &RunDoc, out: &mut BTreeMap<String, Vec<Curve>
         }
         for arm in [Arm::Baseline, Arm::Treatment] {
             let ns_of = |c: &crate::model::Comparison| match arm {
-                Arm::Baseline => c.baseline_ns_per_op,
-                Arm::Treatment => c.treatment_ns_per_op,
+                Arm::Baseline => c.baseline_per_op,
+                Arm::Treatment => c.treatment_per_op,
             };
             let ns = comparisons
                 .iter()

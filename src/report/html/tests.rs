@@ -26,8 +26,9 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
         pairs: 10,
         sample_ms: 20,
         samples_per_half: 1,
-        baseline_ns_per_op: 300.0,
-        treatment_ns_per_op: 300.0 * (1.0 + estimate / 100.0),
+        measure: Default::default(),
+        baseline_per_op: 300.0,
+        treatment_per_op: 300.0 * (1.0 + estimate / 100.0),
         overhead_pct: OverheadPct {
             estimate,
             ci_low: estimate - 3.0,
@@ -40,9 +41,9 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
             .map(|i| PairData {
                 index: i,
                 order: if i % 3 == 0 { "BA" } else { "AB" }.into(),
-                baseline_ns_per_op: 300.0 + f64::from(i),
-                treatment_ns_per_op: 330.0 + f64::from(i),
-                metrics: Vec::new(),
+                baseline_per_op: 300.0 + f64::from(i),
+                treatment_per_op: 330.0 + f64::from(i),
+                beside: Vec::new(),
             })
             .collect(),
         attribution: None,
@@ -52,7 +53,7 @@ fn comparison(variant: &str, tasks: u32, estimate: f64, verdict: Verdict) -> Com
         ci_alpha: None,
         own_ci_low_pct: None,
         own_ci_high_pct: None,
-        client_metrics: Vec::new(),
+        beside: Vec::new(),
     }
 }
 

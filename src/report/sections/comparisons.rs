@@ -8,18 +8,18 @@
 //! exp(median ln(treatment/baseline)), the estimate the overhead is, so
 //! treatment / baseline - 1 is the printed overhead. (The treatment halves'
 //! own median, which drift between pairs moves apart from that, is
-//! `treatment_ns_per_op` in the JSON and the CSV.)
+//! `treatment_per_op` in the JSON and the CSV.)
 
 use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
-use super::super::number::{marks_legend, overhead, p_value};
+use super::super::number::{figure, level_label, marks_legend, overhead, p_value};
 use crate::model::Comparison;
 use crate::stats::decision::{ErrorRate, SeqTest};
 
 /// The paired treatment figure: baseline x (1 + overhead).
-pub fn paired_treatment_ns_per_op(c: &Comparison) -> f64 {
-    c.baseline_ns_per_op * (1.0 + c.overhead_pct.estimate / 100.0)
+pub fn paired_treatment_per_op(c: &Comparison) -> f64 {
+    c.baseline_per_op * (1.0 + c.overhead_pct.estimate / 100.0)
 }
 
 /// "12/32" (sequential: measured of the budget), "12", with
@@ -41,7 +41,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
     // Intervals at the table's level (a table of several sequential
     // comparisons) say so in the header; the legend says why.
     let overhead_title = match doc.comparisons.iter().find_map(|c| c.ci_alpha) {
-        Some(a) => format!("overhead [{} CI]", level_pct(a)),
+        Some(a) => format!("overhead [{} CI]", level_label(a)),
         None => "overhead [95% CI]".to_string(),
     };
     let mut t = Table::new(
@@ -53,8 +53,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Column::new("tasks", Align::Right, "tasks"),
             Column::with_fields("pairs", Align::Right, &["pairs", "max_pairs", "unfinished"])
                 .wrapping(),
-            Column::new("baseline", Align::Right, "baseline_ns_per_op"),
-            Column::new("treatment", Align::Right, "treatment_paired_ns_per_op"),
+            Column::new("baseline", Align::Right, "baseline_per_op"),
+            Column::new("treatment", Align::Right, "treatment_paired_per_op"),
             Column::with_fields(
                 &overhead_title,
                 Align::Right,
@@ -63,7 +63,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             .wrapping(),
             Column::new("p", Align::Right, "p_value").optional(),
             Column::new("verdict", Align::Left, "verdict").optional(),
-            Column::data("treatment_ns_per_op"),
+            Column::data("treatment_per_op"),
+            Column::data("measure"),
             Column::data("hodges_lehmann_pct"),
             Column::data("stopped"),
             Column::data("vm_accel"),
@@ -74,7 +75,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
     t.group = Some(1);
     for c in &doc.comparisons {
         let o = &c.overhead_pct;
-        let treatment = paired_treatment_ns_per_op(c);
+        let treatment = paired_treatment_per_op(c);
         t.row(vec![
             Cell::value(
                 label::workload(&c.workload, &c.workload_params),
@@ -91,8 +92,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
                     c.unfinished.into(),
                 ],
             ),
-            Cell::value(metric.format(c.baseline_ns_per_op), c.baseline_ns_per_op),
-            Cell::value(metric.format(treatment), treatment),
+            Cell::value(figure(&c.measure, c.baseline_per_op), c.baseline_per_op),
+            Cell::value(figure(&c.measure, treatment), treatment),
             Cell::values(
                 overhead(o),
                 vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
@@ -100,7 +101,8 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             .tone(Tone::of(o.verdict)),
             Cell::value(p_value(o.p_value), o.p_value),
             Cell::text(o.verdict.to_string()).tone(Tone::of(o.verdict)),
-            Cell::value("", c.treatment_ns_per_op),
+            Cell::value("", c.treatment_per_op),
+            Cell::value("", c.measure.name.as_str()),
             Cell::value("", c.hodges_lehmann_pct),
             Cell::value(
                 "",
@@ -183,7 +185,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
              an interval wholly outside the noise band is a slower or faster verdict, and \
              one that reaches into it is not. Each comparison's own 95% interval is in \
              --json (own_ci_low_pct, own_ci_high_pct).",
-            level_pct(a),
+            level_label(a),
             match decision.error_rate {
                 ErrorRate::Fwer =>
                     format!("alpha / {n} under Holm, Bonferroni's simultaneous level"),
@@ -201,17 +203,6 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
         );
     }
     t
-}
-
-/// A confidence level 1 - `alpha` in percent, to the digits that tell it
-/// from 95%: "96.6%", "99.83%".
-fn level_pct(alpha: f64) -> String {
-    let c = (1.0 - alpha) * 100.0;
-    if c < 99.0 {
-        format!("{c:.1}%")
-    } else {
-        format!("{c:.2}%")
-    }
 }
 
 /// How a run's verdicts were reached, in one phrase for captions: the

@@ -16,6 +16,7 @@
 //! policy files' content.
 
 pub mod attribution;
+pub mod beside;
 pub mod bisect;
 pub mod campaign;
 mod clients;
@@ -36,7 +37,7 @@ pub mod sweeps;
 use super::doc::RunDoc;
 use super::markup::Markup;
 
-pub use clients::client_metrics_table;
+pub use beside::beside_table;
 pub use comparisons::{comparisons_table, verdict_method};
 pub use outliers::OUTLIER_Z;
 
@@ -94,14 +95,14 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
         // A suite's report says it all in the post's shape, skipped
         // mechanisms and profiles included.
         suite::suite(doc, m);
-        clients::client_metrics(doc, m);
+        beside::beside(doc, m);
     } else {
         results::results(doc, m);
         clients::result_metrics(doc, m);
         results::profiles(doc, m);
         comparisons::comparisons(doc, m);
         comparisons::child_cpu(doc, m);
-        clients::client_metrics(doc, m);
+        beside::beside(doc, m);
         control::negative_control(doc, m);
         sweeps::sweeps(doc, m);
         attribution::attributions(doc, m);

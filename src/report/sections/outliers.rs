@@ -19,7 +19,7 @@ pub fn outlier_pairs(doc: &RunDoc, every: bool, m: &mut dyn Markup) {
         let r: Vec<f64> = c
             .pair_data
             .iter()
-            .map(|p| (p.treatment_ns_per_op / p.baseline_ns_per_op).ln())
+            .map(|p| (p.treatment_per_op / p.baseline_per_op).ln())
             .collect();
         let idx = crate::stats::outliers::mad_outliers(&r, OUTLIER_Z);
         pairs_total += idx.len();

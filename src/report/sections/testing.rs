@@ -28,17 +28,15 @@ pub fn decided(
         .map(|i| PairData {
             index: i,
             order: if i % 2 == 0 { "AB" } else { "BA" }.to_string(),
-            baseline_ns_per_op: 100.0 + f64::from(i % 3),
-            treatment_ns_per_op: (100.0 + f64::from(i % 3))
-                * ratio
-                * (1.0 + 0.002 * f64::from(i % 4)),
-            metrics: Vec::new(),
+            baseline_per_op: 100.0 + f64::from(i % 3),
+            treatment_per_op: (100.0 + f64::from(i % 3)) * ratio * (1.0 + 0.002 * f64::from(i % 4)),
+            beside: Vec::new(),
         })
         .collect();
     let mut c = crate::model::testing::comparison(workload, mechanism, variant);
     c.pairs = 12;
-    c.baseline_ns_per_op = 101.0;
-    c.treatment_ns_per_op = 101.0 * ratio + 3.0;
+    c.baseline_per_op = 101.0;
+    c.treatment_per_op = 101.0 * ratio + 3.0;
     c.overhead_pct = OverheadPct {
         estimate,
         ci_low,
@@ -144,7 +142,7 @@ pub fn overhead_doc() -> RunDoc {
         family: 6,
         stopped: StopReason::Slower,
     });
-    slower.pair_data[10].treatment_ns_per_op = 400.0;
+    slower.pair_data[10].treatment_per_op = 400.0;
     slower.attribution = Some(attribution());
     let mut deep = decided("open", "landlock:fs", Verdict::Negligible, (0.2, -0.4, 0.6));
     deep.workload_params.insert("depth".into(), "16".into());
@@ -165,7 +163,7 @@ pub fn overhead_doc() -> RunDoc {
         serde_json::to_string(&["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=200000"])
             .unwrap(),
     );
-    command.baseline_ns_per_op = 141.4e6;
+    command.baseline_per_op = 141.4e6;
     command.child_cpu = Some([
         ChildCpu {
             runs: 40,

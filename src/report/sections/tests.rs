@@ -41,8 +41,8 @@ fn the_treatment_column_gives_the_printed_overhead() {
             .unwrap()
     };
     let (b, tr, o) = (
-        col("baseline_ns_per_op"),
-        col("treatment_paired_ns_per_op"),
+        col("baseline_per_op"),
+        col("treatment_paired_per_op"),
         col("overhead_pct"),
     );
     let num = |r: &Raw| match r {

@@ -15,8 +15,8 @@ use super::{
 pub struct Pair {
     /// Treatment first.
     pub ba: bool,
-    pub baseline_ns_per_op: f64,
-    pub treatment_ns_per_op: f64,
+    pub baseline_per_op: f64,
+    pub treatment_per_op: f64,
 }
 
 pub const WIDTH: u32 = 640;
@@ -39,7 +39,7 @@ pub fn draw(title: &str, pairs: &[Pair]) -> Result<String> {
     let height = 300 + legend_h;
     let values = pairs
         .iter()
-        .flat_map(|p| [p.baseline_ns_per_op, p.treatment_ns_per_op]);
+        .flat_map(|p| [p.baseline_per_op, p.treatment_per_op]);
     let (div, unit) = time_unit(values.clone().fold(0.0, f64::max));
     let (lo, hi) = range(values.map(|v| v / div), false);
     let n = pairs.len().max(1) as f64;
@@ -82,11 +82,8 @@ pub fn draw(title: &str, pairs: &[Pair]) -> Result<String> {
                 }),
         )?;
         for (color, value) in [
-            (
-                BASELINE,
-                (|p: &Pair| p.baseline_ns_per_op) as fn(&Pair) -> f64,
-            ),
-            (TREATMENT, |p: &Pair| p.treatment_ns_per_op),
+            (BASELINE, (|p: &Pair| p.baseline_per_op) as fn(&Pair) -> f64),
+            (TREATMENT, |p: &Pair| p.treatment_per_op),
         ] {
             let points: Vec<(f64, f64, bool)> = pairs
                 .iter()
@@ -124,8 +121,8 @@ mod tests {
         let pairs: Vec<Pair> = (0..6)
             .map(|i| Pair {
                 ba: i % 2 == 1,
-                baseline_ns_per_op: 300.0 + i as f64,
-                treatment_ns_per_op: 340.0 - i as f64,
+                baseline_per_op: 300.0 + i as f64,
+                treatment_per_op: 340.0 - i as f64,
             })
             .collect();
         let svg = draw("getppid", &pairs).unwrap();
