@@ -305,22 +305,24 @@ fn a_counted_event_per_task_is_figured_per_operation_beside_the_time() {
     let def = workloads::find("getppid").unwrap();
     for mode in [Mode::Process, Mode::Thread] {
         let timed = measure(def, &opts(1, mode, Params::new()), &mut |_| {}).unwrap();
+        assert!(timed.counted_per_op.is_none());
         let counted_opts = MeasureOpts {
             count: Some(counted::Event::TaskClock),
             ..opts(1, mode, Params::new())
         };
         let counted = measure(def, &counted_opts, &mut |_| {}).unwrap();
-        assert!(timed.counted_per_op.is_none());
         let c = counted
             .counted_per_op
             .expect("a count per operation")
             .median;
-        let t = timed.ns_per_op.median;
-        // On a CPU to itself the task runs for nearly all of the slice;
-        // the two measurements are separate, so the machine's drift
-        // between them is allowed for.
+        let t = counted.ns_per_op.median;
+        // The same slices' time beside the count. A task runs on its CPU
+        // for at most the slice (CPU time cannot exceed wall time), and on
+        // a CPU to itself for nearly all of it; on a machine busy with
+        // other work (CI's other tests) for less, so the lower bound
+        // allows for a share of the CPU.
         assert!(
-            c > 0.5 * t && c < 1.5 * t,
+            c > 0.2 * t && c < 1.1 * t,
             "{mode:?}: task-clock {c:.1} ns per operation against {t:.1} ns of time"
         );
         for s in &counted.sample_data {

@@ -102,11 +102,11 @@ pub fn beside_table(doc: &RunDoc) -> Option<Table> {
             ]);
         }
     }
-    let per_run = with
+    let client = with
         .iter()
         .flat_map(|c| &c.beside)
-        .any(|f| f.measure.per == Per::Run);
-    if per_run {
+        .any(|f| f.measure.per == Per::Run && !is_server_cpu(&f.measure.name));
+    if client {
         t.footer(
             "What the client reported, per run: requests or transactions per second, latencies \
              in ms.",
