@@ -299,6 +299,15 @@ impl PairData {
         Some((arm("baseline")?, arm("treatment")?))
     }
 
+    /// The pair's (baseline, treatment) of a measure beside its own, where
+    /// it has both and both are positive (a ratio of them is then finite).
+    pub fn beside_of(&self, measure: &Measure) -> Option<(f64, f64)> {
+        self.beside
+            .iter()
+            .find(|f| &f.measure == measure && f.baseline > 0.0 && f.treatment > 0.0)
+            .map(|f| (f.baseline, f.treatment))
+    }
+
     /// The pair's ln(treatment / baseline) in its comparison's measure.
     pub fn log_ratio(&self) -> f64 {
         (self.treatment_per_op / self.baseline_per_op).ln()

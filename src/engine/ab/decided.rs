@@ -85,9 +85,8 @@ pub fn decide_all(comparisons: &mut [Comparison], opts: &DecisionOpts) {
 fn beside_ratios(pairs: &[crate::model::PairData], measure: &Measure) -> Vec<f64> {
     pairs
         .iter()
-        .flat_map(|p| &p.beside)
-        .filter(|f| &f.measure == measure && f.baseline > 0.0 && f.treatment > 0.0)
-        .map(|f| (f.treatment / f.baseline).ln())
+        .filter_map(|p| p.beside_of(measure))
+        .map(|(b, t)| (t / b).ln())
         .collect()
 }
 

@@ -18,10 +18,10 @@ use crate::stats::sequential::{self, StopReason};
 /// estimate, interval and p-value (the sequence's when sequential, else
 /// the fixed design's: the signed-rank test inverted, about the
 /// Hodges-Lehmann estimate), at the comparison's own level; its verdict
-/// is the table's to give ([`super::decide_all`]). None without a pair of
-/// positive values. The same for a comparison's own measure and for those
-/// beside it.
-pub(in crate::engine) fn paired_change(
+/// is the table's to give ([`super::decide_all`]). None without pairs, or
+/// with a log ratio that is not finite. The same for a comparison's own
+/// measure and for those beside it.
+fn paired_change(
     design: &Design,
     b: &[f64],
     t: &[f64],
@@ -45,12 +45,8 @@ fn beside_changes(design: &Design, pair_data: &[PairData]) -> Vec<MeasureChange>
     measures
         .into_iter()
         .filter_map(|measure| {
-            let (b, t): (Vec<f64>, Vec<f64>) = pair_data
-                .iter()
-                .flat_map(|p| &p.beside)
-                .filter(|f| &f.measure == measure && f.baseline > 0.0 && f.treatment > 0.0)
-                .map(|f| (f.baseline, f.treatment))
-                .unzip();
+            let (b, t): (Vec<f64>, Vec<f64>) =
+                pair_data.iter().filter_map(|p| p.beside_of(measure)).unzip();
             let change_pct = paired_change(design, &b, &t)?;
             Some(MeasureChange::new(
                 measure.clone(),
