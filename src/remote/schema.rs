@@ -281,8 +281,12 @@ pub fn migrate_remote(local: &Connection, client: &mut postgres::Client, url: &s
         tx.batch_execute(&create_table_sql(t))
             .with_context(|| format!("creating table {} at {url}", t.name))?;
         let mut have = remote_columns(&mut tx, &t.name)?;
+        // A column a migration renamed keeps its values: renamed here too,
+        // where the local schema has the new name and the remote the old.
+        let wanted_names = t.column_names();
         for &(_, table, old, new) in RENAMED.iter().filter(|r| r.1 == t.name) {
-            if have.iter().any(|c| c == old) && !have.iter().any(|c| c == new) {
+            let renamed_here = wanted_names.contains(&new) && !wanted_names.contains(&old);
+            if renamed_here && have.iter().any(|c| c == old) && !have.iter().any(|c| c == new) {
                 tx.batch_execute(&format!(
                     "ALTER TABLE \"{table}\" RENAME COLUMN \"{old}\" TO \"{new}\""
                 ))
