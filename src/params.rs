@@ -71,10 +71,15 @@ pub fn find<'a>(defs: &'a [ParamDef], owner: &str, key: &str) -> Result<&'a Para
     })
 }
 
-/// Checks that every numeric parameter of `params` is a whole number.
+/// Checks that every numeric parameter of `params` is a whole number. A
+/// negative one is left to the owner's range check ([`in_range`]), which
+/// says what range is valid.
 pub fn check_numbers(defs: &[ParamDef], owner: &str, params: &Params) -> Result<()> {
     for d in defs.iter().filter(|d| d.is_numeric()) {
         if let Some(v) = params.get(d.name) {
+            if v.trim().parse::<i64>().is_ok_and(|n| n < 0) {
+                continue;
+            }
             u64_of(params, owner, d.name).map_err(|_| {
                 UsageError::new(format!("{owner}: {}={v} is not a whole number", d.name))
             })?;
@@ -101,7 +106,15 @@ pub fn in_range(
     key: &str,
     range: std::ops::RangeInclusive<u64>,
 ) -> Result<u64> {
-    let v = u64_of(params, owner, key)?;
+    let v = u64_of(params, owner, key).map_err(|e| match params.get(key) {
+        Some(raw) => UsageError::new(format!(
+            "{owner}: {key}={raw} is not a whole number from {} to {}",
+            range.start(),
+            range.end()
+        ))
+        .into(),
+        None => e,
+    })?;
     if !range.contains(&v) {
         crate::usage_bail!(
             "{owner}: {key}={v} is out of range (valid: {} to {})",
@@ -161,5 +174,23 @@ mod tests {
             "workload open: depth=300 is out of range (valid: 1 to 256)"
         );
         assert_eq!(in_range(&p, "w", "depth", 1..=1024).unwrap(), 300);
+    }
+
+    #[test]
+    fn a_negative_or_garbled_value_of_a_ranged_parameter_names_its_range() {
+        // Issue 44: `-m seccomp:args,filters=-4` said only "-4 is not a
+        // whole number".
+        let mut p = with_defaults(DEFS, &Params::new());
+        p.insert("depth".into(), "-4".into());
+        check_numbers(DEFS, "mechanism seccomp", &p).unwrap();
+        let e = in_range(&p, "mechanism seccomp", "depth", 1..=1024).unwrap_err();
+        assert_eq!(exit_code(&e), 2);
+        assert_eq!(
+            e.to_string(),
+            "mechanism seccomp: depth=-4 is not a whole number from 1 to 1024"
+        );
+        p.insert("depth".into(), "4x".into());
+        let e = in_range(&p, "mechanism seccomp", "depth", 1..=1024).unwrap_err();
+        assert!(e.to_string().ends_with("from 1 to 1024"), "{e}");
     }
 }

@@ -329,6 +329,29 @@ fn help_states_units() {
 }
 
 #[test]
+fn alphas_help_names_the_default_error_rate() {
+    // Issue 44: --alpha's help read as if Holm were the default, while
+    // overhead's sequential design controls the FDR (e-BH) by default.
+    let out = Sandbox::new()
+        .bare()
+        .args(["overhead", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8_lossy(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let alpha = help.split("--alpha").nth(1).unwrap_or_default();
+    assert!(
+        alpha.contains("(the default) holds its false discovery rate at P (e-BH)"),
+        "{alpha}"
+    );
+}
+
+#[test]
 fn version_prints_the_package_version() {
     let sb = Sandbox::new();
     sb.bare()
@@ -1294,4 +1317,55 @@ fn a_guest_whose_clock_does_not_count_instructions_stops_with_exit_2() {
     );
     assert!(err.contains("not counting instructions"), "{err}");
     assert!(err.contains("-icount shift=0,sleep=off"), "{err}");
+}
+
+#[test]
+fn json_beside_another_format_is_a_usage_error_before_anything_runs() {
+    // Issue 44: `overhead --json --format csv` started measuring, and
+    // `results show --json --format csv` printed JSON with exit 0.
+    let sb = Sandbox::new();
+    let started = std::time::Instant::now();
+    for args in [
+        &["--json", "overhead", "-w", "getppid", "--format", "csv"][..],
+        &["--json", "run", "-w", "getppid", "--format", "markdown"],
+        &["--json", "results", "show", "1", "--format", "csv"],
+        &["--json", "compare", "1", "2", "--format", "email"],
+        &[
+            "--json",
+            "predict",
+            "--format",
+            "table",
+            "-m",
+            "seccomp:allow",
+            "--",
+            "true",
+        ],
+        &["--json", "suite", "audit-2017", "--format", "csv"],
+    ] {
+        let err = assert_usage_error(&mut sb.cmd(args));
+        assert!(
+            err.contains("--json and --format") && err.contains("give one"),
+            "{args:?}: {err}"
+        );
+    }
+    // Nothing was measured or stored: each was refused at once.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!sb.db().exists(), "a run was stored");
+}
+
+#[test]
+fn a_negative_parameter_is_told_its_range() {
+    // Issue 44: "-4 is not a whole number", with no valid range.
+    let sb = Sandbox::new();
+    let err = assert_usage_error(&mut sb.cmd(&[
+        "overhead",
+        "-w",
+        "getppid",
+        "-m",
+        "seccomp:args,filters=-4",
+    ]));
+    assert!(
+        err.contains("filters=-4 is not a whole number from 1 to 1024"),
+        "{err}"
+    );
 }

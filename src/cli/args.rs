@@ -157,8 +157,10 @@ pub struct ReportFormatArgs {
 /// into [`DecisionOpts`].
 #[derive(Debug, Args)]
 pub struct DecisionArgs {
-    /// Significance level, after the correction across the table's rows
-    /// (Holm; e-BH with `overhead --error-rate fdr`).
+    /// Significance level of the whole table, after its correction across
+    /// rows: `overhead`'s sequential design (the default) holds its false
+    /// discovery rate at P (e-BH); `--error-rate fwer`, `--pairs` and
+    /// `compare` hold the chance of any false verdict at P (Holm).
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     pub alpha: f64,
 

@@ -40,6 +40,8 @@ pub struct CompareArgs {
 }
 
 pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    // The table is the default, so only another format conflicts.
+    super::output::refuse_json_beside(json, Some(&args.format).filter(|f| **f != Format::Table))?;
     let decision = args.decision.resolve()?;
     let (store, _) = super::reading::open(db)?;
     let runs = args

@@ -13,6 +13,24 @@ use crate::report::markup::Kind;
 use crate::report::markup::terminal::color_default;
 use crate::report::sections::{self, Parts};
 
+/// `--json` beside a `--format` other than json asks for two outputs: a
+/// usage error before anything runs, naming both (`--json` is `--format
+/// json`).
+pub fn refuse_json_beside<F: clap::ValueEnum>(json: bool, format: Option<&F>) -> Result<()> {
+    let Some(name) = format
+        .and_then(|f| f.to_possible_value())
+        .map(|v| v.get_name().to_string())
+    else {
+        return Ok(());
+    };
+    if json && name != "json" {
+        crate::usage_bail!(
+            "--json and --format {name} ask for two outputs: give one of them (--json is the              same as --format json)"
+        );
+    }
+    Ok(())
+}
+
 /// Writes `text` to `file`; a failure is a usage error naming the file.
 pub(super) fn write_file(file: &Path, text: &str) -> Result<()> {
     std::fs::write(file, text).map_err(|e| {

@@ -216,6 +216,7 @@ impl OverheadArgs {
 }
 
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    super::output::refuse_json_beside(json, args.report.format.as_ref())?;
     args.metric
         .refuse_with(args.profile.profile, args.command.server.is_some())?;
     args.metric

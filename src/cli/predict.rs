@@ -107,6 +107,7 @@ struct ProbeRun {
 }
 
 pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    super::output::refuse_json_beside(json, args.format.as_ref())?;
     let format = if json {
         PredictFormat::Json
     } else {

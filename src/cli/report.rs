@@ -79,15 +79,20 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let page = html::render(&runs, chrono::Utc::now())?;
     let summary = serde_json::json!({ "runs": ids, "plots": page.plots });
-    let what = format!(
-        "{} plots; runs {}",
-        page.plots,
-        ids.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let what = plots_of_runs(page.plots, &ids);
     write_page(&args.output, &page.html, json, summary, &what)
+}
+
+/// What a page of runs holds, in words: "run 7: 12 plots", "runs 7 and 8:
+/// 1 plot".
+fn plots_of_runs(plots: usize, ids: &[i64]) -> String {
+    let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    let runs = match names.as_slice() {
+        [one] => format!("run {one}"),
+        [init @ .., last] => format!("runs {} and {last}", init.join(", ")),
+        [] => "no run".to_string(),
+    };
+    format!("{runs}: {}", crate::report::number::count(plots, "plot"))
 }
 
 /// Writes `page` to `output` (`-`: stdout) and says what was written:
@@ -112,4 +117,17 @@ fn write_page(
     }
     super::emit_fmt!("Wrote {} ({what}).", written.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_page_says_which_runs_it_holds_and_how_many_plots() {
+        // Issue 44: "(12 plots; runs 7)".
+        assert_eq!(super::plots_of_runs(12, &[7]), "run 7: 12 plots");
+        assert_eq!(
+            super::plots_of_runs(1, &[7, 8, 9]),
+            "runs 7, 8 and 9: 1 plot"
+        );
+    }
 }

@@ -82,6 +82,9 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
     if let ResultsCommand::Push { url, runs } = &cmd {
         return push(url, runs, db, json);
     }
+    if let ResultsCommand::Show { format, .. } = &cmd {
+        super::output::refuse_json_beside(json, format.as_ref())?;
+    }
     let (mut store, path) = if matches!(cmd, ResultsCommand::Delete { .. }) {
         if super::reading::shared_url(db).is_some() {
             crate::usage_bail!(

@@ -97,6 +97,7 @@ pub struct SuiteArgs {
 }
 
 pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    super::output::refuse_json_beside(json, args.output.format.as_ref())?;
     if args.name == "list" {
         return list(json);
     }

@@ -44,10 +44,10 @@ pub fn pace_line(done: u64, total: u64, elapsed: Duration, slice_ms: f64) -> Opt
     }
     let left_s = took_s / done as f64 * total.saturating_sub(done) as f64;
     Some(format!(
-        "slower than planned: {done} of {total} slices took {took_s:.0} s, where the plan \
-         counted {planned_s:.0} s of slices: what each half does besides its slices \
-         (starting tasks or a server, switching mechanisms, an emulated guest) costs more \
-         here; at this pace at most about {left_s:.0} s more"
+        "this run is slower than planned, and will take at most about {left_s:.0} s more: its \
+         first {done} slices (of {total}) took {took_s:.0} s, against {planned_s:.0} s of \
+         measuring, because what each half does around its slices (starting tasks or a \
+         server, switching mechanisms, an emulated guest) takes longer here"
     ))
 }
 
@@ -158,9 +158,19 @@ mod tests {
     fn a_run_much_slower_than_planned_says_so_with_a_new_estimate() {
         // 10 of 100 slices planned at 100 ms took 13 s instead of 1 s.
         let line = pace_line(10, 100, Duration::from_secs(13), 100.0).unwrap();
-        assert!(line.contains("10 of 100 slices took 13 s"), "{line}");
-        assert!(line.contains("counted 1 s"), "{line}");
-        assert!(line.contains("about 117 s more"), "{line}");
+        // Issue 44: said first what it means for the user (the time
+        // left), then why, each figure with what it counts.
+        assert!(
+            line.starts_with(
+                "this run is slower than planned, and will take at most about 117 s more"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains("first 10 slices (of 100) took 13 s"),
+            "{line}"
+        );
+        assert!(line.contains("against 1 s of measuring"), "{line}");
         // On plan, or a little slow: nothing to say.
         assert!(pace_line(10, 100, Duration::from_millis(1400), 100.0).is_none());
         assert!(pace_line(0, 100, Duration::from_secs(13), 100.0).is_none());

@@ -21,11 +21,7 @@ use crate::stats::sequential::{self, StopReason};
 /// is the table's to give ([`super::decide_all`]). None without pairs, or
 /// with a log ratio that is not finite. The same for a comparison's own
 /// measure and for those beside it.
-fn paired_change(
-    design: &Design,
-    b: &[f64],
-    t: &[f64],
-) -> Option<OverheadPct> {
+fn paired_change(design: &Design, b: &[f64], t: &[f64]) -> Option<OverheadPct> {
     let r: Vec<f64> = b.iter().zip(t).map(|(b, t)| (t / b).ln()).collect();
     match &design.stop {
         Some(rule) => sequential::overhead_pct(&r, rule.decision.alpha, rule.decision.test),
@@ -45,8 +41,10 @@ fn beside_changes(design: &Design, pair_data: &[PairData]) -> Vec<MeasureChange>
     measures
         .into_iter()
         .filter_map(|measure| {
-            let (b, t): (Vec<f64>, Vec<f64>) =
-                pair_data.iter().filter_map(|p| p.beside_of(measure)).unzip();
+            let (b, t): (Vec<f64>, Vec<f64>) = pair_data
+                .iter()
+                .filter_map(|p| p.beside_of(measure))
+                .unzip();
             let change_pct = paired_change(design, &b, &t)?;
             Some(MeasureChange::new(
                 measure.clone(),

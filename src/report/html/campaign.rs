@@ -195,14 +195,28 @@ fn plots_section(doc: &mut Doc, view: &CampaignView, docs: &[RunDoc]) -> Result<
                         verdict: c.verdict.unwrap_or(Verdict::NoChange),
                     })
                     .collect();
-                let drawing = forest::draw(&item.label, &rows, noise)?;
+                // Each host's bar is its run's, at the level its verdicts
+                // were decided at.
+                let levels: Vec<String> = item
+                    .cells
+                    .iter()
+                    .zip(&view.hosts)
+                    .filter(|(c, _)| c.is_some())
+                    .filter_map(|(_, h)| doc_of(docs, h.run_id))
+                    .map(super::overhead::bar_interval)
+                    .collect();
+                let interval = match levels.split_first() {
+                    Some((first, rest)) if rest.iter().all(|l| l == first) => first.clone(),
+                    _ => "interval at its run's verdict level".to_string(),
+                };
+                let drawing = forest::draw(&item.label, &rows, noise, "ns/op", &interval)?;
                 doc.plot(
                     "forest",
                     &drawing,
                     &format!(
                         "{}: overhead in % of the baseline's ns/op on each host (dot) with \
-                         its 95% interval (bar); shaded: the ±{noise}% noise band; colour: \
-                         the verdict.{absent}",
+                         its {interval} (bar), as its run's table shows it; shaded: the \
+                         ±{noise}% noise band; colour: the verdict.{absent}",
                         item.label
                     ),
                 );

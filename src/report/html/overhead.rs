@@ -21,6 +21,18 @@ pub fn noise_pct(run: &RunDoc) -> f64 {
         .unwrap_or(1.0)
 }
 
+/// What a run's forest plot draws as bars: its comparisons' intervals at
+/// the level the verdicts were decided at, as the table shows them ("98.2%
+/// interval"; "95% interval" when each is its own).
+pub fn bar_interval(run: &RunDoc) -> String {
+    let level = run
+        .comparisons
+        .iter()
+        .find_map(|c| c.ci_alpha)
+        .map_or_else(|| "95%".to_string(), crate::report::number::level_label);
+    format!("{level} interval")
+}
+
 pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
     let run = r;
     if run.comparisons.is_empty() {
@@ -45,15 +57,24 @@ pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
             verdict: c.overhead_pct.verdict,
         })
         .collect();
-    let svg = forest::draw(&format!("Overhead, {}", run.name()), &rows, noise)?;
+    let interval = bar_interval(run);
+    let unit = run.metric().per_op_short();
+    let svg = forest::draw(
+        &format!("Overhead, {}", run.name()),
+        &rows,
+        noise,
+        unit,
+        &interval,
+    )?;
     doc.plot(
         "forest",
         &svg,
         &format!(
             "Dot: overhead = exp(median over pairs of ln(treatment/baseline)) - 1, in % of the \
-             baseline's ns/op (positive: slower with the mechanism); bar: its 95% interval; \
-             shaded: the ±{noise}% noise band, inside which nothing is called slower or \
-             faster; colour: the verdict ({}).",
+             baseline's {unit} (positive: slower with the mechanism); bar: its {interval}, \
+             the one its verdict was decided on (as in the table below); shaded: the \
+             ±{noise}% noise band, inside which nothing is called slower or faster; colour: \
+             the verdict ({}).",
             crate::report::sections::verdict_method(run)
         ),
     );

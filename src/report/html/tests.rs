@@ -334,3 +334,19 @@ fn the_page_is_one_document() {
         assert!(p.html.contains(&format!("<section id=\"{id}\"")), "{id}");
     }
 }
+
+#[test]
+fn the_forest_plot_names_the_level_its_bars_are_drawn_at() {
+    // Issue 44: the axis read "(95% interval)" while the bars were the
+    // table's 98.2% intervals.
+    let plain = page(vec![overhead_run()]).html;
+    assert!(plain.contains("95% interval"), "no level named");
+    let mut run = overhead_run();
+    for c in &mut run.comparisons {
+        c.ci_alpha = Some(0.018);
+    }
+    let html = page(vec![run]).html;
+    assert!(html.contains("bar: its 98.2% interval"), "caption");
+    assert!(html.contains("98.2% interval)"), "axis");
+    assert!(!html.contains("(95% interval)"), "a 95% label left");
+}

@@ -1,6 +1,7 @@
 //! The overhead forest plot: one row per comparison, its overhead estimate
-//! (a dot) with the 95% interval (a bar), the noise band shaded around 0,
-//! coloured by verdict, so a whole survey reads at a glance.
+//! (a dot) with the interval its verdict was decided on (a bar, at the
+//! level the axis names), the noise band shaded around 0, coloured by
+//! verdict, so a whole survey reads at a glance.
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -45,8 +46,15 @@ const ROW_PX: u32 = 26;
 const MAX_LABEL: usize = 60;
 
 /// The forest plot of `rows` (top to bottom) with the noise band
-/// +-`noise_pct`.
-pub fn draw(title: &str, rows: &[Row], noise_pct: f64) -> Result<String> {
+/// +-`noise_pct`; `unit` is what the overhead is a percentage of
+/// ("ns/op"), `interval` what the bars are ("98.2% interval").
+pub fn draw(
+    title: &str,
+    rows: &[Row],
+    noise_pct: f64,
+    unit: &str,
+    interval: &str,
+) -> Result<String> {
     let n = rows.len();
     let labels: Vec<String> = rows.iter().map(|r| shorten(&r.label, MAX_LABEL)).collect();
     let label_w = label_width(labels.iter().map(|l| l.chars().count()), 100, 440);
@@ -80,7 +88,7 @@ pub fn draw(title: &str, rows: &[Row], noise_pct: f64) -> Result<String> {
             .y_labels(0)
             .light_line_style(WHITE)
             .bold_line_style(GRID)
-            .x_desc("overhead, % of baseline ns/op (95% interval)")
+            .x_desc(format!("overhead, % of baseline {unit} ({interval})"))
             .x_label_formatter(&|v| format!("{v:+.0}%"))
             .label_style(tick_style())
             .axis_desc_style(label_style())
@@ -149,6 +157,8 @@ mod tests {
                 row("none:control on getppid <x>", 0.2, Verdict::NoChange),
             ],
             1.0,
+            "ns/op",
+            "98.2% interval",
         )
         .unwrap();
         assert!(svg.contains("seccomp:allow on getppid"), "{svg}");
@@ -160,13 +170,25 @@ mod tests {
         );
         assert!(svg.contains("noise band ±1%"));
         assert!(svg.contains("Overhead"));
+        assert!(
+            svg.contains("(98.2% interval)"),
+            "the level the bars are at"
+        );
     }
 
     #[test]
     fn survives_missing_intervals() {
         let mut r = row("a", f64::NAN, Verdict::NoChange);
         r.ci_low_pct = f64::NAN;
-        assert!(draw("t", &[r], 1.0).unwrap().contains("<svg"));
-        assert!(draw("t", &[], 1.0).unwrap().contains("<svg"));
+        assert!(
+            draw("t", &[r], 1.0, "ns/op", "95% interval")
+                .unwrap()
+                .contains("<svg")
+        );
+        assert!(
+            draw("t", &[], 1.0, "ns/op", "95% interval")
+                .unwrap()
+                .contains("<svg")
+        );
     }
 }
