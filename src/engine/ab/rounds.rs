@@ -130,7 +130,8 @@ pub(super) fn measure_rounds(
         }
     }
     // Profiled, then stored in the table's order; after a failure the
-    // running comparisons too, marked unfinished.
+    // running comparisons too, marked unfinished, and those that had
+    // stopped as they stopped (not profiled: the table stopped first).
     let mut comparisons = Vec::new();
     let mut ids = Vec::new();
     for ((case, design, role), lane) in cases.iter().zip(lanes) {
@@ -153,12 +154,15 @@ pub(super) fn measure_rounds(
                     }
                 }
             }
-            (state, _) => partial(
+            (Some(stop), Some(_)) => {
+                summarise(case, design, &lane.pair_data, &lane.cpu, Some(stop), None).ok()
+            }
+            (None, _) => partial(
                 case,
                 design,
                 &lane.pair_data,
                 &lane.cpu,
-                Some(state.unwrap_or(StopReason::Interrupted)),
+                Some(StopReason::Interrupted),
             )
             .map(|c| *c),
         };

@@ -512,6 +512,7 @@ fn sequential_tables_run_in_rounds_and_are_stored_in_their_order() {
         .collect();
     assert_eq!(mechanisms, ["none", "seccomp", "none", "seccomp"]);
     assert_eq!(stored.comparisons[1].pair_data, decided[1].pair_data);
+    let calls = m.calls.len();
 
     // A failing half stops the table: what was measured is stored,
     // the running comparisons marked unfinished.
@@ -542,4 +543,36 @@ fn sequential_tables_run_in_rounds_and_are_stored_in_their_order() {
     let pairs: Vec<u32> = stored.comparisons.iter().map(|c| c.pairs).collect();
     assert_eq!(pairs, [2, 2, 1, 1]);
     assert!(stored.comparisons.iter().all(|c| c.unfinished));
+
+    // Issue 44: a failure in the table's last half, after both effects
+    // had stopped as slower: only the comparison that was running is
+    // unfinished; the stopped ones keep their stop and their verdict.
+    let mut m = Scripted::new(move |c, arm, n| {
+        if n + 1 == calls {
+            anyhow::bail!("scripted failure")
+        }
+        script(c, arm, n)
+    });
+    let run_id = store
+        .begin_run(&crate::model::testing::run(2, "t", "6.18", vec![]).meta)
+        .unwrap();
+    measure_comparisons(
+        &mut store,
+        run_id,
+        cases.iter().map(|c| (c, sequential(12), "")),
+        &mut m,
+        7,
+        &Progress::new(0),
+        &decision,
+    )
+    .unwrap_err();
+    let stored = store.load_run(run_id).unwrap();
+    for i in [1, 3] {
+        let c = &stored.comparisons[i];
+        assert!(!c.unfinished, "{i}: stopped before the failure");
+        assert_eq!(c.sequential.unwrap().stopped, StopReason::Slower);
+        assert_eq!(c.overhead_pct.verdict, Verdict::Slower);
+    }
+    let unfinished: Vec<bool> = stored.comparisons.iter().map(|c| c.unfinished).collect();
+    assert!(unfinished[0] || unfinished[2], "{unfinished:?}");
 }
