@@ -34,6 +34,23 @@ pub struct VmSpec {
 const FORMAT: &str = "give --vm IMAGE[,cpus=N][,memory=SIZE][,append=ARGS], e.g. \
                       --vm /boot/vmlinuz-6.1.0-56-amd64,cpus=2,append=audit=1";
 
+/// `--kernel`'s form: an image or a source tree, each with its keys.
+const KERNEL_FORMAT: &str = "give --kernel NAME=IMAGE|SOURCE[,rev=REV][,patch=FILE]\
+                             [,config=FRAGMENT][,cpus=N][,memory=SIZE][,append=ARGS], IMAGE a \
+                             bzImage or /boot/vmlinuz-*, SOURCE a kernel source tree (rev=, \
+                             patch= and config= are for a tree), e.g. --kernel \
+                             base=/boot/vmlinuz-6.1.0-56-amd64 or --kernel \
+                             patched=/usr/src/linux-source-6.1,patch=fix.patch";
+
+/// The form of `option`'s value, for its errors.
+fn format_of(option: &str) -> &'static str {
+    if option == "--kernel" {
+        KERNEL_FORMAT
+    } else {
+        FORMAT
+    }
+}
+
 /// Parses a `--vm` value (also the part after `NAME=` of `--kernel`). The
 /// image must be a readable file.
 pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
@@ -51,9 +68,10 @@ pub fn parse_with(
     option: &str,
     extra: &mut dyn FnMut(&str, &str) -> Result<bool>,
 ) -> Result<VmSpec> {
+    let format = format_of(option);
     let mut rest = value.trim();
     if rest.is_empty() {
-        usage_bail!("{option}: no kernel image given; {FORMAT}");
+        usage_bail!("{option}: no kernel image given; {format}");
     }
     let (image, mut tail) = match rest.find(',') {
         Some(i) => (&rest[..i], Some(&rest[i + 1..])),
@@ -77,7 +95,7 @@ pub fn parse_with(
         };
         tail = next;
         let Some((key, v)) = item.split_once('=') else {
-            usage_bail!("{option} {value}: '{item}' is not KEY=VALUE; {FORMAT}");
+            usage_bail!("{option} {value}: '{item}' is not KEY=VALUE; {format}");
         };
         match key.trim() {
             "cpus" => match v.trim().parse::<u32>() {
@@ -88,14 +106,23 @@ pub fn parse_with(
             },
             "memory" => spec.memory = Some(memory(v.trim(), option, value)?),
             other if extra(other, v.trim())? => {}
-            other => usage_bail!(
-                "{option} {value}: unknown key '{other}' (known: cpus, memory, append{}); {FORMAT}",
-                if option == "--kernel" {
-                    "; for a source tree also rev, patch, config"
+            other => {
+                let known: &[&str] = if option == "--kernel" {
+                    &["cpus", "memory", "append", "rev", "patch", "config"]
                 } else {
-                    ""
-                }
-            ),
+                    &["cpus", "memory", "append"]
+                };
+                usage_bail!(
+                    "{option} {value}: unknown key '{other}' (known: {}{}){}; {format}",
+                    known.join(", "),
+                    if option == "--kernel" {
+                        "; rev, patch and config for a source tree"
+                    } else {
+                        ""
+                    },
+                    crate::params::did_you_mean(other, known.iter().copied())
+                )
+            }
         }
     }
     Ok(spec)
@@ -104,9 +131,15 @@ pub fn parse_with(
 /// Checks that a spec's image is a readable file.
 pub fn check_image(spec: &VmSpec, option: &str) -> Result<()> {
     if !spec.image.is_file() {
+        let source = if option == "--kernel" {
+            ", or a kernel source tree (a directory with the kernel's Makefile, e.g. \
+             /usr/src/linux-source-6.1 after apt-get install linux-source-6.1)"
+        } else {
+            ""
+        };
         usage_bail!(
-            "{option}: kernel image {} is not a file; give a bzImage or /boot/vmlinuz-* \
-             (Debian: apt-get install linux-image-amd64)",
+            "{option}: {} is neither a kernel image nor a directory; give a bzImage or \
+             /boot/vmlinuz-* (Debian: apt-get install linux-image-amd64){source}",
             spec.image.display()
         );
     }
@@ -203,7 +236,10 @@ mod tests {
         let p = f.path().display().to_string();
         for (bad, says) in [
             ("".to_string(), "no kernel image"),
-            ("/nonexistent/vmlinuz".to_string(), "is not a file"),
+            (
+                "/nonexistent/vmlinuz".to_string(),
+                "is neither a kernel image",
+            ),
             (format!("{p},cpus=0"), "from 1 to 256"),
             (format!("{p},cpus=x"), "from 1 to 256"),
             (format!("{p},memory=12"), "at least 256M"),
@@ -215,5 +251,23 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_kernels_bad_key_or_path_is_told_both_kinds_of_source() {
+        // Issue 44: `pach=` was told to "give --vm IMAGE", and a mistyped
+        // source directory only about bzImages.
+        let f = image();
+        let p = f.path().display().to_string();
+        let e = parse(&format!("{p},pach=x.patch"), "--kernel").unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("did you mean 'patch'?"), "{e}");
+        assert!(e.contains("give --kernel NAME=IMAGE|SOURCE"), "{e}");
+        assert!(!e.contains("give --vm"), "{e}");
+        let e = parse("/usr/src/linux-sorce-6.1", "--kernel").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("or a kernel source tree"), "{e}");
+        let e = parse("/nonexistent/vmlinuz", "--vm").unwrap_err();
+        assert!(!e.to_string().contains("source tree"), "{e}");
     }
 }
