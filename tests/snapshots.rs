@@ -106,3 +106,70 @@ fn the_html_page_of_the_stored_runs() {
     let page = secperf::report::html::render(&docs, generated).expect("page");
     insta::assert_snapshot!("page", without_drawings(&page.html));
 }
+
+/// Issue 44: at 80 columns the survey's table collapsed to one letter a
+/// line ("g/e/t/p/p/i/d"). At every width from 60 up, each word of each
+/// cell shown stays whole on one line of the table, every line fits, and
+/// columns left out are said so.
+#[test]
+fn the_survey_table_keeps_every_word_whole_at_60_to_120_columns() {
+    let docs = docs();
+    let survey = docs
+        .iter()
+        .find(|d| d.meta.label == "survey")
+        .expect("the fixture's survey");
+    let table = secperf::report::sections::comparisons_table(survey);
+    for width in [60u16, 80, 100, 120] {
+        let text = render(
+            survey,
+            Parts::MEASURED,
+            Kind::TerminalAt {
+                color: false,
+                width,
+            },
+        );
+        // The lines of the comparisons' grid or stacked blocks: what comes
+        // before the table's legend.
+        let block: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("baseline:"))
+            .collect();
+        assert!(block.len() > 7, "{width}: no table\n{text}");
+        for l in block.iter().filter(|l| !l.starts_with("Left out")) {
+            assert!(
+                l.chars().count() <= usize::from(width),
+                "{width}: a line of {} columns: {l}\n{text}",
+                l.chars().count()
+            );
+        }
+        let left_out = block
+            .iter()
+            .find(|l| l.starts_with("Left out to fit"))
+            .copied()
+            .unwrap_or("");
+        for row in table.rows() {
+            for (i, cell) in row.iter().enumerate() {
+                let col = &table.columns[i];
+                if !col.shown
+                    || left_out.contains(&format!(" {},", col.title))
+                    || left_out.contains(&format!(" {} (", col.title))
+                {
+                    continue;
+                }
+                for word in cell.text.split_whitespace().filter(|w| w.len() > 2) {
+                    assert!(
+                        block.iter().any(|l| l.contains(word)),
+                        "{width}: '{word}' of {} is broken\n{}",
+                        col.title,
+                        block.join("\n")
+                    );
+                }
+            }
+        }
+        // What is left out is what the priority allows: the p-value and
+        // the verdict (whose mark is in the overhead cell), never a name.
+        for title in ["workload", "mechanism", "overhead"] {
+            assert!(!left_out.contains(title), "{width}: {left_out}");
+        }
+    }
+}

@@ -233,7 +233,11 @@ mod tests {
         let image = parse_request(&format!("base={}", f.path().display())).unwrap();
         assert!(image.source.is_none());
         let e = parse_request(&format!("x={src},colour=red")).unwrap_err();
-        assert!(e.to_string().contains("also rev, patch, config"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("rev, patch and config for a source tree"),
+            "{e}"
+        );
         let e = parse_requests(&[format!("a={src}"), format!("a={src}")]).unwrap_err();
         assert!(e.to_string().contains("both arms are named"), "{e}");
     }

@@ -121,6 +121,9 @@ pub struct Column {
     /// A narrow format (email) may leave it out when the table is too
     /// wide, saying so under the table.
     pub optional: bool,
+    /// A terminal too narrow for the table may leave it out after the
+    /// optional ones (email keeps it).
+    pub optional_on_terminal: bool,
     /// A narrow format may wrap its cells at spaces even when they are
     /// right-aligned ("+12.3%" over "[8.0, 26.8] *"); left-aligned text
     /// always may.
@@ -136,6 +139,7 @@ impl Column {
             csv: vec![key.to_string()],
             shown: true,
             optional: false,
+            optional_on_terminal: false,
             wraps: align == Align::Left,
         }
     }
@@ -169,6 +173,12 @@ impl Column {
     /// A column narrow formats may leave out.
     pub fn optional(mut self) -> Column {
         self.optional = true;
+        self
+    }
+
+    /// A column a narrow terminal may leave out, after the optional ones.
+    pub fn optional_on_terminal(mut self) -> Column {
+        self.optional_on_terminal = true;
         self
     }
 
@@ -346,6 +356,11 @@ pub enum Kind {
     Terminal {
         color: bool,
     },
+    /// A terminal grid fitted to `width` columns whatever stdout is.
+    TerminalAt {
+        color: bool,
+        width: u16,
+    },
     Email,
     /// Fixed-width text at its natural width, tables between ASCII rules
     /// (the suites' default: the posts' own shape).
@@ -358,6 +373,7 @@ pub enum Kind {
 pub fn writer(kind: Kind) -> Box<dyn Markup> {
     match kind {
         Kind::Terminal { color } => Box::new(terminal::Terminal::new(color)),
+        Kind::TerminalAt { color, width } => Box::new(terminal::Terminal::with_width(color, width)),
         Kind::Email => Box::new(email::Email::default()),
         Kind::Plain => Box::new(email::Email::plain()),
         Kind::Markdown => Box::new(markdown::Markdown::default()),

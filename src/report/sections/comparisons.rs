@@ -51,10 +51,13 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Column::new("mechanism", Align::Left, "treatment"),
             Column::data("workload_params"),
             Column::new("tasks", Align::Right, "tasks"),
+            // On a narrow terminal the pairs go before names and the
+            // change (after the p-value and the verdict); email keeps them.
             Column::with_fields("pairs", Align::Right, &["pairs", "max_pairs", "unfinished"])
-                .wrapping(),
-            Column::new("baseline", Align::Right, "baseline_per_op"),
-            Column::new("treatment", Align::Right, "treatment_paired_per_op"),
+                .wrapping()
+                .optional_on_terminal(),
+            Column::new("baseline", Align::Right, "baseline_per_op").wrapping(),
+            Column::new("treatment", Align::Right, "treatment_paired_per_op").wrapping(),
             Column::with_fields(
                 &overhead_title,
                 Align::Right,
