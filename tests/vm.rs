@@ -510,9 +510,13 @@ fn instructions_are_counted_in_a_guest_exactly_and_labelled_so() {
             }
             _ => assert_eq!(verdict, "negligible", "{c}"),
         }
+        // An effect settles in at most 4 pairs; a null is shown
+        // negligible in 4, at most 5 (methodology 8.3's table: the
+        // equivalence test needs its interval inside the 0.5% band).
+        let most = if verdict == "negligible" { 5 } else { 4 };
         assert!(
-            c["pairs"].as_u64().unwrap() <= 4,
-            "settled in at most 4 pairs: {c}"
+            c["pairs"].as_u64().unwrap() <= most,
+            "settled in at most {most} pairs: {c}"
         );
     }
     let shown = secperf(&db)
