@@ -216,6 +216,63 @@ fn kernels_list_and_prune_say_what_is_cached() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Issue 44: a `--kernel` build ran `make -j2` for 20 minutes while
+/// another secperf held the measurement lock and measured. A build now
+/// takes the lock as a measurement does: with `--no-wait` it fails at once
+/// (exit 2) naming the holder, having built nothing.
+#[test]
+fn a_build_waits_for_another_measurement_or_says_so() {
+    let test = "a_build_waits_for_another_measurement_or_says_so";
+    if !build_tools(test) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let cache = t.path().join("cache");
+    let state = t.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let src = t.path().join("linux");
+    fake_tree(&src);
+    let patch = t.path().join("good.patch");
+    std::fs::write(
+        &patch,
+        "--- a/kernel/auditsc.c\n+++ b/kernel/auditsc.c\n@@ -1,3 +1,3 @@\n int a;\n-int b;\n+int b2;\n int c;\n",
+    )
+    .unwrap();
+    // Another measurement holds the lock (flock(1) on its file).
+    let mut holder = StdCommand::new("flock")
+        .arg(state.join("measure.lock"))
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("flock (util-linux)");
+    let lock = state.join("measure.lock");
+    let held = std::time::Instant::now();
+    while !lock.exists() && held.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let out = secperf(&t.path().join("t.db"))
+        .env("XDG_CACHE_HOME", &cache)
+        .env("SECPERF_STATE_DIR", &state)
+        .args(["overhead", "-w", "getppid", "--no-wait"])
+        .args(["--kernel", &format!("base={}", src.display())])
+        .args([
+            "--kernel",
+            &format!("p={},patch={}", src.display(), patch.display()),
+        ])
+        .output()
+        .unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("another measurement is running"), "{err}");
+    assert!(
+        cache_contents(&cache).is_empty(),
+        "built while another measured: {:?}",
+        cache_contents(&cache)
+    );
+}
+
 /// The unpacked linux-source-6.1 tree, or a skip (a failure under CI).
 fn kernel_source(test: &str) -> Option<PathBuf> {
     let Some(p) = std::env::var_os("SECPERF_TEST_KERNEL_SOURCE").map(PathBuf::from) else {

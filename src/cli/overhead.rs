@@ -413,7 +413,7 @@ pub(super) fn kernel_ab_stored(
     }
     let design = plan.design_for(false);
     let stop = crate::engine::session::interrupt_flag()?;
-    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop)?;
+    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop, args.wait.no_wait)?;
     crate::engine::boots::measure(
         &crate::engine::boots::BootRequest {
             arms: &arms,

@@ -241,7 +241,7 @@ fn other_side(
     crate::engine::kernels::check_tools(&reqs)?;
     let (accel, timeout) = args.vm.resolve(true)?;
     let stop = crate::engine::session::interrupt_flag()?;
-    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop)?;
+    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop, args.wait.no_wait)?;
     let argv = crate::engine::session::argv();
     let db_path = crate::store::resolve_db_path(db)?;
     let mut runs = Vec::new();

@@ -84,10 +84,14 @@ pub struct BuildSummary {
 
 /// Builds (or takes from the cache) every source arm, in order, and
 /// returns the arms ready to boot. Every build tool is checked before
-/// the first build starts.
+/// the first build starts. A build is the heaviest load secperf makes, so
+/// it holds the measurement lock as a measurement does: it waits for
+/// another secperf measuring on this machine, or with `no_wait` fails at
+/// once naming it (exit 2).
 pub fn resolve(
     reqs: &[ArmRequest],
     stop: &std::sync::atomic::AtomicBool,
+    no_wait: bool,
 ) -> Result<(Vec<KernelArm>, BuildSummary)> {
     check_tools(reqs)?;
     let root = crate::kbuild::cache_root();
@@ -105,6 +109,10 @@ pub fn resolve(
                 .map_err(|e| e.context(format!("arm {}", r.name)))?;
         }
     }
+    let _measuring = match reqs.iter().any(|r| r.source.is_some()) {
+        true => Some(super::session::measurement_lock(no_wait)?),
+        false => None,
+    };
     let mut arms = Vec::new();
     for r in reqs {
         let Some(source) = &r.source else {
