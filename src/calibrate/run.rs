@@ -44,7 +44,7 @@ pub fn measure(
         progress.skip(crate::engine::ab::unmeasured_slices(&design, &r));
         progress.line(&format!(
             "{what}: {}",
-            crate::engine::ab::describe_measured(&r)
+            crate::engine::ab::describe_measured(&r, &design)
         ));
         Ok(r)
     })

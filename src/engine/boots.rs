@@ -342,7 +342,12 @@ pub fn pairs_over_boots(
                         cases[c].workload.name,
                         arm_names[arm],
                         arm_names[0],
-                        crate::report::number::so_far(o.estimate, o.ci_low, o.ci_high),
+                        crate::report::number::so_far(
+                            o.estimate,
+                            o.ci_low,
+                            o.ci_high,
+                            super::ab::own_alpha(design),
+                        ),
                         crate::report::number::count(pairs[j][c].len(), "pair"),
                         match stopped[j][c] {
                             Some(s) => format!(" ({})", s.describe()),

@@ -25,14 +25,15 @@ pub fn count(n: usize, noun: &str) -> String {
 }
 
 /// A confidence level 1 - `alpha` in percent, to the digits that tell it
-/// from 95%: "96.6%", "99.83%".
+/// from 95%: "96.6%", "99.83%", and "95%" itself.
 pub fn level_label(alpha: f64) -> String {
     let c = (1.0 - alpha) * 100.0;
-    if c < 99.0 {
+    let text = if c < 99.0 {
         format!("{c:.1}%")
     } else {
         format!("{c:.2}%")
-    }
+    };
+    text.replace(".0%", "%").replace(".00%", "%")
 }
 
 /// One figure of a measure, readable: time and instructions per operation
@@ -188,13 +189,26 @@ pub fn marks_legend(d: &DecisionOpts) -> String {
     )
 }
 
+/// What an interval in a progress line is: the comparison's own, at its
+/// own level, before the table's correction, which the table's verdicts
+/// are decided at (so the table's interval is as wide or wider).
+pub fn own_interval(alpha: f64) -> String {
+    format!(
+        "its own {} interval; the table's, after correction, is wider",
+        level_label(alpha)
+    )
+}
+
 /// An estimate and its interval so far, for progress lines: "+12.3%
 /// [8.0, 26.8]", or "+12.3% (no bounded interval yet: too few pairs)"
 /// while a bound is infinite (the signed-rank interval has none before 6
 /// pairs).
-pub fn so_far(estimate: f64, ci_low: f64, ci_high: f64) -> String {
+pub fn so_far(estimate: f64, ci_low: f64, ci_high: f64, alpha: f64) -> String {
     if ci_low.is_finite() && ci_high.is_finite() && ci_low > -100.0 {
-        format!("{estimate:+.1}% [{ci_low:.1}, {ci_high:.1}]")
+        format!(
+            "{estimate:+.1}% [{ci_low:.1}, {ci_high:.1}] ({})",
+            own_interval(alpha)
+        )
     } else {
         format!("{estimate:+.1}% (no bounded interval yet: too few pairs)")
     }

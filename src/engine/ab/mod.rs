@@ -46,7 +46,7 @@ pub(super) use decided::store_decided;
 pub use summary::log_ratios;
 pub(super) use summary::{arm_median, pair_log_ratios, summarise};
 pub use table::measure_comparisons;
-pub use words::{describe_measured, unmeasured_slices};
+pub use words::{describe_measured, own_alpha, unmeasured_slices};
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ use super::decided::store_decided;
 use super::pair::measure_pair;
 use super::profiled::finish;
 use super::summary::{partial, summarise};
-use super::words::{describe_case, describe_measured, unmeasured_slices};
+use super::words::{describe_case, describe_measured, own_alpha, unmeasured_slices};
 use crate::engine::design::{Case, Design};
 use crate::engine::measurer::Measurer;
 use crate::engine::progress::Progress;
@@ -108,7 +108,7 @@ pub(super) fn measure_rounds(
                     progress.skip(unmeasured_slices(design, &c));
                     lane.skipped = true;
                 }
-                progress.line(&format!("{what}: {}", describe_measured(&c)));
+                progress.line(&format!("{what}: {}", describe_measured(&c, design)));
             } else if before.is_some() && state.is_none() {
                 progress.line(&format!(
                     "{what}: resumed (the table has fewer discoveries than its stop counted on)"
@@ -123,7 +123,12 @@ pub(super) fn measure_rounds(
                 let o = &c.overhead_pct;
                 progress.line(&format!(
                     "{what}: so far {} after {} pairs, running",
-                    crate::report::number::so_far(o.estimate, o.ci_low, o.ci_high),
+                    crate::report::number::so_far(
+                        o.estimate,
+                        o.ci_low,
+                        o.ci_high,
+                        own_alpha(design)
+                    ),
                     lane.pair_data.len()
                 ));
             }

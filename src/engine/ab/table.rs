@@ -49,7 +49,7 @@ pub fn measure_comparisons<'a>(
             Ok(c) => {
                 ids.push(store.add_comparison(run_id, &c)?);
                 progress.skip(unmeasured_slices(&design, &c));
-                progress.line(&format!("{what}: {}", describe_measured(&c)));
+                progress.line(&format!("{what}: {}", describe_measured(&c, &design)));
                 comparisons.push(c);
             }
             Err(Stopped { partial, error }) => {

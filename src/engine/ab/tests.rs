@@ -306,7 +306,14 @@ fn a_sequential_comparison_stops_once_settled_and_says_why() {
         "{stopped:?}"
     );
     assert_eq!(c.overhead_pct.verdict, Verdict::NoChange);
-    assert!(describe_measured(&c).contains(&format!("{} of at most 24 pairs", c.pairs)));
+    let line = describe_measured(&c, &design(24));
+    assert!(line.contains(&format!("{} of at most 24 pairs", c.pairs)));
+    // Issue 44: progress intervals said no level, and differed from the
+    // table's: they say whose they are.
+    assert!(
+        line.contains("its own 95% interval; the table's, after correction, is wider"),
+        "{line}"
+    );
 }
 
 #[test]

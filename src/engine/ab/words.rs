@@ -14,18 +14,35 @@ pub(super) fn describe_case(case: &Case) -> String {
     )
 }
 
+/// The level a comparison's own interval is at: the decision's alpha for
+/// a sequential one, 0.05 for the fixed design.
+pub fn own_alpha(design: &Design) -> f64 {
+    design
+        .stop
+        .as_ref()
+        .map_or(crate::stats::paired::PairedOpts::default().alpha, |rule| {
+            rule.decision.alpha
+        })
+}
+
 /// Slices of the budget a sequential comparison did not need (for the
 /// progress bar).
 pub fn unmeasured_slices(design: &Design, c: &Comparison) -> u64 {
     2 * design.pairs.saturating_sub(c.pairs) as u64 * design.slices_per_half()
 }
 
-/// A finished comparison's progress line: its estimate and interval
-/// before the table's correction (so no verdict mark yet), and where a
-/// sequential one stopped.
-pub fn describe_measured(c: &Comparison) -> String {
+/// A finished comparison's progress line: its estimate and its own
+/// interval, labelled so, before the table's correction (so no verdict
+/// mark yet), and where a sequential one stopped.
+pub fn describe_measured(c: &Comparison, design: &Design) -> String {
     let o = &c.overhead_pct;
-    let figure = format!("{:+.1}% [{:.1}, {:.1}]", o.estimate, o.ci_low, o.ci_high);
+    let figure = format!(
+        "{:+.1}% [{:.1}, {:.1}], {}",
+        o.estimate,
+        o.ci_low,
+        o.ci_high,
+        crate::report::number::own_interval(own_alpha(design))
+    );
     match &c.sequential {
         Some(s) => format!(
             "{figure} ({} of at most {} pairs, {})",
