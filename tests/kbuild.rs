@@ -214,6 +214,46 @@ fn kernels_list_and_prune_say_what_is_cached() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+
+    // Issue 44: `list` said "2 builds, 17.7 MiB" while trees/ held 3.6
+    // GiB, and pruning every key left them unsaid. A source tree (1 MiB
+    // of objects) is listed with its size, and --trees removes it.
+    let tree = t.path().join("secperf/kernels/trees/linux-0123abcd");
+    std::fs::create_dir_all(tree.join("build/kernel")).unwrap();
+    std::fs::write(tree.join("build/kernel/fork.o"), vec![7u8; 1 << 20]).unwrap();
+    let kernels = |args: &[&str]| {
+        let out = secperf(&t.path().join("t.db"))
+            .env("XDG_CACHE_HOME", t.path())
+            .arg("kernels")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = kernels(&["list"]);
+    assert!(listed.contains("linux-0123abcd"), "{listed}");
+    assert!(listed.contains("1 source tree (1.0 MiB)"), "{listed}");
+    assert!(listed.contains("kernels prune --trees"), "{listed}");
+    let v = json_of(
+        &secperf(&t.path().join("t.db"))
+            .env("XDG_CACHE_HOME", t.path())
+            .args(["--json", "kernels", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(v["trees_bytes"].as_u64().unwrap() >= 1 << 20, "{v}");
+    let pruned = kernels(&["prune", "--trees"]);
+    assert!(
+        pruned.contains("and 1 source tree. Left: 0 builds"),
+        "{pruned}"
+    );
+    assert!(!tree.exists());
 }
 
 /// Issue 44: a `--kernel` build ran `make -j2` for 20 minutes while

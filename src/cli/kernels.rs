@@ -10,13 +10,15 @@ use crate::usage_bail;
 
 #[derive(Debug, Subcommand)]
 pub enum KernelsCommand {
-    /// List the cached builds: key, source, patches, when built, how long
-    /// the build took (seconds) and the entry's size on disk (MiB).
+    /// List the cached builds (key, source, patches, when built, how long
+    /// the build took in seconds, the entry's size in MiB) and the source
+    /// copies and build trees the next build of a source reuses, with
+    /// their size on disk (MiB) and when a build last used them.
     List,
     /// Remove cached builds: the keys given (a unique prefix is enough),
-    /// those built more than --older-than days ago, or --all (which also
-    /// removes secperf's source copies and build trees; the next build of
-    /// a source starts from clean).
+    /// those built more than --older-than days ago (and trees last used
+    /// then), or --all; --trees removes the source copies and build trees
+    /// (the next build of a source starts from clean). Says what is left.
     Prune(PruneArgs),
 }
 
@@ -31,6 +33,30 @@ pub struct PruneArgs {
     /// Remove every build, and the source copies and build trees.
     #[arg(long, conflicts_with_all = ["keys", "older_than"])]
     pub all: bool,
+    /// Remove the source copies and build trees (with KEY or
+    /// --older-than: those too; alone: only the trees).
+    #[arg(long)]
+    pub trees: bool,
+}
+
+/// MiB, one decimal.
+fn mib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1048576.0)
+}
+
+/// What the cache holds, in one line: "2 builds (17.7 MiB) and 1 source
+/// tree (3641.2 MiB), in ROOT".
+fn holds(root: &std::path::Path) -> String {
+    let builds = cache::list(root);
+    let trees = crate::kbuild::tree::list(root);
+    format!(
+        "{} ({} MiB) and {} ({} MiB), in {}",
+        crate::report::number::count(builds.len(), "build"),
+        mib(builds.iter().map(|e| e.bytes()).sum()),
+        crate::report::number::count(trees.len(), "source tree"),
+        mib(trees.iter().map(|t| t.bytes).sum()),
+        root.display()
+    )
 }
 
 pub fn kernels(command: KernelsCommand, json: bool) -> Result<()> {
@@ -44,6 +70,7 @@ pub fn kernels(command: KernelsCommand, json: bool) -> Result<()> {
 fn list(root: &std::path::Path, json: bool) -> Result<()> {
     cache::remove_stale(root);
     let entries = cache::list(root);
+    let trees = crate::kbuild::tree::list(root);
     if json {
         let rows: Vec<serde_json::Value> = entries
             .iter()
@@ -56,20 +83,47 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        return super::print_json(&serde_json::json!({ "root": root, "builds": rows }));
+        return super::print_json(&serde_json::json!({
+            "root": root,
+            "builds": rows,
+            "trees": trees,
+            "trees_bytes": trees.iter().map(|t| t.bytes).sum::<u64>(),
+        }));
     }
-    if entries.is_empty() {
+    if entries.is_empty() && trees.is_empty() {
         super::emit_fmt!("No cached kernel builds in {}.", root.display());
         return Ok(());
     }
+    if !entries.is_empty() {
+        list_builds(&entries);
+    }
+    if !trees.is_empty() {
+        let mut t = crate::report::markup::terminal::new_table(&["source tree", "MiB", "used"]);
+        for tree in &trees {
+            t.add_row([
+                tree.dir.display().to_string(),
+                mib(tree.bytes),
+                tree.used_at
+                    .map_or("-".into(), |u| u.format("%Y-%m-%d %H:%M").to_string()),
+            ]);
+        }
+        super::emit_fmt!(
+            "Source copies and build trees (the next build of the same source reuses one; \
+             `secperf kernels prune --trees` removes them):\n{t}"
+        );
+    }
+    super::emit_fmt!("{}", holds(root));
+    Ok(())
+}
+
+/// The table of cached builds.
+fn list_builds(entries: &[cache::Entry]) {
     let mut t = crate::report::markup::terminal::new_table(&[
         "key", "source", "rev", "patches", "built", "build s", "MiB",
     ]);
-    let mut total = 0;
-    for e in &entries {
+    for e in entries {
         let r = &e.record;
         let bytes = e.bytes();
-        total += bytes;
         let mut patches: Vec<String> = r
             .patches
             .iter()
@@ -95,78 +149,93 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
             },
             r.built_at.clone(),
             format!("{:.0}", r.build_s),
-            format!("{:.1}", bytes as f64 / 1048576.0),
+            mib(bytes),
         ]);
     }
     super::emit_fmt!("{t}");
-    super::emit_fmt!(
-        "{} builds, {:.1} MiB, in {}",
-        entries.len(),
-        total as f64 / 1048576.0,
-        root.display()
-    );
-    Ok(())
 }
 
 fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
     let stale = cache::remove_stale(root);
     let keys: Vec<String>;
-    if a.all {
-        keys = cache::list(root)
-            .into_iter()
-            .map(|e| e.record.key)
-            .collect();
+    let mut cutoff = None;
+    if a.all || (a.trees && a.keys.is_empty() && a.older_than.is_none()) {
+        keys = match a.all {
+            true => cache::list(root)
+                .into_iter()
+                .map(|e| e.record.key)
+                .collect(),
+            false => Vec::new(),
+        };
     } else if let Some(days) = a.older_than {
         if days.is_nan() || days < 0.0 {
             usage_bail!("--older-than {days}: give a number of days, 0 or more");
         }
-        let cutoff = chrono::Utc::now() - chrono::Duration::seconds((days * 86400.0) as i64);
+        let before = chrono::Utc::now() - chrono::Duration::seconds((days * 86400.0) as i64);
+        cutoff = Some(before);
         keys = cache::list(root)
             .into_iter()
             .filter(|e| {
-                chrono::DateTime::parse_from_rfc3339(&e.record.built_at).is_ok_and(|t| t < cutoff)
+                chrono::DateTime::parse_from_rfc3339(&e.record.built_at).is_ok_and(|t| t < before)
             })
             .map(|e| e.record.key)
             .collect();
     } else if a.keys.is_empty() {
         usage_bail!(
-            "kernels prune: give KEY..., --older-than DAYS or --all (see secperf kernels list)"
+            "kernels prune: give KEY..., --older-than DAYS, --trees or --all (see secperf \
+             kernels list)"
         );
     } else {
         keys = a.keys.clone();
     }
     let removed = cache::remove(root, &keys)?;
-    let mut trees = false;
+    // The trees: all of them with --all or --trees (and the source memo
+    // with --all); those last used before the cutoff with --older-than.
+    let mut trees_removed: Vec<std::path::PathBuf> = Vec::new();
+    for t in crate::kbuild::tree::list(root) {
+        let old = cutoff.is_some_and(|c| t.used_at.is_some_and(|u| u < c));
+        if a.all || a.trees || old {
+            std::fs::remove_dir_all(&t.dir)
+                .map_err(|e| anyhow::anyhow!("removing {}: {e}", t.dir.display()))?;
+            trees_removed.push(t.dir);
+        }
+    }
     if a.all {
-        for d in ["trees", "memo"] {
-            let p = root.join(d);
-            if p.exists() {
-                std::fs::remove_dir_all(&p)
-                    .map_err(|e| anyhow::anyhow!("removing {}: {e}", p.display()))?;
-                trees = true;
-            }
+        let memo = root.join("memo");
+        if memo.exists() {
+            std::fs::remove_dir_all(&memo)
+                .map_err(|e| anyhow::anyhow!("removing {}: {e}", memo.display()))?;
         }
     }
     if json {
         return super::print_json(&serde_json::json!({
             "removed": removed,
             "stale_removed": stale,
-            "trees_removed": trees,
+            "trees_removed": trees_removed,
+            "left": holds(root),
         }));
     }
     super::emit_fmt!(
-        "Removed {} cached build{}{}{}.",
-        removed.len(),
-        if removed.len() == 1 { "" } else { "s" },
+        "Removed {}{}{}. Left: {}{}.",
+        crate::report::number::count(removed.len(), "cached build"),
         if stale > 0 {
             format!(" and {stale} unfinished one(s)")
         } else {
             String::new()
         },
-        if trees {
-            ", and secperf's source copies and build trees"
+        if trees_removed.is_empty() {
+            String::new()
         } else {
+            format!(
+                ", and {}",
+                crate::report::number::count(trees_removed.len(), "source tree")
+            )
+        },
+        holds(root),
+        if crate::kbuild::tree::list(root).is_empty() {
             ""
+        } else {
+            " (`secperf kernels prune --trees` removes the source trees)"
         }
     );
     Ok(())

@@ -273,6 +273,64 @@ pub fn checkout_git(repo: &Path, tree: &str, dst: &Path, index: &Path) -> Result
     run(&["clean", "-f", "-d", "-x", "-q"])
 }
 
+/// A source copy and build tree on disk, as `kernels list` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Listed {
+    pub dir: PathBuf,
+    /// Bytes allocated on disk (its files' blocks).
+    pub bytes: u64,
+    /// When a build last used it (its state file's modification time;
+    /// the directory's where there is none).
+    pub used_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Every tree under `root`, the most recently used first.
+pub fn list(root: &Path) -> Vec<Listed> {
+    let mut out: Vec<Listed> = std::fs::read_dir(root.join("trees"))
+        .map(|d| {
+            d.filter_map(|e| {
+                let dir = e.ok()?.path();
+                dir.is_dir().then(|| {
+                    let tree = Tree { dir: dir.clone() };
+                    let used = std::fs::metadata(tree.state_file())
+                        .or_else(|_| std::fs::metadata(&dir))
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .map(chrono::DateTime::<chrono::Utc>::from);
+                    Listed {
+                        bytes: disk_bytes(&dir),
+                        used_at: used,
+                        dir,
+                    }
+                })
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    out.sort_by(|a, b| b.used_at.cmp(&a.used_at));
+    out
+}
+
+/// Bytes a directory takes on disk, what is under it included (blocks
+/// allocated, not lengths: a build tree's objects).
+pub fn disk_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let own = meta.blocks() * 512;
+    if !meta.is_dir() {
+        return own;
+    }
+    own + std::fs::read_dir(path)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| disk_bytes(&e.path()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
