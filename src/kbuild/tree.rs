@@ -307,7 +307,7 @@ pub fn list(root: &Path) -> Vec<Listed> {
             .collect()
         })
         .unwrap_or_default();
-    out.sort_by(|a, b| b.used_at.cmp(&a.used_at));
+    out.sort_by_key(|t| std::cmp::Reverse(t.used_at));
     out
 }
 
