@@ -122,7 +122,8 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
     };
     let mut notes = vec![
         "values: median ns per lock/unlock/yield round of one thread (lower is better); \
-         % as mmtests prints it: negative = slower than the first column"
+         % is the change of the value against the first column: + is slower (the post, as \
+         mmtests prints it, signed it the other way: positive better)"
             .to_string(),
     ];
     notes.extend(note);
@@ -144,7 +145,7 @@ fn plan(ctx: &PlanCtx) -> SuitePlan {
         ab_items,
         ab: AbShape::standard(ctx.quick),
         baseline_name: "audit off".into(),
-        pct_style: PctStyle::Gain,
+        pct_style: PctStyle::Change,
         collect_avc: false,
         notes,
     }

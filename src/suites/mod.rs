@@ -98,12 +98,11 @@ pub use crate::report::model::Layout;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum PctStyle {
     /// The change of the value shown: +8.4% walk time is 8.4% slower,
-    /// +121% ops/s is 121% more work done (creds-2008, avc-2004,
-    /// access-2023, lsm-hooks-2020).
+    /// +121% ops/s is 121% more work done, in every suite. (audit-2017's
+    /// post printed mmtests' gain, positive better; a table whose value
+    /// is baseline x (1 + change) must print the change for the two to
+    /// agree: issue 44 found a slower row printed with a lower value.)
     Change,
-    /// mmtests' convention: positive is better whatever the unit, so a
-    /// time that grew 11% prints as -11% (audit-2017).
-    Gain,
 }
 
 /// The figure a table shows for a workload, computed from ns/op per task.

@@ -154,9 +154,6 @@ fn styled_pct(metric: Metric, style: PctStyle, (e, lo, hi): (f64, f64, f64)) -> 
     let (lo, hi) = (a.min(b), a.max(b));
     match style {
         PctStyle::Change => (e, lo, hi),
-        // mmtests: positive = better.
-        PctStyle::Gain if metric.is_time() => (-e, -hi, -lo),
-        PctStyle::Gain => (e, lo, hi),
     }
 }
 
@@ -561,16 +558,46 @@ mod tests {
     }
 
     #[test]
-    fn mmtests_gain_flips_the_sign_of_times_only() {
+    fn the_percent_is_the_change_of_the_value_shown() {
         let t = (10.0, 5.0, 20.0);
-        assert_eq!(
-            styled_pct(Metric::NsPerOp, PctStyle::Gain, t),
-            (-10.0, -20.0, -5.0)
-        );
         assert_eq!(styled_pct(Metric::NsPerOp, PctStyle::Change, t), t);
-        // A rate: +100% time is -50% ops/s, in either style.
-        let (e, lo, hi) = styled_pct(Metric::OpsPerSec, PctStyle::Gain, (100.0, 0.0, 300.0));
+        // A rate: +100% time is -50% ops/s.
+        let (e, lo, hi) = styled_pct(Metric::OpsPerSec, PctStyle::Change, (100.0, 0.0, 300.0));
         assert!((e + 50.0).abs() < 1e-9 && (lo + 75.0).abs() < 1e-9 && hi.abs() < 1e-9);
+    }
+
+    /// Issue 44: audit-2017 printed "677.1 512.1 (-24.37%)*" for a row
+    /// audit made slower: the value came from the sign-flipped percent.
+    /// A slower row and a faster row now read the same way in value and
+    /// sign, and the suite's note says so.
+    #[test]
+    fn audit_2017_rows_agree_in_value_and_sign_slower_or_faster() {
+        let plan = (super::super::audit_2017::SUITE.plan)(&super::super::PlanCtx {
+            quick: true,
+            cpus: 1,
+        });
+        let mut r = run(1, "audit-2017", "6.18", vec![]);
+        let mut slower = comparison("mutex_yield", 1200.0, Verdict::Slower);
+        let mut faster = comparison("mutex_yield", 800.0, Verdict::Faster);
+        for (c, spec) in [
+            (&mut slower, "audit:enabled"),
+            (&mut faster, "audit:unrelated-rule"),
+        ] {
+            let t = Treatment::parse(spec).unwrap();
+            c.mechanism = t.mechanism.name().into();
+            c.variant = t.variant.into();
+            c.params = t.params.clone();
+            c.workload_params = plan.ab_items[0].full_params();
+            c.mode = plan.ab_items[0].mode;
+        }
+        r.comparisons = vec![slower, faster];
+        let s = ab_section(&plan, &r, Layout::ItemRows).expect("the A/B table");
+        let text = plain(&s);
+        assert!(text.contains(" 1200 (+20.00%)*"), "{text}");
+        assert!(text.contains(" 800.0 (-20.00%)*"), "{text}");
+        let notes = plan.notes.join(" ");
+        assert!(!notes.contains("negative = slower"), "{notes}");
+        assert!(notes.contains("+ is slower"), "{notes}");
     }
 
     #[test]

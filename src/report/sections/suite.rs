@@ -152,7 +152,8 @@ fn remarks(doc: &RunDoc, s: &SuiteDoc, m: &mut dyn Markup) {
     }
     m.text(
         "Runs: each value is the median over the run's samples; a % against a baseline run is \
-         the ratio of the two medians, with a bootstrap 95% interval",
+         the Hodges-Lehmann shift between the two runs' samples, with the interval that inverts \
+         the Mann-Whitney test at the level the verdicts were decided at",
     );
     let mut items: Vec<String> = s.notes.iter().map(|n| format!("note: {n}")).collect();
     items.extend(
