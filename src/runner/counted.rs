@@ -102,15 +102,7 @@ mod tests {
         // Spins for 20 ms of this thread's own CPU time, not of the wall
         // clock: on a loaded machine (CI's other tests) 20 ms of wall clock
         // may hold under half of that on a CPU.
-        let cpu_ns = || {
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: ts is a valid timespec for the call to fill.
-            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-            ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-        };
+        let cpu_ns = crate::sys::thread_cpu_ns;
         let a = c.read().unwrap()[0];
         let start = cpu_ns();
         while cpu_ns() - start < 20_000_000 {

@@ -57,10 +57,7 @@ pub(super) fn measure_pair(
 
 /// A pair's figures beside its own measure: those both halves reported,
 /// by measure.
-pub(in crate::engine) fn pair_figures(
-    baseline: &[Figure],
-    treatment: &[Figure],
-) -> Vec<PairFigure> {
+fn pair_figures(baseline: &[Figure], treatment: &[Figure]) -> Vec<PairFigure> {
     baseline
         .iter()
         .filter_map(|b| {

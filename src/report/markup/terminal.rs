@@ -311,11 +311,15 @@ struct Fit {
 /// numbers that may wrap, wrapped. None when even that does not fit (the
 /// table is then stacked).
 fn fit(table: &Table, width: usize) -> Option<Fit> {
+    // Each column's narrowest, wrapped and whole, measured once.
+    let mins: Vec<[usize; 2]> = (0..table.columns.len())
+        .map(|i| [min_width(table, i, false), min_width(table, i, true)])
+        .collect();
     // A grid of n columns takes one space each side of each and a rule
     // between and around them.
     let drawn = |cols: &[usize], numbers: bool| -> usize {
         cols.iter()
-            .map(|&i| min_width(table, i, wraps(table, i, numbers)) + 3)
+            .map(|&i| mins[i][usize::from(wraps(table, i, numbers))] + 3)
             .sum::<usize>()
             + 1
     };

@@ -269,15 +269,7 @@ mod tests {
         // Burn 20 ms of CPU in another thread, by its own CPU clock (by
         // the wall clock, a loaded machine gave it 13 ms).
         std::thread::spawn(|| {
-            let thread_ns = || {
-                let mut ts = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
-                // SAFETY: a valid out-pointer.
-                unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-                ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-            };
+            let thread_ns = crate::sys::thread_cpu_ns;
             let start = thread_ns();
             let mut x = 0u64;
             while thread_ns() - start < 20_000_000 {
