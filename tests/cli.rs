@@ -1344,7 +1344,8 @@ fn json_beside_another_format_is_a_usage_error_before_anything_runs() {
     ] {
         let err = assert_usage_error(&mut sb.cmd(args));
         assert!(
-            err.contains("--json and --format") && err.contains("give one"),
+            err.contains("--json and --format")
+                && err.contains("give one of them (--json is the same as --format json)"),
             "{args:?}: {err}"
         );
     }

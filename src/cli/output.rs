@@ -25,7 +25,8 @@ pub fn refuse_json_beside<F: clap::ValueEnum>(json: bool, format: Option<&F>) ->
     };
     if json && name != "json" {
         crate::usage_bail!(
-            "--json and --format {name} ask for two outputs: give one of them (--json is the              same as --format json)"
+            "--json and --format {name} ask for two outputs: give one of them (--json is the \
+             same as --format json)"
         );
     }
     Ok(())
