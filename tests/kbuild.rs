@@ -191,6 +191,57 @@ fn bad_source_arms_exit_2_and_leave_nothing_behind() {
 }
 
 #[test]
+fn a_dry_run_estimates_an_arm_sharing_a_tree_as_a_rebuild() {
+    // Two arms of one source share secperf's tree: the second rebuilds
+    // the files its patch changes, not the whole kernel (it took 51 s
+    // where the plan said about 25 min).
+    let test = "a_dry_run_estimates_an_arm_sharing_a_tree_as_a_rebuild";
+    if !build_tools(test) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("linux");
+    fake_tree(&src);
+    let patch = t.path().join("one.patch");
+    std::fs::write(
+        &patch,
+        "--- a/kernel/auditsc.c\n+++ b/kernel/auditsc.c\n@@ -2,2 +2,2 @@\n-int b;\n+int b2;\n int c;\n",
+    )
+    .unwrap();
+    let s = src.display().to_string();
+    let out = secperf(&t.path().join("t.db"))
+        .env("XDG_CACHE_HOME", t.path().join("cache"))
+        .args(["--json", "overhead", "-w", "getppid", "--dry-run"])
+        .args(["--kernel", &format!("base={s}")])
+        .args(["--kernel", &format!("p={s},patch={}", patch.display())])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let builds = plan["builds"].as_array().unwrap();
+    let (first, second) = (&builds[0]["build"], &builds[1]["build"]);
+    let note = second["note"].as_str().unwrap();
+    assert!(
+        note.contains("shares secperf's tree with arm base")
+            && note.contains("rebuilds only what differs, 1 file (kernel/auditsc.c), then links"),
+        "{note}"
+    );
+    let (a, b) = (
+        first["estimate_s"].as_f64().unwrap(),
+        second["estimate_s"].as_f64().unwrap(),
+    );
+    assert!(
+        b < a / 5.0,
+        "a rebuild of one file {b} s against a first build {a} s"
+    );
+    assert!(
+        (plan["build_estimate_s"].as_f64().unwrap() - (a + b)).abs() < 1e-6,
+        "{plan}"
+    );
+}
+
+#[test]
 fn kernels_list_and_prune_say_what_is_cached() {
     let t = tempfile::tempdir().unwrap();
     let out = secperf(&t.path().join("t.db"))

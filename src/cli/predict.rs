@@ -145,30 +145,38 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
             window.as_secs_f64()
         );
         let mut last = u64::MAX;
-        // The first third: the target's CPU time per call with one counter
-        // per thread; the rest: every syscall by name.
-        let light_window = window / 3;
-        let (counted, tree) =
-            counts::count_pid(pid, light_window, window - light_window, &mut |left| {
-                let s = left.as_secs();
-                if s % 5 == 0 && s != last && s > 0 {
-                    eprintln!("secperf: {s} s left");
-                    last = s;
-                }
-            })?;
-        let calls: u64 = counted.counts.values().sum();
+        let (counted, tree, when) = counts::count_pid(pid, window, &mut |left| {
+            let s = left.as_secs();
+            if s % 5 == 0 && s != last && s > 0 {
+                eprintln!("secperf: {s} s left");
+                last = s;
+            }
+        })?;
         eprintln!(
-            "secperf: counted {calls} system calls of pid {pid} and its tree ({}) in {:.1} s",
+            "secperf: counted pid {pid} and its tree ({}) for {:.1} s: {}",
             tree.describe(),
-            counted.wall_ns as f64 / 1e9
+            counted.wall_ns as f64 / 1e9,
+            when.describe()
         );
-        if calls == 0 {
+        if when.calls == 0 {
             usage_bail!(
                 "pid {pid} and its tree ({}) made no system calls in the {:.0} s counted, so \
                  there is nothing to predict: count while it works (start its load, then \
                  `predict --pid {pid} --for N`), or give the process that does the work",
                 tree.describe(),
                 window.as_secs_f64()
+            );
+        }
+        plan.notes
+            .push(format!("what was counted when: {}", when.describe()));
+        if counted.counts.is_empty() {
+            usage_bail!(
+                "pid {pid} and its tree made {} system calls in the {:.0} s counted, none of them \
+                 while counted by name (alternate {:.2} s slices): its load came in bursts \
+                 shorter than that; count again while the load lasts a second or more",
+                when.calls,
+                window.as_secs_f64(),
+                when.slice_s
             );
         }
         counted

@@ -236,14 +236,20 @@ pub fn pairs_over_boots(
             break;
         }
         let order = block_order(&mut rng, k);
+        // The arms that boot in this block (one with every case settled
+        // sits it out): each boot but the last is reported as soon as it
+        // is done, so that its time a boot is its own; the last waits for
+        // the block's pairs, to say what they find.
+        let booting: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&arm| !open_for(arm, &stopped).is_empty())
+            .collect();
         let mut last_done: Option<BootDone> = None;
         let mut got: Vec<Vec<(usize, BootResult)>> = vec![Vec::new(); k];
         let profile = design.profile.is_some_and(|p| i < p.pairs);
-        for &arm in &order {
+        for (b, &arm) in booting.iter().enumerate() {
             let open = open_for(arm, &stopped);
-            if open.is_empty() {
-                continue;
-            }
             match booter.boot(arm, &open, profile) {
                 Ok(h) if h.len() == open.len() => got[arm] = open.iter().copied().zip(h).collect(),
                 Ok(h) => {
@@ -267,18 +273,18 @@ pub fn pairs_over_boots(
                 }
             }
             index += 1;
-            // The block's last boot is reported once its pairs are in,
-            // with what they say so far.
-            if let Some(done) = last_done.take() {
-                on_boot(&done);
-            }
-            last_done = Some(BootDone {
+            let done = BootDone {
                 index,
                 total,
                 arm,
                 pair: i,
                 findings: Vec::new(),
-            });
+            };
+            if b + 1 < booting.len() {
+                on_boot(&done);
+            } else {
+                last_done = Some(done);
+            }
         }
         let position = |arm: usize| order.iter().position(|&a| a == arm).unwrap_or(0);
         for j in 0..contrasts {
@@ -726,6 +732,44 @@ mod tests {
             seen[3].1
         );
         assert!(seen[3].1[0].contains("after 2 pairs"), "{:?}", seen[3].1);
+    }
+
+    #[test]
+    fn each_boot_is_reported_before_the_next_boot_starts() {
+        // A boot reported only after the next one had run showed the time
+        // of two boots as its own ("25 s a boot", then "12 s a boot").
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        struct Counting(Scripted, Rc<RefCell<usize>>);
+        impl Booter for Counting {
+            fn boot(&mut self, arm: usize, cases: &[usize], p: bool) -> Result<Vec<BootResult>> {
+                *self.1.borrow_mut() += 1;
+                self.0.boot(arm, cases, p)
+            }
+        }
+        let booted = Rc::new(RefCell::new(0));
+        let mut b = Counting(
+            Scripted {
+                ns: [[100.0, 0.0], [120.0, 0.0]],
+                calls: Vec::new(),
+                fail_at: None,
+            },
+            booted.clone(),
+        );
+        let mut seen: Vec<(usize, usize)> = Vec::new();
+        let design = Design::for_tests(3, 5);
+        let (_, err) =
+            pairs_over_boots(&[case("getppid")], &design, &["a", "b"], &mut b, &mut |d| {
+                seen.push((d.index, *booted.borrow()))
+            });
+        assert!(err.is_none());
+        for (index, boots_run) in &seen {
+            assert_eq!(
+                index, boots_run,
+                "boot {index} reported after {boots_run} boots"
+            );
+        }
+        assert_eq!(seen.len(), 6);
     }
 
     #[test]

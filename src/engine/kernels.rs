@@ -178,15 +178,10 @@ pub fn summary_line(s: &BuildSummary) -> String {
 pub fn plan(reqs: &[ArmRequest]) -> Result<Vec<(String, Option<Planned>)>> {
     let root = crate::kbuild::cache_root();
     check_tools(reqs)?;
-    reqs.iter()
-        .map(|r| {
-            Ok((
-                r.name.clone(),
-                match &r.source {
-                    Some(s) => Some(crate::kbuild::plan(s, &root)?),
-                    None => None,
-                },
-            ))
-        })
-        .collect()
+    let arms: Vec<(&str, Option<&crate::kbuild::SourceSpec>)> = reqs
+        .iter()
+        .map(|r| (r.name.as_str(), r.source.as_ref()))
+        .collect();
+    let plans = crate::kbuild::build::plan_all(&arms, &root)?;
+    Ok(reqs.iter().map(|r| r.name.clone()).zip(plans).collect())
 }

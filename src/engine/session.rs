@@ -50,6 +50,46 @@ pub struct RunSpec<'a, P: serde::Serialize> {
     pub metric: crate::model::Metric,
 }
 
+/// The phantom-rules check of this invocation: made by its first audit
+/// run, reused by the ones after it (predict measures its probes in
+/// several runs; the kernel's phantom state does not change in between,
+/// and each check moved the machine's audit state for nothing).
+static PHANTOM_CHECKED: std::sync::Mutex<Option<(Option<bool>, PhantomCheck)>> =
+    std::sync::Mutex::new(None);
+
+/// The check an audit run makes before it measures, once per invocation;
+/// warns where phantom rules are found.
+fn phantom_check_once(lock: &StateLock, seed: u64) -> Result<(Option<bool>, PhantomCheck)> {
+    let (answer, fresh) = once(&PHANTOM_CHECKED, || {
+        // The arms set the machine's rules aside anyway.
+        let opts = CheckOpts::in_run(seed, cache_dir());
+        let (phantom, check) = check_reporting(lock, &opts)?;
+        if phantom == Some(true) {
+            eprintln!("secperf: warning: {}", check.consequence());
+        }
+        Ok((phantom, check))
+    })?;
+    if !fresh {
+        eprintln!("secperf: phantom audit rules: as checked before in this invocation");
+    }
+    Ok(answer)
+}
+
+/// `make`'s answer, made the first time and kept in `memo` for the calls
+/// after it; true where it was made now. An error is not kept.
+fn once<T: Clone>(
+    memo: &std::sync::Mutex<Option<T>>,
+    make: impl FnOnce() -> Result<T>,
+) -> Result<(T, bool)> {
+    let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(done) = memo.as_ref() {
+        return Ok((done.clone(), false));
+    }
+    let made = make()?;
+    *memo = Some(made.clone());
+    Ok((made, true))
+}
+
 /// An open run: its store, its id, the lock if held, its progress.
 pub struct Session {
     pub db_path: PathBuf,
@@ -118,13 +158,8 @@ impl Session {
             .transpose()?;
         let mut meta = run_meta(spec.kind, spec.label, spec.params, spec.seed, spec.metric)?;
         if let (Some(lock), true) = (&lock, spec.audit_check) {
-            // The arms set the machine's rules aside anyway.
-            let opts = CheckOpts::in_run(spec.seed.unwrap_or(0), cache_dir());
-            let (phantom, check) = check_reporting(lock, &opts)?;
+            let (phantom, check) = phantom_check_once(lock, spec.seed.unwrap_or(0))?;
             crate::probe::audit_phantom::record(&mut meta.system, phantom, &check);
-            if phantom == Some(true) {
-                eprintln!("secperf: warning: {}", check.consequence());
-            }
         }
         let system = meta.system.clone();
         let run_id = store.begin_run(&meta)?;
@@ -355,6 +390,26 @@ mod tests {
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn the_phantom_check_is_made_once_per_invocation() {
+        // One predict made it before each of its three probe runs.
+        let memo = std::sync::Mutex::new(None);
+        let mut made = 0;
+        for i in 0..3 {
+            let (answer, fresh) = once(&memo, || {
+                made += 1;
+                Ok(Some(true))
+            })
+            .unwrap();
+            assert_eq!((answer, fresh), (Some(true), i == 0));
+        }
+        assert_eq!(made, 1);
+        // A check that failed is made again.
+        let memo = std::sync::Mutex::new(None::<u8>);
+        assert!(once(&memo, || anyhow::bail!("interrupted")).is_err());
+        assert_eq!(once(&memo, || Ok(7)).unwrap(), (7, true));
     }
 
     #[test]

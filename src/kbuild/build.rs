@@ -180,6 +180,73 @@ pub struct Planned {
 /// The plan of an arm: cached, or to build and about how long. Reads
 /// only.
 pub fn plan(spec: &SourceSpec, root: &Path) -> Result<Planned> {
+    plan_after(spec, root, None).map(|p| p.0)
+}
+
+/// The plans of a run's arms, in the order they are built (None for an
+/// arm that boots an image). An arm whose tree an earlier arm of the run
+/// builds is estimated as the rebuild it will be: of the files that
+/// differ between the two, then the link, rather than as a first build.
+pub fn plan_all(arms: &[(&str, Option<&SourceSpec>)], root: &Path) -> Result<Vec<Option<Planned>>> {
+    let mut built: Vec<(&str, &SourceSpec, Inputs)> = Vec::new();
+    let mut out = Vec::new();
+    for (name, spec) in arms {
+        let Some(spec) = spec else {
+            out.push(None);
+            continue;
+        };
+        let earlier = built
+            .iter()
+            .rev()
+            .find(|(_, s, _)| s.source == spec.source)
+            .map(|(n, _, i)| (*n, i));
+        let (planned, inputs) = plan_after(spec, root, earlier)?;
+        if !planned.cached {
+            built.push((name, spec, inputs));
+        }
+        out.push(Some(planned));
+    }
+    Ok(out)
+}
+
+/// Seconds to compile one file and to link, where the tree has no first
+/// build to learn them from (a 2-CPU VM's figures: a one-file change took
+/// 51 s in all).
+const FILE_S: f64 = 3.0;
+const LINK_S: f64 = 45.0;
+
+/// The files a tree changes in going from one arm's inputs to another's,
+/// or None where that is not known (two revisions outside git) or is
+/// most of the tree (a different config).
+fn files_between(a: &Inputs, b: &Inputs, b_spec: &SourceSpec) -> Option<Vec<String>> {
+    if a.fragment.as_ref().map(|f| &f.1) != b.fragment.as_ref().map(|f| &f.1) {
+        return None;
+    }
+    let mut files: Vec<String> = a
+        .patches
+        .iter()
+        .chain(&b.patches)
+        .flat_map(|p| patches::files(&p.content))
+        .collect();
+    if a.identity.id != b.identity.id {
+        let (Some(x), Some(y)) = (&a.identity.commit, &b.identity.commit) else {
+            return None;
+        };
+        let diff = source::git(&b_spec.source, &["diff", "--name-only", x, y]).ok()?;
+        files.extend(diff.lines().map(str::to_string));
+    }
+    files.sort();
+    files.dedup();
+    Some(files)
+}
+
+/// An arm's plan, given the earlier arm of the same run (its name, spec
+/// and inputs) that builds the same tree first, if any.
+fn plan_after(
+    spec: &SourceSpec,
+    root: &Path,
+    earlier: Option<(&str, &Inputs)>,
+) -> Result<(Planned, Inputs)> {
     let inputs = inputs(spec, root)?;
     let key = read_memo(root, &inputs.memo_key).map(|m| key_of(&inputs, &m));
     let cached = key
@@ -188,8 +255,58 @@ pub fn plan(spec: &SourceSpec, root: &Path) -> Result<Planned> {
     let tree = Tree::of(root, &spec.source);
     let state = tree.state();
     let built_before = tree.build().join("vmlinux").exists();
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get()) as f64;
+    let shared = earlier.map(|(name, e)| (name, files_between(e, &inputs, spec)));
     let (estimate_s, note) = if cached {
         (0.0, "cached: nothing to build".to_string())
+    } else if let Some((name, Some(files))) = &shared
+        && files.is_empty()
+    {
+        (
+            LINK_S,
+            format!(
+                "shares secperf's tree with arm {name}, built before it, and no source file \
+                 differs: at most a relink"
+            ),
+        )
+    } else if let Some((name, Some(files))) = &shared {
+        // One file compiles in a first build's seconds x CPUs / files.
+        let file_s = state
+            .first_build
+            .filter(|b| b.1 > 0)
+            .map_or(FILE_S, |b| b.0 * cpus / b.1 as f64);
+        let shown: Vec<&str> = files.iter().take(3).map(String::as_str).collect();
+        (
+            LINK_S + files.len() as f64 * file_s,
+            format!(
+                "shares secperf's tree with arm {name}, built before it: rebuilds only what \
+                 differs, {}{}, then links{}",
+                crate::report::number::count(files.len(), "file"),
+                if shown.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({}{})",
+                        shown.join(", "),
+                        if files.len() > 3 { ", ..." } else { "" }
+                    )
+                },
+                if files.iter().any(|f| f.ends_with(".h")) {
+                    "; a header changes, so each file that includes it is rebuilt too"
+                } else {
+                    ""
+                }
+            ),
+        )
+    } else if let Some((name, None)) = &shared {
+        let s = state.first_build.map_or(3000.0 / cpus, |b| b.0);
+        (
+            s,
+            format!(
+                "shares secperf's tree with arm {name}, built before it, but differs from it in \
+                 config or in a revision outside git: counted as a first build"
+            ),
+        )
     } else if built_before {
         let s = state.last_build.map_or(180.0, |b| b.0.max(60.0));
         (
@@ -199,18 +316,20 @@ pub fn plan(spec: &SourceSpec, root: &Path) -> Result<Planned> {
                 .to_string(),
         )
     } else {
-        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get()) as f64;
         let s = state.first_build.map_or(3000.0 / cpus, |b| b.0);
         (s, format!("a first build of this source on {cpus} CPUs"))
     };
-    Ok(Planned {
-        source: spec.describe(),
-        identity: inputs.identity,
-        key,
-        cached,
-        estimate_s,
-        note,
-    })
+    Ok((
+        Planned {
+            source: spec.describe(),
+            identity: inputs.identity.clone(),
+            key,
+            cached,
+            estimate_s,
+            note,
+        },
+        inputs,
+    ))
 }
 
 /// The arm's image: from the cache, or built now. `label` names the arm

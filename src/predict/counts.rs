@@ -295,7 +295,7 @@ pub struct Counted {
     pub cpu_ns: u64,
     pub wall_ns: u64,
     /// The target's CPU time per call with one counter per thread
-    /// (`--pid`'s first part): its cost without ~370 counters per thread,
+    /// (`--pid`'s slices counted without names): its cost without ~370 counters per thread,
     /// whose switching in and out at every context switch inflates a busy
     /// server's CPU time (nginx: 125 -> 215 ms per ab run).
     pub light: Option<Light>,
@@ -323,8 +323,8 @@ impl Counted {
                 Some(format!(
                     "the target's CPU time is the one taken while each syscall was counted by \
                      name, which the counters inflate (a server that switches often: by up to \
-                     80%): over the first {:.1} s it used {:.0} ms, too little to time its calls \
-                     in clock ticks (count longer with --for)",
+                     80%): over the {:.1} s counted without names it used {:.0} ms, too little \
+                     to time its calls in clock ticks (count longer with --for)",
                     light.wall_ns as f64 / 1e9,
                     light.cpu_ns as f64 / 1e6
                 )),
@@ -333,9 +333,9 @@ impl Counted {
                 let cpu_ns = (per_call * calls as f64).round() as u64;
                 let note = format!(
                     "the target's CPU time, {:.2} s, is its {calls} calls at {:.2} us each, its \
-                     CPU time per call over the first {:.1} s with one counter per thread ({} \
-                     calls); while each syscall was counted by name it used {:.2} s ({:+.0}%), \
-                     the counters' own cost, left out",
+                     CPU time per call over the {:.1} s counted without names, with one counter \
+                     per thread ({} calls); counted by name half of the time, it used {:.2} s \
+                     ({:+.0}%), the counters' own cost, left out",
                     cpu_ns as f64 / 1e9,
                     per_call / 1000.0,
                     light.wall_ns as f64 / 1e9,
@@ -352,7 +352,7 @@ impl Counted {
 
 /// A window counted with one `raw_syscalls:sys_enter` counter per thread:
 /// every call, not by syscall, at a fraction of the full count's cost.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Light {
     pub calls: u64,
     pub cpu_ns: u64,
@@ -569,44 +569,34 @@ pub fn tree_cpu_ns(pids: &[libc::pid_t]) -> u64 {
     pids.iter().filter_map(|&p| cpu_ns_of(p).ok()).sum()
 }
 
+/// How long each slice of `--pid`'s window is: the by-name counters are
+/// on in every other slice, so a burst of load longer than two slices is
+/// seen by name.
+pub const SLICE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Counts the syscalls of running process `pid` and its whole tree (every
-/// thread of it and of its descendants now, and what they start) for
-/// `window`, calling `tick` about once a second with the time left.
-/// Read-only: nothing is applied to the processes. The CPU time is the
-/// tree's: the sum over its processes at the end (those started during
-/// the window included) less the sum at the start; a process that exits
-/// and is reaped inside the tree moves its time into its parent's, so it
-/// still counts.
+/// thread of it and of its descendants now, and what they start) over all
+/// of `window`, calling `tick` about once a second with the time left.
+/// Read-only: nothing is applied to the processes.
+///
+/// Every call is counted over the whole window by one counter per thread
+/// (`raw_syscalls:sys_enter`, cheap); the by-name counters (one per
+/// syscall and thread, whose switching at each context switch inflates a
+/// busy server's CPU time) are on in alternate [`SLICE`]s, starting with
+/// the first. The counts by name are the named slices' scaled to every
+/// call of the window; the target's CPU time per call is taken from the
+/// other slices (its [`Light`]). A load that comes in a burst anywhere in
+/// the window is counted whole: all its calls, by name in proportion.
+///
+/// The CPU time is the tree's: the sum over its processes at the end of
+/// each slice (those started during the window included) less the sum
+/// before; a process that exits and is reaped inside the tree moves its
+/// time into its parent's, so it still counts.
 pub fn count_pid(
     pid: libc::pid_t,
-    light_window: std::time::Duration,
     window: std::time::Duration,
     tick: &mut dyn FnMut(std::time::Duration),
-) -> Result<(Counted, Tree)> {
-    let light = if light_window.is_zero() {
-        None
-    } else {
-        let events = vec![every_syscall_event()?];
-        let (counted, _) = count_tree(pid, events, light_window, &mut |left| tick(left + window))?;
-        Some(Light {
-            calls: counted.counts.values().sum(),
-            cpu_ns: counted.cpu_ns,
-            wall_ns: counted.wall_ns,
-        })
-    };
-    let (mut counted, tree) = count_tree(pid, syscall_events()?, window, tick)?;
-    counted.light = light;
-    Ok((counted, tree))
-}
-
-/// [`count_pid`]'s count of one window with `events` on every thread of
-/// the tree.
-fn count_tree(
-    pid: libc::pid_t,
-    events: Vec<SyscallEvent>,
-    window: std::time::Duration,
-    tick: &mut dyn FnMut(std::time::Duration),
-) -> Result<(Counted, Tree)> {
+) -> Result<(Counted, Tree, Window)> {
     let before = tree_of(pid)?;
     let mut tids = Vec::new();
     for &p in &before {
@@ -621,38 +611,129 @@ fn count_tree(
     // by now (what it did is then in its parent's counts, by inherit, only
     // if it was started during the window).
     let own = threads_of(pid)?;
-    let mut counters = SyscallCounters::open_where(events, &tids, &|t| own.contains(&t))?;
-    let cpu_before = tree_cpu_ns(&before);
+    let required = |t| own.contains(&t);
+    let mut every = SyscallCounters::open_where(vec![every_syscall_event()?], &tids, &required)?;
+    let mut named = SyscallCounters::open_where(syscall_events()?, &tids, &required)?;
+    let total = |c: &mut SyscallCounters| -> Result<u64> { Ok(c.read()?.values().sum()) };
+    let cpu_start = tree_cpu_ns(&before);
+    let (mut cpu_at, mut calls_at) = (cpu_start, 0);
+    let mut w = Window {
+        slice_s: SLICE.as_secs_f64(),
+        ..Window::default()
+    };
+    let (mut light, mut heavy) = (Light::default(), Light::default());
     let started = std::time::Instant::now();
-    counters.enable()?;
+    every.enable()?;
+    let mut slice_at = started;
     while let Some(left) = window.checked_sub(started.elapsed()) {
-        tick(left);
-        std::thread::sleep(left.min(std::time::Duration::from_secs(1)));
         if left.is_zero() {
             break;
         }
+        let by_name = w.calls_per_slice.len().is_multiple_of(2);
+        if by_name {
+            named.enable()?;
+        }
+        tick(left);
+        std::thread::sleep(left.min(SLICE));
+        if by_name {
+            named.disable()?;
+        }
+        let calls = total(&mut every)?;
+        let cpu = tree_of(pid).map_or(cpu_at, |t| tree_cpu_ns(&t)).max(cpu_at);
+        let now = std::time::Instant::now();
+        let into = if by_name { &mut heavy } else { &mut light };
+        into.calls += calls - calls_at;
+        into.cpu_ns += cpu - cpu_at;
+        into.wall_ns += (now - slice_at).as_nanos() as u64;
+        w.calls_per_slice.push(calls - calls_at);
+        (calls_at, cpu_at, slice_at) = (calls, cpu, now);
     }
-    counters.disable()?;
+    every.disable()?;
     let wall_ns = started.elapsed().as_nanos() as u64;
     let after = tree_of(pid).with_context(|| {
         format!("process {pid} exited during the count: count a shorter --for, or give -- CMD")
     })?;
-    let cpu_after = tree_cpu_ns(&after);
+    let cpu_after = tree_cpu_ns(&after).max(cpu_at);
+    w.named_calls = heavy.calls;
+    w.calls = total(&mut every)?;
+    let counts = scale_counts(&named.read()?, heavy.calls, w.calls);
     let tree = Tree {
         processes: before.len(),
         threads: tids.len(),
-        gone: tids.len() - counters.threads(),
+        gone: tids.len() - named.threads(),
         started: after.iter().filter(|p| !before.contains(p)).count(),
     };
     Ok((
         Counted {
-            counts: counters.read()?,
-            cpu_ns: cpu_after.saturating_sub(cpu_before),
+            counts,
+            cpu_ns: cpu_after - cpu_start,
             wall_ns,
-            light: None,
+            light: (light.wall_ns > 0).then_some(light),
         },
         tree,
+        w,
     ))
+}
+
+/// The counts by name of the named slices, scaled to every call of the
+/// window: each syscall's share of the calls counted by name, times the
+/// calls counted in all. Empty where no call came while counted by name.
+pub fn scale_counts(
+    by_name: &BTreeMap<String, u64>,
+    named_calls: u64,
+    all_calls: u64,
+) -> BTreeMap<String, u64> {
+    if named_calls == 0 || by_name.values().sum::<u64>() == 0 {
+        return BTreeMap::new();
+    }
+    // The every-call counter's count of the named slices, not the sum by
+    // name, is the denominator: a few calls have no tracepoint of their
+    // own, and both counters saw the same calls.
+    let factor = all_calls as f64 / named_calls as f64;
+    by_name
+        .iter()
+        .map(|(k, &n)| (k.clone(), (n as f64 * factor).round() as u64))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// When `--pid`'s calls came: every call of each slice of the window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Window {
+    pub slice_s: f64,
+    /// Calls in each slice, in order (the named ones are the even ones).
+    pub calls_per_slice: Vec<u64>,
+    /// Calls in the named slices.
+    pub named_calls: u64,
+    /// Calls in all.
+    pub calls: u64,
+}
+
+impl Window {
+    /// The seconds of the window from the start of the first slice with a
+    /// call to the end of the last one, or None without calls.
+    pub fn active_s(&self) -> Option<(f64, f64)> {
+        let first = self.calls_per_slice.iter().position(|&n| n > 0)?;
+        let last = self.calls_per_slice.iter().rposition(|&n| n > 0)?;
+        Some((
+            first as f64 * self.slice_s,
+            (last + 1) as f64 * self.slice_s,
+        ))
+    }
+
+    /// What was counted when, for the user: "4012 calls, from 1.00 s to
+    /// 2.75 s of the window; 2020 of them in the alternate 0.25 s slices
+    /// counted by name, scaled to all".
+    pub fn describe(&self) -> String {
+        let Some((from, to)) = self.active_s() else {
+            return "no call at any time of the window".into();
+        };
+        format!(
+            "{} calls, from {from:.2} s to {to:.2} s of the window; {} of them in the \
+             alternate {:.2} s slices counted by name, scaled to all",
+            self.calls, self.named_calls, self.slice_s
+        )
+    }
 }
 
 /// What [`count_pid`] counted: the processes and threads of the tree when

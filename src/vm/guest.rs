@@ -72,20 +72,44 @@ impl GuestFacts {
     }
 }
 
-/// The words of a guest's command line that virtme-ng did not put there
-/// (its own: `virtme*`, `init=` of its init, its console, `nr_open=`,
-/// `panic=-1`, the `loglevel=7` of --verbose), for reports: what secperf
-/// and the user chose.
+/// The words of a guest's command line that virtme-ng did not put there,
+/// for reports: what secperf and the user chose. Its own are `virtme*`,
+/// `init=` of its init, its console (`console=`, `earlyprintk=`,
+/// `earlycon=`, `TERM=`, `psmouse.proto=`), `nr_open=`, `panic=-1`, the
+/// `loglevel=` of --verbose or quiet (secperf's `loglevel=4` is kept),
+/// and the root it mounts: `root=`, `rootfstype=`, `rootflags=`,
+/// `rootwait`, `raid=noautodetect`, `ro` or `rw` (a kernel built from
+/// source boots the host's root over 9p or virtiofs).
 pub fn chosen_words(cmdline: &str) -> String {
+    const WORDS: &[&str] = &[
+        "panic=-1",
+        "loglevel=0",
+        "loglevel=1",
+        "loglevel=7",
+        "quiet",
+        "debug",
+        "raid=noautodetect",
+        "ro",
+        "rw",
+        "rootwait",
+    ];
+    const PREFIXES: &[&str] = &[
+        "virtme",
+        "nr_open=",
+        "console=",
+        "earlyprintk=",
+        "earlycon=",
+        "TERM=",
+        "psmouse.proto=",
+        "root=",
+        "rootfstype=",
+        "rootflags=",
+    ];
     cmdline
         .split_whitespace()
         .filter(|w| {
-            !(w.starts_with("virtme")
-                || w.starts_with("nr_open=")
-                || w.starts_with("console=")
-                || w.starts_with("earlyprintk=")
-                || *w == "panic=-1"
-                || *w == "loglevel=7"
+            !(WORDS.contains(w)
+                || PREFIXES.iter().any(|p| w.starts_with(p))
                 || (w.starts_with("init=") && w.contains("virtme")))
         })
         .collect::<Vec<_>>()
@@ -146,6 +170,14 @@ mod tests {
                  loglevel=7 loglevel=4 audit=1 lsm=selinux,bpf \
                  init=/usr/lib/python3/dist-packages/virtme/guest/bin/virtme-ng-init";
         assert_eq!(chosen_words(c), "loglevel=4 audit=1 lsm=selinux,bpf");
+        // A kernel built from source boots the host's root over 9p: the
+        // words that mount it are virtme-ng's too.
+        let built = "virtme_hostname=virtme-ng nr_open=1048576 console=ttyS0 \
+                     earlyprintk=serial,ttyS0,115200 psmouse.proto=exps TERM=xterm \
+                     rootfstype=9p rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288 \
+                     raid=noautodetect ro loglevel=4 lsm=landlock,bpf nokaslr \
+                     init=/usr/lib/python3/dist-packages/virtme/guest/bin/virtme-ng-init";
+        assert_eq!(chosen_words(built), "loglevel=4 lsm=landlock,bpf nokaslr");
     }
 
     #[test]

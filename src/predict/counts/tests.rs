@@ -186,31 +186,97 @@ fn a_server_s_workers_that_exist_before_the_count_are_counted_with_it() {
     while tree_of(pid).map_or(0, |t| t.len()) < 3 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let counted = count_pid(
-        pid,
-        std::time::Duration::from_millis(200),
-        std::time::Duration::from_millis(500),
-        &mut |_| {},
-    );
+    let counted = count_pid(pid, std::time::Duration::from_millis(700), &mut |_| {});
     let tree = tree_of(pid);
     let _ = std::process::Command::new("pkill")
         .args(["-KILL", "-P", &pid.to_string()])
         .status();
     let _ = master.kill();
     let _ = master.wait();
-    let (counted, shape) = counted.unwrap_or_else(|e| panic!("{e:#}"));
+    let (counted, shape, when) = counted.unwrap_or_else(|e| panic!("{e:#}"));
     assert!(shape.processes >= 2, "{shape:?} {tree:?}");
+    assert_eq!(when.calls_per_slice.len(), 3, "{when:?}");
     assert!(
         counted.counts.get("execve").is_some_and(|n| *n > 5),
         "the worker's children's execve: {:?}",
         counted.counts
     );
     assert!(counted.cpu_ns > 0, "the tree's CPU time");
-    // The light window counted every call of the tree (its CPU time is in
-    // clock ticks: 200 ms of a loop that mostly forks may read 0).
-    let light = counted.light.expect("a light window");
+    // The slice counted without names counted every call of the tree (its
+    // CPU time is in clock ticks: 250 ms of a loop that mostly forks may
+    // read 0).
+    let light = counted.light.expect("a slice without names");
     assert!(light.calls > 10, "{light:?}");
     assert!(light.cpu_ns_per_call().is_some());
+}
+
+#[test]
+fn a_burst_anywhere_in_the_window_is_counted_whole() {
+    // A load that came in the first third of --for was seen only by the
+    // counter without names, and predict said "made no system calls".
+    let test = "a_burst_anywhere_in_the_window_is_counted_whole";
+    if !crate::testing::root_or_skip(test, "tracepoints and mounting tracefs") {
+        return;
+    }
+    let _tracefs = Tracefs::ensure();
+    // Idle, then 0.6 s of a Python loop of os.getppid() (time.time() is
+    // in the vDSO: no call), then idle: a burst in the window's first
+    // third.
+    let mut child = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os,time\ntime.sleep(0.3)\nt=time.time()\nn=0\nwhile time.time()-t<0.6:\n    os.getppid(); n+=1\nprint(n, flush=True)\ntime.sleep(30)",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let counted = count_pid(pid, std::time::Duration::from_secs(3), &mut |_| {});
+    let made: u64 = {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        line.trim().parse().unwrap()
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let (counted, _, when) = counted.unwrap_or_else(|e| panic!("{e:#}"));
+    let (from, to) = when.active_s().expect("calls");
+    assert!(from < 0.6 && to < 2.0, "{when:?}");
+    // Every call counted, and by name in proportion: getppid's count
+    // within a fifth of what the loop made (time.time() adds calls of its
+    // own only where the vDSO is missing).
+    let got = counted.counts.get("getppid").copied().unwrap_or(0) as f64;
+    assert!(
+        (got / made as f64 - 1.0).abs() < 0.2,
+        "getppid counted {got}, made {made}: {:?} {when:?}",
+        counted.counts
+    );
+    assert!(when.calls >= made, "{when:?} made {made}");
+}
+
+#[test]
+fn counts_by_name_are_scaled_to_every_call() {
+    let by_name = BTreeMap::from([("read".to_string(), 300u64), ("write".into(), 100)]);
+    let all = scale_counts(&by_name, 400, 1000);
+    assert_eq!(all["read"], 750);
+    assert_eq!(all["write"], 250);
+    assert!(scale_counts(&by_name, 0, 1000).is_empty());
+    assert!(scale_counts(&BTreeMap::new(), 10, 1000).is_empty());
+    let w = Window {
+        slice_s: 0.25,
+        calls_per_slice: vec![0, 0, 5, 0, 7, 0],
+        named_calls: 7,
+        calls: 12,
+    };
+    assert_eq!(w.active_s(), Some((0.5, 1.25)));
+    assert!(
+        w.describe().starts_with("12 calls, from 0.50 s to 1.25 s"),
+        "{}",
+        w.describe()
+    );
 }
 
 #[test]
