@@ -28,10 +28,19 @@ macro_rules! usage_bail {
 #[error("interrupted")]
 pub struct Interrupted;
 
+/// A command that ran as asked and ends with a status of its own (`track
+/// --once`: 3 for a new alarm of a slowdown): not an error, and nothing is
+/// printed for it.
+#[derive(Debug, thiserror::Error)]
+#[error("exit status {0}")]
+pub struct Exit(pub i32);
+
 /// Exit code for an error chain: 2 when any link is a [`UsageError`], 130
 /// when the run was interrupted, 1 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    if err
+    if let Some(Exit(code)) = err.downcast_ref::<Exit>() {
+        *code
+    } else if err
         .chain()
         .any(|e| e.downcast_ref::<UsageError>().is_some())
     {

@@ -101,141 +101,16 @@ pub struct BisectArgs {
 }
 
 /// A step: an `overhead --kernel` run of the revision against good.
-struct OverheadSteps<'a> {
-    args: &'a BisectArgs,
-    source: PathBuf,
-    good: String,
-    db: PathBuf,
-    seed: u64,
+struct OverheadSteps {
+    ab: super::revision_ab::RevisionAb,
+    good: Revision,
 }
 
-impl OverheadSteps<'_> {
-    fn arm(&self, name: &str, commit: &str) -> String {
-        let mut s = format!("{name}={},rev={commit}", self.source.display());
-        if let Some(c) = &self.args.config {
-            s.push_str(&format!(",config={}", c.display()));
-        }
-        if !self.args.append.is_empty() {
-            s.push_str(&format!(",append={}", self.args.append));
-        }
-        s
-    }
-}
-
-impl OverheadSteps<'_> {
-    /// The arm name of a revision.
-    fn name(revision: &Revision) -> String {
-        format!("r{}", revision.abbrev())
-    }
-
-    /// The `overhead --kernel` command line of a step, and its arguments
-    /// parsed.
-    fn step(
-        &self,
-        revision: &Revision,
-        alpha: f64,
-    ) -> Result<(Vec<String>, super::overhead::OverheadArgs)> {
-        let name = Self::name(revision);
-        let half = format!("{}", self.args.threshold / 2.0);
-        let mut argv: Vec<String> = [
-            "secperf",
-            "--db",
-            &self.db.display().to_string(),
-            "overhead",
-            "--kernel",
-            &self.arm("good", &self.good),
-            "--kernel",
-            &self.arm(&name, &revision.commit),
-            "--alpha",
-            &format!("{alpha}"),
-            "--noise",
-            &half,
-            "--equivalence",
-            &half,
-            "--max-pairs",
-            &self.args.max_pairs.to_string(),
-            "--seed",
-            &self.seed.to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if let Some(metric) = self.args.metric.metric {
-            argv.extend(["--metric".to_string(), metric.to_string()]);
-        }
-        for m in &self.args.mechanisms {
-            argv.extend(["-m".to_string(), m.clone()]);
-        }
-        match &self.args.workload {
-            Some(w) => argv.extend(["-w".to_string(), w.clone()]),
-            None => {
-                argv.push("--".to_string());
-                argv.extend(self.args.command.iter().cloned());
-            }
-        }
-        let cli = super::parse_args(&argv).map_err(|e| {
-            crate::error::UsageError::new(format!(
-                "bisect: a step's command line is not valid ({}): check -m, -w and the \
-                 command",
-                e.to_string().lines().next().unwrap_or("")
-            ))
-        })?;
-        let super::Command::Overhead(o) = cli.command else {
-            unreachable!("an overhead command line")
-        };
-        Ok((argv, *o))
-    }
-
-    /// Checks a step's command line (arms, mechanisms, workload or
-    /// command) without building or booting anything.
-    fn check(&self, revision: &Revision, alpha: f64) -> Result<()> {
-        let (_, o) = self.step(revision, alpha)?;
-        super::overhead::kernel_check(&o)
-    }
-}
-
-impl StepTester for OverheadSteps<'_> {
+impl StepTester for OverheadSteps {
     fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
-        let name = Self::name(revision);
-        let (argv, o) = self.step(revision, alpha)?;
         eprintln!("secperf: bisect: testing {}", revision.short());
-        match super::overhead::kernel_ab_stored(&o, &argv, &self.db) {
-            Ok(run_id) => {
-                let store = crate::store::Store::open_read_only(&self.db)?;
-                let doc = crate::engine::document::load(&store, run_id)?;
-                let c = doc
-                    .comparisons
-                    .iter()
-                    .find(|c| c.variant == name)
-                    .with_context(|| format!("run {run_id} has no comparison of {name}"))?;
-                Ok(Tested::Measured {
-                    estimate: c.overhead_pct.estimate,
-                    ci_low: c.overhead_pct.ci_low,
-                    ci_high: c.overhead_pct.ci_high,
-                    pairs: c.pairs,
-                    run_id: Some(run_id),
-                })
-            }
-            Err(e) if crate::error::exit_code(&e) == 130 => Err(e),
-            Err(e) => {
-                let text = format!("{e:#}");
-                let skip = text.contains("the build of") || text.contains("the kernel A/B stopped");
-                if !skip {
-                    return Err(e);
-                }
-                eprintln!(
-                    "secperf: bisect: {} is skipped: {}",
-                    revision.short(),
-                    first_line(&text)
-                );
-                Ok(Tested::Failed(first_line(&text)))
-            }
-        }
+        self.ab.test("good", &self.good, revision, alpha, "bisect")
     }
-}
-
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").chars().take(300).collect()
 }
 
 /// What identifies a bisection: the same question gets the same key, so
@@ -418,14 +293,23 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .seed
         .unwrap_or_else(|| u64::from_str_radix(&good.commit[..15], 16).unwrap_or(1));
     let mut tester = OverheadSteps {
-        args: &args,
-        source: source.clone(),
-        good: good.commit.clone(),
-        db: db_path.clone(),
-        seed,
+        ab: super::revision_ab::RevisionAb {
+            source: source.clone(),
+            workload: args.workload.clone(),
+            command: args.command.clone(),
+            mechanisms: args.mechanisms.clone(),
+            append: args.append.clone(),
+            config: args.config.clone(),
+            threshold: args.threshold,
+            max_pairs: args.max_pairs,
+            metric: args.metric.metric,
+            seed,
+            db: db_path.clone(),
+        },
+        good: good.clone(),
     };
     // Every step's command line is checked before anything is built.
-    tester.check(&bad, alpha_step)?;
+    tester.ab.check("good", &good, &bad, alpha_step)?;
     let store_record = |status: Status, outcome: Outcome| -> Result<BisectionRecord> {
         let mut store = crate::store::Store::open(&db_path)?;
         let now = chrono::Utc::now();

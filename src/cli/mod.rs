@@ -17,9 +17,11 @@ mod reading;
 mod report;
 mod rerun;
 mod results;
+mod revision_ab;
 mod run;
 mod shell;
 mod suite;
+mod track;
 mod vm;
 
 use std::path::PathBuf;
@@ -136,6 +138,14 @@ pub enum Command {
     /// paired boots (the sequential test), with the whole bisection's
     /// error rate stated (--alpha) and a `git bisect log` to replay.
     Bisect(Box<bisect::BisectArgs>),
+    /// Follow a branch of a kernel git checkout: every new revision (or
+    /// every --batch-th) built and compared with the one tested before it
+    /// by paired boots, alarms (slower or faster) raised with the false
+    /// discovery rate of the whole stream bounded by --alpha (e-LOND), the
+    /// track stored after every test and resumed by the same command.
+    /// `--once` tests what is new and exits 0, 3 (a slowdown) or 4
+    /// (speed-ups only).
+    Track(Box<track::TrackArgs>),
     /// Kernels built from source for `--kernel NAME=SOURCE` arms, cached
     /// under $XDG_CACHE_HOME/secperf/kernels: list them (size in MiB,
     /// build time in seconds) or prune them.
@@ -202,6 +212,7 @@ pub fn main() -> i32 {
     }
     match dispatch(cli) {
         Ok(()) => 0,
+        Err(e) if e.downcast_ref::<crate::error::Exit>().is_some() => exit_code(&e),
         Err(e) => {
             eprintln!("secperf: error: {e:#}");
             exit_code(&e)
@@ -259,6 +270,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Rerun(args) => rerun::rerun(args, cli.db.as_deref(), cli.json),
         Command::Kernels { command } => kernels::kernels(command, cli.json),
         Command::Bisect(args) => bisect::bisect(*args, cli.db.as_deref(), cli.json),
+        Command::Track(args) => track::track(*args, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
         Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),

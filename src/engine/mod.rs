@@ -36,5 +36,6 @@ pub mod rerun;
 pub mod session;
 pub mod suite;
 pub mod sweep;
+pub mod track;
 pub mod vm;
 pub mod warmup;

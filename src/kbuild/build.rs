@@ -281,7 +281,10 @@ fn plan_after(
             format!(
                 "shares secperf's tree with arm {name}, built before it: rebuilds only what \
                  differs, {}{}, then links{}",
-                crate::report::number::count(files.len(), "file"),
+                match files.len() {
+                    1 => "1 file".to_string(),
+                    n => format!("{n} files"),
+                },
                 if shown.is_empty() {
                     String::new()
                 } else {

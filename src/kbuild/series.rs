@@ -96,6 +96,47 @@ pub fn series(repo: &Path, good: &str, bad: &str) -> Result<(Commit, Vec<Commit>
     Ok(((g.clone(), subject(&g)), commits))
 }
 
+/// The commits a track follows: `from` (resolved) and the first-parent
+/// commits of `branch` after it, oldest first, each with its subject. A
+/// track follows a branch as its maintainer merges into it: a merge is one
+/// commit, the commits it brings in are not listed. Usage errors for a
+/// revision that does not exist or a `from` that is not an ancestor of the
+/// branch.
+pub fn first_parents(repo: &Path, from: &str, branch: &str) -> Result<(Commit, Vec<Commit>)> {
+    if !is_git(repo) {
+        usage_bail!(
+            "track: {} is not a git checkout: a track follows a git branch",
+            repo.display()
+        );
+    }
+    let f = resolve(repo, from, "--from")?;
+    let b = resolve(repo, branch, "--branch")?;
+    if !is_ancestor(repo, &f, &b) {
+        usage_bail!(
+            "track: --from {from} is not an ancestor of --branch {branch}: give a revision the              branch holds (e.g. the last release tag it builds on)"
+        );
+    }
+    let subject = git(repo, &["log", "-1", "--format=%s", &f]).unwrap_or_default();
+    let list = git(
+        repo,
+        &[
+            "log",
+            "--reverse",
+            "--first-parent",
+            "--format=%H%x09%s",
+            &format!("{f}..{b}"),
+        ],
+    )?;
+    let commits = list
+        .lines()
+        .filter_map(|l| {
+            let (c, s) = l.split_once('\t')?;
+            Some((c.to_string(), s.to_string()))
+        })
+        .collect();
+    Ok(((f, subject), commits))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +164,13 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), 2, "{e}");
             assert!(e.to_string().contains(says), "{says}: {e}");
         }
+        // A track's listing: the same commit after the first.
+        let ((f, _), after) = first_parents(&repo, &first, "HEAD").unwrap();
+        assert_eq!(f, first);
+        assert_eq!(after, [(second.clone(), "audit: b2".to_string())]);
+        assert!(first_parents(&repo, &second, "HEAD").unwrap().1.is_empty());
+        let e = first_parents(&repo, &second, &first).unwrap_err();
+        assert!(e.to_string().contains("not an ancestor"), "{e}");
         std::fs::write(repo.join("Makefile"), "dirty\n").unwrap();
         let e = series(&repo, &first, &second).unwrap_err();
         assert!(e.to_string().contains("uncommitted changes"), "{e}");

@@ -10,6 +10,7 @@ pub mod decision;
 pub mod estimate;
 pub mod holm;
 pub mod linear;
+pub mod online;
 pub mod outliers;
 pub mod paired;
 pub mod power;

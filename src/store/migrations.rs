@@ -283,6 +283,18 @@ ALTER TABLE comparison_pairs RENAME COLUMN baseline_ns_per_op TO baseline_per_op
 ALTER TABLE comparison_pairs RENAME COLUMN treatment_ns_per_op TO treatment_per_op;
 ALTER TABLE comparison_pairs RENAME COLUMN metrics_json TO beside_json;
 "#,
+    // 15: tracks (`secperf track`): one row per track, rewritten after
+    // every tested revision; each measured test is a run of its own, which
+    // the record names by id.
+    r#"
+CREATE TABLE tracks (
+    id           TEXT PRIMARY KEY,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    record_json  TEXT NOT NULL    -- model::track::TrackRecord
+);
+CREATE INDEX tracks_updated_at ON tracks(updated_at);
+"#,
 ];
 
 /// The columns a migration renamed: (the migration's number, table, old

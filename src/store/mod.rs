@@ -41,6 +41,8 @@ pub mod migrations;
 mod notes;
 mod policy_files;
 mod read;
+mod tracks;
+pub use tracks::TrackSummary;
 
 #[cfg(test)]
 mod tests;

@@ -452,6 +452,10 @@ fn listing_model_orders_lists_and_normalises_rules() {
     assert!(rules[5].is_watch() && !rules[1].is_watch());
 }
 
+/// The file the live tests' watch rules watch: its directory, /etc, is
+/// never deleted, moved or unmounted while they are loaded.
+pub const WATCHED_FILE: &str = "/etc/secperf-test-watched";
+
 /// The model above against the real kernel: the rules added one by one,
 /// then listed.
 #[test]
@@ -460,9 +464,12 @@ fn live_listing_after_adding_is_what_the_kernel_lists() {
         return;
     };
     let _put_back = PutBack(live.before.clone());
-    let dir = tempfile::tempdir().unwrap();
-    let watched = dir.path().join("watched");
-    let rules = mixed_rules(watched.to_str().unwrap());
+    // A file in a directory that never vanishes: this test's watch was on
+    // a file in a temporary directory, deleted (at the end of the test,
+    // before the rules were put back) while the watch was loaded, and the
+    // kernel went on counting the rule it dropped, until reboot (phantom
+    // rules after every `cargo test` on the host).
+    let rules = mixed_rules(WATCHED_FILE);
     live.sock.replace_rules(&[]).unwrap();
     for r in &rules {
         live.sock.add_rule(&r.encode()).unwrap();

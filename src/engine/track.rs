@@ -1,0 +1,320 @@
+//! `secperf track`'s decisions: which revisions of a branch are due, each
+//! tested against the last one measured before it at the level e-LOND
+//! gives it ([`crate::stats::online`]), and whether it alarms. What a test
+//! is (a kernel A/B across boots, stored as a run) is the caller's
+//! [`RevisionTester`]; this module measures nothing, so that the stream's
+//! logic is tested with a fake.
+//!
+//! A test alarms when its whole interval, at its level, lies beyond half
+//! the threshold, either way: slower and faster both alarm (an
+//! improvement is reported too, as the kernel test robot does). A revision
+//! that fails to build or boot is recorded and skipped: it spends no level
+//! and never alarms, and the next revision is compared with the last one
+//! measured. The record is handed back after every test, to be stored, so
+//! that a killed track loses at most the test it was in, which then runs
+//! again at the same level.
+
+use anyhow::{Result, bail};
+
+use crate::model::bisect::{Revision, Tested};
+use crate::model::track::{Direction, Outcome, Point, TrackRecord};
+
+/// One test of the stream: `revision` against `baseline`, decided at
+/// `level` (the interval returned is at that level).
+pub trait RevisionTester {
+    fn compare(&mut self, baseline: &Revision, revision: &Revision, level: f64) -> Result<Tested>;
+}
+
+/// The alarm of an interval (%, at the test's level) against a
+/// threshold (%): beyond half of it, wholly, either way.
+pub fn alarm_of(ci_low: f64, ci_high: f64, threshold_pct: f64) -> Option<Direction> {
+    if !(ci_low.is_finite() && ci_high.is_finite()) {
+        return None;
+    }
+    if ci_low > threshold_pct / 2.0 {
+        Some(Direction::Slower)
+    } else if ci_high < -threshold_pct / 2.0 {
+        Some(Direction::Faster)
+    } else {
+        None
+    }
+}
+
+/// The revisions of `branch` (the first-parent commits after the track's
+/// `from`, oldest first) that are due: every `batch`th, not tested yet.
+/// Also how many commits after the last due one wait for their batch to
+/// fill. An error when the branch no longer holds a tested revision (its
+/// history was rewritten).
+pub fn due(branch: &[Revision], record: &TrackRecord) -> Result<(Vec<(usize, Revision)>, usize)> {
+    let batch = record.question.batch.max(1);
+    if let Some(last) = record.points.last()
+        && branch.get(last.position - 1).map(|r| &r.commit) != Some(&last.revision.commit)
+    {
+        bail!(
+            "{} no longer holds {}, tested as its commit {} after {}: its history was \
+             rewritten. Start a new track from a revision it holds (--from REV)",
+            record.question.branch,
+            last.revision.short(),
+            last.position,
+            record.question.from.abbrev()
+        );
+    }
+    let tested = record.points.last().map_or(0, |p| p.position);
+    let due: Vec<(usize, Revision)> = branch
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i + 1, r))
+        .filter(|(p, _)| *p > tested && p % batch == 0)
+        .map(|(p, r)| (p, r.clone()))
+        .collect();
+    let last_due = due.last().map_or(tested, |d| d.0);
+    Ok((due, branch.len().saturating_sub(last_due)))
+}
+
+/// Tests what is due, one revision after another, each stored through
+/// `on_point` (with the record as it now stands) before the next starts.
+/// Returns the positions tested by this call. `due` is from [`due`].
+pub fn advance(
+    record: &mut TrackRecord,
+    due: &[(usize, Revision)],
+    tester: &mut dyn RevisionTester,
+    on_point: &mut dyn FnMut(&TrackRecord) -> Result<()>,
+) -> Result<Vec<usize>> {
+    let mut tested = Vec::new();
+    let batch = record.question.batch.max(1);
+    for (position, revision) in due {
+        let baseline = record.last_measured().clone();
+        let level = record.stream.next_level();
+        let begun = std::time::Instant::now();
+        let result = tester.compare(&baseline, revision, level)?;
+        let (outcome, level) = match result {
+            Tested::Measured {
+                estimate,
+                ci_low,
+                ci_high,
+                pairs,
+                run_id,
+            } => {
+                let alarm = alarm_of(ci_low, ci_high, record.question.threshold_pct);
+                let level = record.stream.record(alarm.is_some());
+                (
+                    Outcome::Measured {
+                        estimate,
+                        ci_low,
+                        ci_high,
+                        pairs,
+                        run_id,
+                        alarm,
+                    },
+                    Some(level),
+                )
+            }
+            Tested::Failed(why) => (Outcome::Failed { why }, None),
+        };
+        let alarmed = matches!(outcome, Outcome::Measured { alarm: Some(_), .. });
+        // The commits the change may have come from: those after the
+        // baseline, up to this one.
+        let since = position
+            - record
+                .points
+                .iter()
+                .rev()
+                .find(|p| p.measured())
+                .map_or(0, |p| p.position);
+        let (culprit, culprit_note) = match (alarmed, since) {
+            (false, _) => (None, None),
+            (true, 1) => (Some(revision.clone()), None),
+            (true, n) => (
+                None,
+                Some(format!(
+                    "the change came with one of the {n} commits since {} (a batch of {batch}, \
+                     or commits that did not build or boot): `secperf bisect {} --good {} \
+                     --bad {}` names the first",
+                    baseline.abbrev(),
+                    record.question.source,
+                    baseline.abbrev(),
+                    revision.abbrev()
+                )),
+            ),
+        };
+        record.points.push(Point {
+            revision: revision.clone(),
+            position: *position,
+            baseline,
+            level,
+            outcome,
+            tested_at: chrono::Utc::now(),
+            seconds: begun.elapsed().as_secs_f64(),
+            culprit,
+            culprit_note,
+        });
+        record.updated_at = chrono::Utc::now();
+        on_point(record)?;
+        tested.push(*position);
+    }
+    Ok(tested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::track::Question;
+    use crate::stats::online::ELond;
+
+    fn rev(i: usize) -> Revision {
+        Revision {
+            commit: format!("{i:040x}"),
+            subject: format!("commit {i}"),
+        }
+    }
+
+    fn record(batch: usize) -> TrackRecord {
+        TrackRecord {
+            id: "t".into(),
+            created_at: chrono::Utc::now(),
+            updated_at: chrono::Utc::now(),
+            command: vec![],
+            question: Question {
+                source: "/src/linux".into(),
+                branch: "main".into(),
+                from: rev(0),
+                workload: "getppid".into(),
+                mechanisms: vec![],
+                append: String::new(),
+                config: None,
+                metric: crate::model::Metric::Time,
+                threshold_pct: 4.0,
+                alpha: 0.05,
+                batch,
+            },
+            stream: ELond::new(0.05),
+            points: vec![],
+        }
+    }
+
+    /// Each revision's change against the one before it (%), exact
+    /// intervals of +-1 around it; a revision in `fails` does not build.
+    struct Fake {
+        change: Vec<f64>,
+        fails: Vec<usize>,
+        asked: Vec<(String, String, f64)>,
+    }
+
+    impl RevisionTester for Fake {
+        fn compare(&mut self, base: &Revision, r: &Revision, level: f64) -> Result<Tested> {
+            self.asked
+                .push((base.subject.clone(), r.subject.clone(), level));
+            let i: usize = r.subject.trim_start_matches("commit ").parse().unwrap();
+            if self.fails.contains(&i) {
+                return Ok(Tested::Failed("the build of ... failed".into()));
+            }
+            let c = self.change[i];
+            Ok(Tested::Measured {
+                estimate: c,
+                ci_low: c - 1.0,
+                ci_high: c + 1.0,
+                pairs: 8,
+                run_id: Some(i as i64),
+            })
+        }
+    }
+
+    #[test]
+    fn slower_and_faster_both_alarm_and_each_alarm_names_its_commit() {
+        let branch: Vec<Revision> = (1..=5).map(rev).collect();
+        let mut r = record(1);
+        let mut fake = Fake {
+            change: vec![0.0, 0.0, 10.0, 0.5, -8.0, 0.0],
+            fails: vec![],
+            asked: vec![],
+        };
+        let (todo, waiting) = due(&branch, &r).unwrap();
+        assert_eq!((todo.len(), waiting), (5, 0));
+        let mut stored = 0;
+        let tested = advance(&mut r, &todo, &mut fake, &mut |_| {
+            stored += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(tested, [1, 2, 3, 4, 5]);
+        assert_eq!(stored, 5, "stored after every test");
+        let alarms: Vec<(usize, Direction)> = r
+            .alarms()
+            .map(|p| (p.position, p.alarm().unwrap()))
+            .collect();
+        assert_eq!(alarms, [(2, Direction::Slower), (4, Direction::Faster)]);
+        assert_eq!(r.points[1].culprit.as_ref(), Some(&rev(2)));
+        assert_eq!((r.stream.tests, r.stream.alarms), (5, 2));
+        // Each test against the one before it, at e-LOND's level: the
+        // third (after one alarm) at twice gamma(3)'s share.
+        assert_eq!(fake.asked[2].0, "commit 2");
+        let want = 0.05 * crate::stats::online::gamma(3) * 2.0;
+        assert!((fake.asked[2].2 - want).abs() < 1e-15);
+        // Nothing new: nothing due.
+        assert!(due(&branch, &r).unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn a_failed_build_is_skipped_spends_nothing_and_the_next_is_compared_with_the_last_measured() {
+        let branch: Vec<Revision> = (1..=3).map(rev).collect();
+        let mut r = record(1);
+        let mut fake = Fake {
+            change: vec![0.0, 0.0, 0.0, 9.0],
+            fails: vec![2],
+            asked: vec![],
+        };
+        let (todo, _) = due(&branch, &r).unwrap();
+        advance(&mut r, &todo, &mut fake, &mut |_| Ok(())).unwrap();
+        assert!(matches!(r.points[1].outcome, Outcome::Failed { .. }));
+        assert_eq!(r.points[1].level, None);
+        assert_eq!(r.stream.tests, 2, "the failed build spent no level");
+        assert_eq!(
+            fake.asked[2].0, "commit 1",
+            "compared with the last measured"
+        );
+        // The alarm may have come from either commit since it.
+        let p = &r.points[2];
+        assert_eq!(p.alarm(), Some(Direction::Slower));
+        assert!(p.culprit.is_none());
+        let note = p.culprit_note.as_deref().unwrap();
+        assert!(
+            note.contains("one of the 2 commits") && note.contains("secperf bisect"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn every_nth_commit_is_tested_and_the_rest_wait_for_their_batch() {
+        let mut branch: Vec<Revision> = (1..=7).map(rev).collect();
+        let mut r = record(3);
+        let (todo, waiting) = due(&branch, &r).unwrap();
+        assert_eq!(todo.iter().map(|d| d.0).collect::<Vec<_>>(), [3, 6]);
+        assert_eq!(waiting, 1);
+        let mut fake = Fake {
+            change: vec![0.0; 12],
+            fails: vec![],
+            asked: vec![],
+        };
+        advance(&mut r, &todo, &mut fake, &mut |_| Ok(())).unwrap();
+        // Two more commits: the third batch fills.
+        branch.extend((8..=9).map(rev));
+        let (todo, waiting) = due(&branch, &r).unwrap();
+        assert_eq!(
+            (todo.iter().map(|d| d.0).collect::<Vec<_>>(), waiting),
+            (vec![9], 0)
+        );
+        // A rewritten branch is said, not tested.
+        branch[5] = rev(66);
+        let e = due(&branch, &r).unwrap_err().to_string();
+        assert!(e.contains("history was rewritten"), "{e}");
+    }
+
+    #[test]
+    fn an_interval_alarms_only_wholly_beyond_half_the_threshold() {
+        assert_eq!(alarm_of(2.1, 9.0, 4.0), Some(Direction::Slower));
+        assert_eq!(alarm_of(1.9, 9.0, 4.0), None);
+        assert_eq!(alarm_of(-9.0, -2.1, 4.0), Some(Direction::Faster));
+        assert_eq!(alarm_of(-9.0, 9.0, 4.0), None);
+        assert_eq!(alarm_of(f64::NAN, 9.0, 4.0), None);
+    }
+}

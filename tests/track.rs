@@ -1,0 +1,208 @@
+//! `secperf track` end to end, the parts that need no kernel build: bad
+//! input is exit code 2 with what to do, before anything is built; a track
+//! with nothing new says so (exit 0, `--json`), is stored and goes on from
+//! where it stopped; a second track of the same question refuses, naming
+//! the first. The stream's decisions are tested with a fake tester in
+//! `src/engine/track.rs`, e-LOND's bound in `src/stats/online.rs`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command as StdCommand;
+
+use common::{json_of, secperf, skip_missing_tool};
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = StdCommand::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Whether git and the kernel build tools a track checks first are here;
+/// a printed skip (a failure under CI) otherwise.
+fn have_tools(test: &str) -> bool {
+    let needs = [
+        "git", "make", "gcc", "flex", "bison", "bc", "pahole", "busybox", "flock",
+    ];
+    match needs.iter().find(|t| secperf::sys::which(t).is_none()) {
+        Some(tool) => {
+            skip_missing_tool(
+                test,
+                "git and kernel build tools",
+                &format!("{tool} is not on PATH"),
+            );
+            false
+        }
+        None => true,
+    }
+}
+
+/// A repository of a fake kernel tree with one commit; returns its id.
+fn repo(dir: &Path) -> String {
+    for (f, text) in [
+        ("Makefile", "all:\n"),
+        ("Kconfig", "config AUDIT\n\tbool \"audit\"\n"),
+        ("arch/x86/Kconfig", "config X86\n\tdef_bool y\n"),
+        ("kernel/Makefile", "obj-y += auditsc.o\n"),
+    ] {
+        let p = dir.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn bad_track_input_is_exit_2_with_what_to_do() {
+    let test = "bad_track_input_is_exit_2_with_what_to_do";
+    if !have_tools(test) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("linux");
+    let base = repo(&src);
+    let plain = t.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let s = src.display().to_string();
+    let p = plain.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![&s, "-w", "getppid"], "give --from REV"),
+        (
+            vec![&s, "-w", "getppid", "--from", "v9.9"],
+            "--from v9.9: no such commit",
+        ),
+        (
+            vec![&s, "-w", "getpid", "--from", &base],
+            "unknown workload",
+        ),
+        (
+            vec![&s, "-w", "getppid", "--from", &base, "--batch", "0"],
+            "--batch 0",
+        ),
+        (
+            vec![&s, "-w", "getppid", "--from", &base, "--alpha", "2"],
+            "between 0 and 1",
+        ),
+        (
+            vec![&s, "-w", "getppid", "--from", &base, "--threshold", "-1"],
+            "--threshold -1",
+        ),
+        (
+            vec![&s, "-w", "getppid", "--from", &base, "--interval", "5s"],
+            "at least a minute",
+        ),
+        (
+            vec![&s, "-w", "getppid", "--from", &base, "--interval", "soon"],
+            "soon",
+        ),
+        (
+            vec![&p, "-w", "getppid", "--from", &base, "--once"],
+            "not a git checkout",
+        ),
+        (
+            vec![&s, "-w", "getppid", "--from", &base, "--branch", "nope"],
+            "--branch nope",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = secperf(&t.path().join("t.db"))
+            .env("XDG_CACHE_HOME", t.path().join("cache"))
+            .arg("track")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: wanted '{says}' in: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_track_with_nothing_new_says_so_goes_on_and_runs_once_at_a_time() {
+    let test = "a_track_with_nothing_new_says_so_goes_on_and_runs_once_at_a_time";
+    if !have_tools(test) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("linux");
+    let base = repo(&src);
+    let db = t.path().join("t.db");
+    let cache = t.path().join("cache");
+    let run = |extra: &[&str]| {
+        secperf(&db)
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["--json", "track"])
+            .arg(&src)
+            .args(["-w", "getppid", "--once"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // From HEAD: nothing to test yet.
+    let out = run(&["--from", &base]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["nothing_new"], true, "{doc}");
+    assert_eq!(doc["question"]["from"]["commit"], base.as_str());
+    assert_eq!(doc["stream"]["tests"], 0);
+    assert_eq!(doc["alarms"].as_array().unwrap().len(), 0);
+    let id = doc["id"].as_str().unwrap().to_string();
+    // Stored, and found again without --from; another --from is refused.
+    let out = run(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_of(&out.stdout)["id"], id.as_str());
+    std::fs::write(src.join("kernel/f.c"), "int f;\n").unwrap();
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-qm", "change"]);
+    let out = run(&["--from", "HEAD"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("started from {}", &base[..12])),
+        "{err}"
+    );
+    // A second track of the same question while the first runs: refused,
+    // naming the first (whose lock flock(1) holds here).
+    let lock = cache.join(format!("secperf/kernels/track/{id}.lock"));
+    std::fs::write(&lock, "pid 4242 (`secperf track ...`), since then\n").unwrap();
+    let mut holder = StdCommand::new("flock")
+        .arg(&lock)
+        .args(["sleep", "30"])
+        .spawn()
+        .expect("flock (util-linux)");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = run(&[]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("track {id} is already running: pid 4242")),
+        "{err}"
+    );
+    // `results`-style listing reads it from the store.
+    let store = secperf::store::Store::open_read_only(&db).unwrap();
+    let tracks = store.list_tracks().unwrap();
+    assert_eq!(tracks.len(), 1);
+    assert_eq!((tracks[0].tested, tracks[0].alarms), (0, 0));
+}
