@@ -200,9 +200,30 @@ fn a_track_with_nothing_new_says_so_goes_on_and_runs_once_at_a_time() {
         err.contains(&format!("track {id} is already running: pid 4242")),
         "{err}"
     );
-    // `results`-style listing reads it from the store.
+    // The store lists it, and `results` shows it.
     let store = secperf::store::Store::open_read_only(&db).unwrap();
     let tracks = store.list_tracks().unwrap();
     assert_eq!(tracks.len(), 1);
     assert_eq!((tracks[0].tested, tracks[0].alarms), (0, 0));
+    let results = |args: &[&str]| {
+        let out = secperf(&db).arg("results").args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let list = results(&["list"]);
+    assert!(
+        list.contains("Tracks (`secperf results show --track ID`)"),
+        "{list}"
+    );
+    assert!(list.contains(&id), "{list}");
+    let shown = results(&["show", "--track", "latest"]);
+    assert!(shown.contains(&format!("Track {id} of getppid")), "{shown}");
+    assert!(shown.contains("Nothing tested yet"), "{shown}");
+    let mail = results(&["show", "--track", &id[..6], "--format", "email"]);
+    assert!(mail.contains("No alarm: nothing to report"), "{mail}");
 }

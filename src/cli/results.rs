@@ -10,7 +10,7 @@ use crate::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
-    /// List stored runs, newest first, then the bisections.
+    /// List stored runs, newest first, then the bisections and the tracks.
     List,
     /// Show one run: its configuration summary and results table; or, with
     /// --campaign, every host's run of a campaign side by side (ns/op and
@@ -18,17 +18,24 @@ pub enum ResultsCommand {
     /// differs between the hosts (kernel, CPU, mitigations, LSMs).
     Show {
         /// Run id, label, `latest` or `latest~N`.
-        #[arg(required_unless_present_any = ["campaign", "bisection"])]
+        #[arg(required_unless_present_any = ["campaign", "bisection", "track"])]
         run: Option<String>,
         /// A campaign's id (or a unique prefix, or `latest`) instead of a run.
-        #[arg(long, value_name = "ID", conflicts_with_all = ["run", "bisection"])]
+        #[arg(long, value_name = "ID", conflicts_with_all = ["run", "bisection", "track"])]
         campaign: Option<String>,
         /// A bisection's id (or a unique prefix, or `latest`) instead of a
         /// run: its verdict and error rate, each tested revision in commit
         /// order (slowdown against --good in % with its interval, class,
         /// pairs, run), and its `git bisect log`.
-        #[arg(long, value_name = "ID", conflicts_with = "run")]
+        #[arg(long, value_name = "ID", conflicts_with_all = ["run", "track"])]
         bisection: Option<String>,
+        /// A track's id (or a unique prefix, or `latest`) instead of a run:
+        /// one row per tested revision in branch order (its change against
+        /// the revision tested before it in % with its interval at its
+        /// e-LOND level, the level, pairs, alarm, run). With --format
+        /// email: one email per alarm, in the kernel test robot's form.
+        #[arg(long, value_name = "ID", conflicts_with = "run")]
+        track: Option<String>,
         /// Output format instead of the default summary and tables.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<crate::report::formats::Format>,
@@ -101,10 +108,11 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         ResultsCommand::List => {
             let runs = store.list_runs()?;
             let bisections = store.list_bisections()?;
+            let tracks = store.list_tracks()?;
             if json {
-                return super::print_json(
-                    &serde_json::json!({ "db": path, "runs": runs, "bisections": bisections }),
-                );
+                return super::print_json(&serde_json::json!({
+                    "db": path, "runs": runs, "bisections": bisections, "tracks": tracks
+                }));
             }
             if runs.is_empty() {
                 super::emit_fmt!(
@@ -113,6 +121,25 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 );
             } else {
                 super::emit_fmt!("{}", crate::report::table::runs(&runs));
+            }
+            if !tracks.is_empty() {
+                super::emit_fmt!(
+                    "\nTracks (`secperf results show --track ID`):\n{}",
+                    tracks
+                        .iter()
+                        .map(|t| format!(
+                            "  {}  {}  {} on {} of {}: {} tested, {} alarm(s)",
+                            t.id,
+                            t.updated_at.format("%Y-%m-%d %H:%M"),
+                            t.workload,
+                            t.branch,
+                            t.source,
+                            t.tested,
+                            t.alarms
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
             }
             if !bisections.is_empty() {
                 super::emit_fmt!(
@@ -135,6 +162,35 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             }
         }
         ResultsCommand::Push { .. } => unreachable!("handled above"),
+        ResultsCommand::Show {
+            track: Some(spec),
+            format,
+            output,
+            ..
+        } => {
+            let t = store.track(&spec)?;
+            use crate::report::formats::Format;
+            let color = output.is_none() && crate::report::markup::terminal::color_default();
+            let format = if json {
+                Format::Json
+            } else {
+                format.unwrap_or(Format::Table)
+            };
+            let text = match (format, crate::report::formats::markup_kind(format, color)) {
+                (Format::Email, _) => track_emails(&store, &t),
+                (_, Some(kind)) => crate::report::sections::track::render(&t, kind),
+                (Format::Json, None) => serde_json::to_string_pretty(&t)? + "\n",
+                (_, None) => crate::usage_bail!(
+                    "--format benchstat compares runs: a track is shown as table, email, \
+                     markdown, csv or json (each test's run: `secperf results show RUN \
+                     --format benchstat`)"
+                ),
+            };
+            match output {
+                Some(file) => super::output::write_file(&file, &text)?,
+                None => super::emit_fmt!("{}", text.trim_end()),
+            }
+        }
         ResultsCommand::Show {
             campaign: Some(campaign),
             format,
@@ -300,4 +356,30 @@ fn push(url: &str, runs: &[String], db: Option<&Path>, json: bool) -> Result<()>
         }
     );
     Ok(())
+}
+
+/// A track's alarms, each an email in the kernel test robot's form (its
+/// run read for the figures and the builds), or a line saying there is
+/// none.
+fn track_emails(store: &crate::store::Store, t: &crate::model::track::TrackRecord) -> String {
+    let mails: Vec<String> = t
+        .alarms()
+        .map(|p| {
+            let run = match &p.outcome {
+                crate::model::track::Outcome::Measured {
+                    run_id: Some(r), ..
+                } => crate::engine::document::load(store, *r).ok(),
+                _ => None,
+            };
+            crate::report::sections::track::alarm_email(t, p, run.as_ref())
+        })
+        .collect();
+    if mails.is_empty() {
+        format!(
+            "{}\nNo alarm: nothing to report.\n",
+            crate::report::sections::track::headline(t)
+        )
+    } else {
+        mails.join("\n-- \n\n")
+    }
 }

@@ -33,6 +33,7 @@ pub mod post;
 mod results;
 pub mod suite;
 pub mod sweeps;
+pub mod track;
 
 use super::doc::RunDoc;
 use super::markup::Markup;

@@ -262,26 +262,22 @@ fn audit_comparisons_on_a_kernel_with_phantom_rules_carry_a_note() {
         let s = render(&doc, Parts::MEASURED, kind);
         assert!(!s.contains("Phantom audit rules"), "{kind:?}");
     }
+    // Two rounds whose halves do not overlap: the cost is priced.
+    use crate::probe::audit_phantom::{CheckArm, CheckHalf};
+    let half = |arm, ns_per_op, rule_path_samples| CheckHalf {
+        arm,
+        ns_per_op,
+        samples: 1200,
+        rule_path_samples,
+    };
     let check = crate::probe::audit_phantom::decide(
         vec![
-            crate::probe::audit_phantom::CheckHalf {
-                arm: crate::probe::audit_phantom::CheckArm::Disabled,
-                ns_per_op: 380.0,
-                samples: 1200,
-                rule_path_samples: 0,
-            },
-            crate::probe::audit_phantom::CheckHalf {
-                arm: crate::probe::audit_phantom::CheckArm::Enabled,
-                ns_per_op: 570.0,
-                samples: 1200,
-                rule_path_samples: 200,
-            },
-            crate::probe::audit_phantom::CheckHalf {
-                arm: crate::probe::audit_phantom::CheckArm::OneRule,
-                ns_per_op: 560.0,
-                samples: 1200,
-                rule_path_samples: 210,
-            },
+            half(CheckArm::Disabled, 375.0, 0),
+            half(CheckArm::Enabled, 565.0, 200),
+            half(CheckArm::OneRule, 560.0, 210),
+            half(CheckArm::Disabled, 385.0, 0),
+            half(CheckArm::Enabled, 575.0, 200),
+            half(CheckArm::OneRule, 560.0, 210),
         ],
         chrono::Utc::now(),
     );
