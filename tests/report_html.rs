@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 mod common;
-use common::{TINY, secperf, skip_missing_tool};
+use common::{TINY, json_of, secperf, skip_missing_tool};
 
 /// The runs, the report written from them and what it should hold.
 struct Fixture {
@@ -479,4 +479,146 @@ fn report_renders_in_chromium() {
     );
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+}
+
+/// A stored track of three tested revisions: one unchanged, one that did
+/// not build, one slower alarm named to its commit (a subject with markup
+/// in it, which the page must escape).
+fn stored_track(db: &Path) -> String {
+    use secperf::model::bisect::Revision;
+    use secperf::model::track::{Direction, Outcome, Point, Question, TrackRecord};
+    let rev = |i: usize, subject: &str| Revision {
+        commit: format!("{i}{}", "c".repeat(39)),
+        subject: subject.to_string(),
+    };
+    let point = |i: usize, outcome: Outcome, level: Option<f64>| Point {
+        revision: rev(i, &format!("commit {i} <script>alert({i})</script>")),
+        position: i,
+        baseline: rev(i - 1, "before"),
+        level,
+        outcome,
+        tested_at: chrono::Utc::now(),
+        seconds: 90.0,
+        culprit: (i == 3).then(|| rev(3, "the culprit")),
+        culprit_note: None,
+        bisection: None,
+    };
+    let measured = |estimate: f64, alarm| Outcome::Measured {
+        estimate,
+        ci_low: estimate - 3.0,
+        ci_high: estimate + 3.0,
+        pairs: 9,
+        run_id: None,
+        alarm,
+    };
+    let now = chrono::Utc::now();
+    let t = TrackRecord {
+        id: "0123456789abcdef".into(),
+        created_at: now,
+        updated_at: now,
+        command: vec![
+            "track".into(),
+            "/src/linux".into(),
+            "-w".into(),
+            "getppid".into(),
+        ],
+        question: Question {
+            source: "/src/linux".into(),
+            branch: "master".into(),
+            from: rev(0, "v6.1"),
+            workload: "getppid".into(),
+            mechanisms: vec![],
+            append: "audit=1".into(),
+            config: None,
+            metric: secperf::model::Metric::Time,
+            threshold_pct: 5.0,
+            alpha: 0.05,
+            batch: 1,
+        },
+        stream: secperf::stats::online::ELond {
+            alpha: 0.05,
+            tests: 2,
+            alarms: 1,
+        },
+        points: vec![
+            point(1, measured(0.4, None), Some(0.0027)),
+            point(
+                2,
+                Outcome::Failed {
+                    why: "the build of r2 failed".into(),
+                },
+                None,
+            ),
+            point(3, measured(35.0, Some(Direction::Slower)), Some(0.0004)),
+        ],
+    };
+    secperf::store::Store::open(db)
+        .unwrap()
+        .put_track(&t)
+        .unwrap();
+    t.id
+}
+
+#[test]
+fn a_track_page_renders_in_chromium() {
+    let test = "a_track_page_renders_in_chromium";
+    if let Err(e) = Std::new("chromium").arg("--version").output() {
+        let reason = format!("chromium is not installed (Debian: apt-get install chromium): {e}");
+        skip_missing_tool(test, "chromium", &reason);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let id = stored_track(&db);
+    let page = dir.path().join("track.html");
+    let out = secperf(&db)
+        .args(["--json", "report", "--track", "latest", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = json_of(&out.stdout);
+    assert_eq!(summary["track"], id.as_str());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script>alert"), "stored text is escaped");
+    assert!(html.contains("class=\"track_points\""));
+    let out = chromium(&page, &dir.path().join("a"), &["--dump-dom"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new());
+    let probed = dir.path().join("probed.html");
+    std::fs::write(
+        &probed,
+        html.replacen(
+            "<meta charset=\"utf-8\">",
+            &format!("<meta charset=\"utf-8\">{PROBE}"),
+            1,
+        ),
+    )
+    .unwrap();
+    let out = chromium(&probed, &dir.path().join("b"), &["--dump-dom"]);
+    assert_eq!(console_lines(&out.stderr), Vec::<String>::new());
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let probe = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {dom}"));
+    let probe: Value = serde_json::from_str(&probe.replace("&amp;", "&")).unwrap();
+    assert_eq!(probe["errors"], json!([]), "{probe}");
+    assert_eq!(probe["resources"], json!([]), "{probe}");
+    let drawings = probe["drawings"].as_array().unwrap();
+    assert_eq!(drawings.len(), 1, "{probe}");
+    assert!(
+        drawings[0]["w"].as_f64().unwrap() > 100.0 && drawings[0]["h"].as_f64().unwrap() > 50.0,
+        "{probe}"
+    );
 }

@@ -163,7 +163,9 @@ fn a_track_with_nothing_new_says_so_goes_on_and_runs_once_at_a_time() {
     assert_eq!(doc["alarms"].as_array().unwrap().len(), 0);
     let id = doc["id"].as_str().unwrap().to_string();
     // Stored, and found again without --from; another --from is refused.
-    let out = run(&[]);
+    // Its metrics for Prometheus's textfile collector.
+    let prom = t.path().join("track.prom");
+    let out = run(&["--prometheus", prom.to_str().unwrap()]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -171,6 +173,13 @@ fn a_track_with_nothing_new_says_so_goes_on_and_runs_once_at_a_time() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(json_of(&out.stdout)["id"], id.as_str());
+    let metrics = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "secperf_track_tests{{track=\"{id}\",workload=\"getppid\",branch=\"HEAD\"}} 0"
+        )),
+        "{metrics}"
+    );
     std::fs::write(src.join("kernel/f.c"), "int f;\n").unwrap();
     git(&src, &["add", "-A"]);
     git(&src, &["commit", "-qm", "change"]);

@@ -142,14 +142,14 @@ fn key(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> String {
 }
 
 /// Where a bisection's finished steps are kept (resume).
-fn state_file(key: &str) -> PathBuf {
+pub(super) fn state_file(key: &str) -> PathBuf {
     crate::kbuild::cache_root()
         .join("bisect")
         .join(format!("{key}.json"))
 }
 
 /// Every step a bisection measured before, undecided ones included.
-fn load_steps(file: &Path) -> Vec<Step> {
+pub(super) fn load_steps(file: &Path) -> Vec<Step> {
     std::fs::read_to_string(file)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -161,7 +161,7 @@ fn load_steps(file: &Path) -> Vec<Step> {
 /// again, and each earlier attempt keeps its share of the error budget. A
 /// revision that failed to build or boot is tried again (the failure may
 /// have been the machine's; it spent no decision).
-fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
+pub(super) fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
     let undecided = crate::engine::bisect::Class::Undecided;
     let failed = |s: &Step| matches!(&s.tested, Tested::Failed(why) if why != "--skip");
     (
@@ -173,7 +173,7 @@ fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
     )
 }
 
-fn save_steps(file: &Path, steps: &[Step]) -> Result<()> {
+pub(super) fn save_steps(file: &Path, steps: &[Step]) -> Result<()> {
     if let Some(d) = file.parent() {
         std::fs::create_dir_all(d)?;
     }

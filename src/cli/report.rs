@@ -18,19 +18,25 @@ pub const DEFAULT_OUTPUT: &str = "secperf-report.html";
 pub struct ReportArgs {
     /// Run ids, labels, `latest` or `latest~N` (several runs: one page,
     /// scaling curves overlaid).
-    #[arg(required_unless_present_any = ["campaign", "bisection"], value_name = "RUN")]
+    #[arg(required_unless_present_any = ["campaign", "bisection", "track"], value_name = "RUN")]
     pub runs: Vec<String>,
     /// A campaign's id (or a unique prefix, or `latest`) instead of runs:
     /// one page with its hosts side by side, a forest plot per comparison
     /// with one row per host, and what differs between the hosts.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["runs", "bisection"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["runs", "bisection", "track"])]
     pub campaign: Option<String>,
     /// A bisection's id (or a unique prefix, or `latest`) instead of runs:
     /// one page with a plot of each tested revision's slowdown against
     /// --good (%, with its interval) in commit order, the steps and the
     /// `git bisect log`.
-    #[arg(long, value_name = "ID", conflicts_with = "runs")]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["runs", "track"])]
     pub bisection: Option<String>,
+    /// A track's id (or a unique prefix, or `latest`) instead of runs: one
+    /// page with the timeline of each tested revision's change against the
+    /// one before it (%, with its interval at its e-LOND level), alarms and
+    /// their commits marked, and the table.
+    #[arg(long, value_name = "ID", conflicts_with = "runs")]
+    pub track: Option<String>,
     /// Write the page here; `-` for stdout.
     #[arg(short, long, value_name = "PATH", default_value = DEFAULT_OUTPUT)]
     pub output: PathBuf,
@@ -53,6 +59,17 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
             "bisection {}, {} step(s), 1 plot",
             b.id,
             b.outcome.steps.len()
+        );
+        return write_page(&args.output, &page, json, summary, &what);
+    }
+    if let Some(spec) = &args.track {
+        let t = store.track(spec)?;
+        let page = crate::report::html::track::page(&t, chrono::Utc::now())?;
+        let summary = serde_json::json!({ "track": t.id, "plots": 1 });
+        let what = format!(
+            "track {}, {} tested revision(s), 1 plot",
+            t.id,
+            t.points.len()
         );
         return write_page(&args.output, &page, json, summary, &what);
     }

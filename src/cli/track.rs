@@ -98,8 +98,23 @@ pub struct TrackArgs {
     #[arg(long, value_name = "DURATION", default_value = "1h")]
     pub interval: humantime::Duration,
 
+    /// Also write the track's metrics in Prometheus's text format to this
+    /// file after every test (for the node exporter's textfile collector:
+    /// the latest change and level, tests and alarms so far).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<PathBuf>,
+
     #[command(flatten)]
     pub metric: super::args::MetricArgs,
+}
+
+/// Writes the track's Prometheus metrics to `file`, whole (a temporary
+/// file renamed over it, so that the collector never reads half of it).
+fn write_prometheus(file: &Path, t: &TrackRecord) -> Result<()> {
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, crate::report::formats::track_prometheus::render(t))
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("writing {}", file.display()))
 }
 
 /// What identifies a track: the same source, branch and question give the
@@ -372,10 +387,18 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
         let tested = crate::engine::track::advance(rec, &due, &mut tests, &mut |r| {
             let p = r.points.last().expect("a point was added");
             eprintln!("secperf: track: {}", point_line(p));
-            crate::store::Store::open(&db_path)?.put_track(r)
+            crate::store::Store::open(&db_path)?.put_track(r)?;
+            match &args.prometheus {
+                Some(f) => write_prometheus(f, r),
+                None => Ok(()),
+            }
         })?;
         new_alarms.extend(rec.points[before..].iter().filter_map(|p| p.alarm()));
         tested_now.extend(tested);
+        bisect_alarms(rec, &branch, &mut tests.ab, &db_path)?;
+        if let Some(f) = &args.prometheus {
+            write_prometheus(f, rec)?;
+        }
         if rec.points.is_empty() {
             // Stored from its first look, so that `results` lists it.
             crate::store::Store::open(&db_path)?.put_track(rec)?;
@@ -422,6 +445,126 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     if code != 0 {
         return Err(crate::error::Exit(code).into());
+    }
+    Ok(())
+}
+
+/// A bisection step inside an alarm's commits: a commit against the
+/// alarm's baseline.
+struct BatchSteps<'a> {
+    ab: &'a mut RevisionAb,
+    good: Revision,
+}
+
+impl crate::engine::bisect::StepTester for BatchSteps<'_> {
+    fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
+        eprintln!(
+            "secperf: track: bisecting: testing {} against {}",
+            revision.short(),
+            self.good.abbrev()
+        );
+        self.ab
+            .test("good", &self.good, revision, alpha, "track bisection")
+    }
+}
+
+/// Bisects each alarm over several commits that has no bisection yet (a
+/// batch, or commits that did not build before it), with the bisection
+/// engine and the track's alpha as its error rate; stores the bisection
+/// (`results show --bisection ID`) and names its first commit in the
+/// track. Killed half-way, the next start goes on from its steps.
+fn bisect_alarms(
+    rec: &mut TrackRecord,
+    branch: &[Revision],
+    ab: &mut RevisionAb,
+    db_path: &Path,
+) -> Result<()> {
+    use crate::model::bisect::{BisectionRecord, Status};
+    for i in 0..rec.points.len() {
+        let p = &rec.points[i];
+        if p.alarm().is_none() || p.culprit.is_some() || p.bisection.is_some() {
+            continue;
+        }
+        let id = crate::kbuild::sha256_hex(format!("track {} {}", rec.id, p.position).as_bytes())
+            [..16]
+            .to_string();
+        let file = super::bisect::state_file(&id);
+        let before = super::bisect::load_steps(&file);
+        let (done, _) = super::bisect::split_steps(&before);
+        let suspects = crate::engine::track::suspects(rec, i, branch);
+        eprintln!(
+            "secperf: track: bisecting the {} commits since {} for the alarm at {} (bisection \
+             {id})",
+            suspects.len(),
+            p.baseline.abbrev(),
+            p.revision.short()
+        );
+        let mut steps = BatchSteps {
+            ab,
+            good: p.baseline.clone(),
+        };
+        let mut finished = before.clone();
+        let outcome = crate::engine::track::bisect_alarm(
+            rec,
+            i,
+            branch,
+            &mut steps,
+            &done,
+            &mut |s, left| {
+                finished.push(s.clone());
+                super::bisect::save_steps(&file, &finished)?;
+                eprintln!(
+                    "secperf: track: bisecting: {} is {}; {left} revision(s) left",
+                    s.revision.short(),
+                    s.class.word()
+                );
+                Ok(())
+            },
+        )?;
+        let q = &rec.question;
+        let now = chrono::Utc::now();
+        let mut store = crate::store::Store::open(db_path)?;
+        let speed_up = p.alarm() == Some(Direction::Faster);
+        store.put_bisection(&BisectionRecord {
+            id: id.clone(),
+            created_at: store.bisection(&id).map(|b| b.created_at).unwrap_or(now),
+            updated_at: now,
+            command: std::env::args().skip(1).collect(),
+            source: q.source.clone(),
+            workload: if speed_up {
+                format!(
+                    "{} (a speed-up: its sign turned, so that it reads as a slowdown)",
+                    q.workload
+                )
+            } else {
+                q.workload.clone()
+            },
+            append: q.append.clone(),
+            mechanisms: q.mechanisms.clone(),
+            threshold_pct: q.threshold_pct,
+            alpha: q.alpha,
+            metric: q.metric,
+            status: Status::Finished,
+            outcome: outcome.clone(),
+        })?;
+        let p = &mut rec.points[i];
+        p.bisection = Some(id.clone());
+        match outcome.first_bad {
+            Some(c) => {
+                eprintln!(
+                    "secperf: track: the alarm at {} came with {}",
+                    p.revision.abbrev(),
+                    c.short()
+                );
+                p.culprit = Some(c);
+                p.culprit_note = None;
+            }
+            None => {
+                p.culprit_note = Some(format!("bisection {id}: {}", outcome.verdict));
+            }
+        }
+        rec.updated_at = now;
+        store.put_track(rec)?;
     }
     Ok(())
 }

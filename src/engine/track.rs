@@ -16,7 +16,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::model::bisect::{Revision, Tested};
+use crate::engine::bisect::{BisectOpts, StepTester};
+use crate::model::bisect::{Class, Revision, Step, Tested};
 use crate::model::track::{Direction, Outcome, Point, TrackRecord};
 
 /// One test of the stream: `revision` against `baseline`, decided at
@@ -128,8 +129,8 @@ pub fn advance(
                 None,
                 Some(format!(
                     "the change came with one of the {n} commits since {} (a batch of {batch}, \
-                     or commits that did not build or boot): `secperf bisect {} --good {} \
-                     --bad {}` names the first",
+                     or commits that did not build or boot): the track bisects them to name \
+                     the first (by hand: `secperf bisect {} --good {} --bad {}`)",
                     baseline.abbrev(),
                     record.question.source,
                     baseline.abbrev(),
@@ -147,12 +148,135 @@ pub fn advance(
             seconds: begun.elapsed().as_secs_f64(),
             culprit,
             culprit_note,
+            bisection: None,
         });
         record.updated_at = chrono::Utc::now();
         on_point(record)?;
         tested.push(*position);
     }
     Ok(tested)
+}
+
+/// The commits the alarm of point `index` may have come from: the
+/// first-parent commits after the revision it was compared with, up to it
+/// (it last). `branch` is the track's listing (from [`due`]'s caller).
+pub fn suspects(record: &TrackRecord, index: usize, branch: &[Revision]) -> Vec<Revision> {
+    let p = &record.points[index];
+    let after = record.points[..index]
+        .iter()
+        .rev()
+        .find(|q| q.measured())
+        .map_or(0, |q| q.position);
+    branch
+        .get(after..p.position)
+        .map(<[Revision]>::to_vec)
+        .unwrap_or_default()
+}
+
+/// A test with its sign turned: a speed-up bisected as the bisection
+/// engine bisects a slowdown.
+fn flipped(t: Tested) -> Tested {
+    match t {
+        Tested::Measured {
+            estimate,
+            ci_low,
+            ci_high,
+            pairs,
+            run_id,
+        } => Tested::Measured {
+            estimate: -estimate,
+            ci_low: -ci_high,
+            ci_high: -ci_low,
+            pairs,
+            run_id,
+        },
+        failed => failed,
+    }
+}
+
+struct Oriented<'a> {
+    inner: &'a mut dyn StepTester,
+    flip: bool,
+}
+
+impl StepTester for Oriented<'_> {
+    fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
+        let t = self.inner.test(revision, alpha)?;
+        Ok(if self.flip { flipped(t) } else { t })
+    }
+}
+
+/// Bisects inside the commits an alarm over several commits may have come
+/// from ([`suspects`]), with the bisection engine and its error budget
+/// (the track's `alpha`, split over its decisions): each step measures a
+/// commit against the alarm's baseline (`tester` does, as for the alarm's
+/// own test). The alarm's own test is the endpoint check, so it is not
+/// measured again; a speed-up is bisected with its sign turned (the
+/// outcome's figures are then speed-ups, positive). `done` are steps of
+/// this bisection measured before (resume); `on_step` sees each new one.
+pub fn bisect_alarm(
+    record: &TrackRecord,
+    index: usize,
+    branch: &[Revision],
+    tester: &mut dyn StepTester,
+    done: &[Step],
+    on_step: &mut dyn FnMut(&Step, usize) -> Result<()>,
+) -> Result<crate::model::bisect::Outcome> {
+    let p = &record.points[index];
+    let Outcome::Measured {
+        estimate,
+        ci_low,
+        ci_high,
+        pairs,
+        run_id,
+        alarm: Some(direction),
+    } = &p.outcome
+    else {
+        bail!("{} raised no alarm: nothing to bisect", p.revision.short());
+    };
+    let revisions = suspects(record, index, branch);
+    if revisions.last().map(|r| &r.commit) != Some(&p.revision.commit) {
+        bail!(
+            "the branch no longer holds the commits before {}: its history was rewritten",
+            p.revision.short()
+        );
+    }
+    let flip = *direction == Direction::Faster;
+    let endpoint = Tested::Measured {
+        estimate: *estimate,
+        ci_low: *ci_low,
+        ci_high: *ci_high,
+        pairs: *pairs,
+        run_id: *run_id,
+    };
+    let mut done = done.to_vec();
+    if !done.iter().any(|s| s.revision.commit == p.revision.commit) {
+        done.push(Step {
+            index: revisions.len() - 1,
+            revision: p.revision.clone(),
+            class: Class::Bad,
+            tested: if flip { flipped(endpoint) } else { endpoint },
+            seconds: p.seconds,
+        });
+    }
+    let opts = BisectOpts {
+        threshold_pct: record.question.threshold_pct,
+        alpha: record.question.alpha,
+        extra: 2,
+        skip: Vec::new(),
+        spent_before: 0,
+    };
+    crate::engine::bisect::bisect(
+        &p.baseline,
+        &revisions,
+        &opts,
+        &mut Oriented {
+            inner: tester,
+            flip,
+        },
+        &done,
+        on_step,
+    )
 }
 
 #[cfg(test)]
@@ -307,6 +431,84 @@ mod tests {
         branch[5] = rev(66);
         let e = due(&branch, &r).unwrap_err().to_string();
         assert!(e.contains("history was rewritten"), "{e}");
+    }
+
+    /// A step tester over a batch: each commit's change against the
+    /// baseline (cumulative), exact intervals of +-1.
+    struct Batch {
+        change: Vec<f64>,
+        asked: Vec<String>,
+    }
+
+    impl StepTester for Batch {
+        fn test(&mut self, r: &Revision, _alpha: f64) -> Result<Tested> {
+            self.asked.push(r.subject.clone());
+            let i: usize = r.subject.trim_start_matches("commit ").parse().unwrap();
+            let c = self.change[i];
+            Ok(Tested::Measured {
+                estimate: c,
+                ci_low: c - 1.0,
+                ci_high: c + 1.0,
+                pairs: 8,
+                run_id: None,
+            })
+        }
+    }
+
+    #[test]
+    fn an_alarm_over_a_batch_is_bisected_to_its_commit_either_way() {
+        for (sign, direction) in [(1.0, Direction::Slower), (-1.0, Direction::Faster)] {
+            // Batches of 8: the change comes with commit 6 of the first.
+            let branch: Vec<Revision> = (1..=8).map(rev).collect();
+            let mut r = record(8);
+            let change: Vec<f64> = (0..=8)
+                .map(|i| if i >= 6 { sign * 12.0 } else { 0.0 })
+                .collect();
+            let mut fake = Fake {
+                change: change.clone(),
+                fails: vec![],
+                asked: vec![],
+            };
+            let (todo, _) = due(&branch, &r).unwrap();
+            advance(&mut r, &todo, &mut fake, &mut |_| Ok(())).unwrap();
+            assert_eq!(r.points[0].alarm(), Some(direction));
+            assert!(r.points[0].culprit.is_none());
+            assert_eq!(suspects(&r, 0, &branch).len(), 8);
+            let mut steps = Batch {
+                change,
+                asked: vec![],
+            };
+            let mut seen = 0;
+            let outcome = bisect_alarm(&r, 0, &branch, &mut steps, &[], &mut |_, _| {
+                seen += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(outcome.first_bad.as_ref(), Some(&rev(6)), "{direction:?}");
+            // The alarm's own test is the endpoint: commit 8 is not
+            // measured again.
+            assert!(
+                !steps.asked.contains(&"commit 8".to_string()),
+                "{:?}",
+                steps.asked
+            );
+            assert_eq!(seen, steps.asked.len());
+        }
+        // No alarm, nothing to bisect.
+        let branch: Vec<Revision> = (1..=2).map(rev).collect();
+        let mut r = record(2);
+        let mut fake = Fake {
+            change: vec![0.0; 3],
+            fails: vec![],
+            asked: vec![],
+        };
+        let (todo, _) = due(&branch, &r).unwrap();
+        advance(&mut r, &todo, &mut fake, &mut |_| Ok(())).unwrap();
+        let mut steps = Batch {
+            change: vec![0.0; 3],
+            asked: vec![],
+        };
+        assert!(bisect_alarm(&r, 0, &branch, &mut steps, &[], &mut |_, _| Ok(())).is_err());
     }
 
     #[test]

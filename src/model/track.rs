@@ -100,9 +100,13 @@ pub struct Point {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub culprit: Option<Revision>,
     /// For an alarm over a batch of several commits: why no culprit is
-    /// named yet.
+    /// named yet, or what the bisection inside it found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub culprit_note: Option<String>,
+    /// For an alarm over several commits: the bisection inside them (its
+    /// id in the store's bisections), once made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisection: Option<String>,
 }
 
 impl Point {

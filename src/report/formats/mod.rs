@@ -19,6 +19,7 @@
 pub mod benchstat;
 pub mod campaign;
 pub mod json;
+pub mod track_prometheus;
 
 use serde::Serialize;
 

@@ -325,7 +325,7 @@ pub fn alarm_email(t: &TrackRecord, p: &Point, doc: Option<&RunDoc>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::bisect::Revision;
     use crate::model::track::Question;
@@ -338,7 +338,7 @@ mod tests {
         }
     }
 
-    fn record() -> TrackRecord {
+    pub fn record() -> TrackRecord {
         let point = |i: usize, est: f64, alarm: Option<Direction>| Point {
             revision: rev(i),
             position: i,
@@ -356,6 +356,7 @@ mod tests {
             seconds: 60.0,
             culprit: alarm.map(|_| rev(i)),
             culprit_note: None,
+            bisection: None,
         };
         let mut failed = point(2, 0.0, None);
         failed.outcome = Outcome::Failed {

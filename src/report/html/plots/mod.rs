@@ -16,6 +16,7 @@ pub mod forest;
 pub mod lines;
 pub mod pairs;
 pub mod sweep;
+pub mod track;
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
