@@ -304,7 +304,7 @@ fn a_loaded_redis_is_counted_as_perf_trace_counts_it() {
     );
     let summary = dir.path().join("perf.txt");
     let mut perf = std::process::Command::new("timeout")
-        .args(["-s", "INT", "10", "perf", "trace", "-s", "-p", &pid, "-o"])
+        .args(["-s", "INT", "15", "perf", "trace", "-s", "-p", &pid, "-o"])
         .arg(&summary)
         .spawn()
         .unwrap();
@@ -317,9 +317,10 @@ fn a_loaded_redis_is_counted_as_perf_trace_counts_it() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Both are counting well before the load starts, and still after it:
-    // predict counts by syscall from a third of --for on (5 s), perf trace
-    // for the first 10 s.
+    // Both are counting well before the load starts, and still after it,
+    // for the same 15 s (redis's own timer makes calls all along): predict
+    // counts by syscall over all of --for (then 5 s more to time the
+    // calls), perf trace for as long.
     std::thread::sleep(std::time::Duration::from_millis(6500));
     let bench = std::process::Command::new("redis-benchmark")
         .args(["-p", &port, "-n", "5000", "-t", "get,set", "-q"])

@@ -295,7 +295,7 @@ pub struct Counted {
     pub cpu_ns: u64,
     pub wall_ns: u64,
     /// The target's CPU time per call with one counter per thread
-    /// (`--pid`'s slices counted without names): its cost without ~370 counters per thread,
+    /// (`--pid`'s window after the count): its cost without ~370 counters per thread,
     /// whose switching in and out at every context switch inflates a busy
     /// server's CPU time (nginx: 125 -> 215 ms per ab run).
     pub light: Option<Light>,
@@ -323,8 +323,9 @@ impl Counted {
                 Some(format!(
                     "the target's CPU time is the one taken while each syscall was counted by \
                      name, which the counters inflate (a server that switches often: by up to \
-                     80%): over the {:.1} s counted without names it used {:.0} ms, too little \
-                     to time its calls in clock ticks (count longer with --for)",
+                     80%): over the {:.1} s after the count, with one counter per thread, it used \
+                     {:.0} ms, too little to time its calls in clock ticks (count while the load \
+                     goes on: a longer load, or a shorter --for)",
                     light.wall_ns as f64 / 1e9,
                     light.cpu_ns as f64 / 1e6
                 )),
@@ -333,8 +334,8 @@ impl Counted {
                 let cpu_ns = (per_call * calls as f64).round() as u64;
                 let note = format!(
                     "the target's CPU time, {:.2} s, is its {calls} calls at {:.2} us each, its \
-                     CPU time per call over the {:.1} s counted without names, with one counter \
-                     per thread ({} calls); counted by name half of the time, it used {:.2} s \
+                     CPU time per call over the {:.1} s after the count, with one counter per \
+                     thread ({} calls); while each syscall was counted by name it used {:.2} s \
                      ({:+.0}%), the counters' own cost, left out",
                     cpu_ns as f64 / 1e9,
                     per_call / 1000.0,
@@ -345,6 +346,17 @@ impl Counted {
                 );
                 (cpu_ns, Some(note))
             }
+            None if calls > 0 => (
+                self.cpu_ns,
+                Some(format!(
+                    "the target's CPU time is the one taken while each syscall was counted by \
+                     name, which the counters inflate (a server that switches often: by up to \
+                     80%): it made no call in the {:.1} s after the count, so its calls could \
+                     not be timed without them (count while the load goes on: a longer load, \
+                     or a shorter --for)",
+                    light.wall_ns as f64 / 1e9
+                )),
+            ),
             _ => (self.cpu_ns, None),
         }
     }
@@ -569,32 +581,33 @@ pub fn tree_cpu_ns(pids: &[libc::pid_t]) -> u64 {
     pids.iter().filter_map(|&p| cpu_ns_of(p).ok()).sum()
 }
 
-/// How long each slice of `--pid`'s window is: the by-name counters are
-/// on in every other slice, so a burst of load longer than two slices is
-/// seen by name.
+/// How often `--pid`'s count reads its every-call counter, for the line
+/// that says when the calls came.
 pub const SLICE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Counts the syscalls of running process `pid` and its whole tree (every
 /// thread of it and of its descendants now, and what they start) over all
-/// of `window`, calling `tick` about once a second with the time left.
-/// Read-only: nothing is applied to the processes.
+/// of `window`, each by name, then times its calls for `light_window` more
+/// with one counter per thread; calls `tick` about once a second with the
+/// time left. Read-only: nothing is applied to the processes.
 ///
-/// Every call is counted over the whole window by one counter per thread
-/// (`raw_syscalls:sys_enter`, cheap); the by-name counters (one per
-/// syscall and thread, whose switching at each context switch inflates a
-/// busy server's CPU time) are on in alternate [`SLICE`]s, starting with
-/// the first. The counts by name are the named slices' scaled to every
-/// call of the window; the target's CPU time per call is taken from the
-/// other slices (its [`Light`]). A load that comes in a burst anywhere in
-/// the window is counted whole: all its calls, by name in proportion.
+/// The ~370 by-name counters a thread (one per syscall tracepoint) are on
+/// for the whole window, so that a load that comes in a burst anywhere in
+/// it is counted whole and by name exactly; one `raw_syscalls:sys_enter`
+/// counter a thread beside them, read every [`SLICE`], says when the calls
+/// came. Their switching at every context switch inflates a busy server's
+/// CPU time, so the target's CPU time per call is taken after the window
+/// with that one counter alone (its [`Light`]); a load that stopped by
+/// then leaves too little CPU time to time, which the prediction says.
 ///
-/// The CPU time is the tree's: the sum over its processes at the end of
-/// each slice (those started during the window included) less the sum
-/// before; a process that exits and is reaped inside the tree moves its
-/// time into its parent's, so it still counts.
+/// The CPU time is the tree's: the sum over its processes at the end (those
+/// started during the window included) less the sum at the start; a
+/// process that exits and is reaped inside the tree moves its time into
+/// its parent's, so it still counts.
 pub fn count_pid(
     pid: libc::pid_t,
     window: std::time::Duration,
+    light_window: std::time::Duration,
     tick: &mut dyn FnMut(std::time::Duration),
 ) -> Result<(Counted, Tree, Window)> {
     let before = tree_of(pid)?;
@@ -615,48 +628,54 @@ pub fn count_pid(
     let mut every = SyscallCounters::open_where(vec![every_syscall_event()?], &tids, &required)?;
     let mut named = SyscallCounters::open_where(syscall_events()?, &tids, &required)?;
     let total = |c: &mut SyscallCounters| -> Result<u64> { Ok(c.read()?.values().sum()) };
+    let gone = |pid| {
+        format!("process {pid} exited during the count: count a shorter --for, or give -- CMD")
+    };
     let cpu_start = tree_cpu_ns(&before);
-    let (mut cpu_at, mut calls_at) = (cpu_start, 0);
     let mut w = Window {
         slice_s: SLICE.as_secs_f64(),
         ..Window::default()
     };
-    let (mut light, mut heavy) = (Light::default(), Light::default());
     let started = std::time::Instant::now();
     every.enable()?;
-    let mut slice_at = started;
+    named.enable()?;
+    let mut calls_at = 0;
     while let Some(left) = window.checked_sub(started.elapsed()) {
         if left.is_zero() {
             break;
         }
-        let by_name = w.calls_per_slice.len().is_multiple_of(2);
-        if by_name {
-            named.enable()?;
-        }
-        tick(left);
+        tick(left + light_window);
         std::thread::sleep(left.min(SLICE));
-        if by_name {
-            named.disable()?;
-        }
         let calls = total(&mut every)?;
-        let cpu = tree_of(pid).map_or(cpu_at, |t| tree_cpu_ns(&t)).max(cpu_at);
-        let now = std::time::Instant::now();
-        let into = if by_name { &mut heavy } else { &mut light };
-        into.calls += calls - calls_at;
-        into.cpu_ns += cpu - cpu_at;
-        into.wall_ns += (now - slice_at).as_nanos() as u64;
         w.calls_per_slice.push(calls - calls_at);
-        (calls_at, cpu_at, slice_at) = (calls, cpu, now);
+        calls_at = calls;
     }
-    every.disable()?;
+    named.disable()?;
     let wall_ns = started.elapsed().as_nanos() as u64;
-    let after = tree_of(pid).with_context(|| {
-        format!("process {pid} exited during the count: count a shorter --for, or give -- CMD")
-    })?;
-    let cpu_after = tree_cpu_ns(&after).max(cpu_at);
-    w.named_calls = heavy.calls;
+    let after = tree_of(pid).with_context(|| gone(pid))?;
+    let cpu_after = tree_cpu_ns(&after);
     w.calls = total(&mut every)?;
-    let counts = scale_counts(&named.read()?, heavy.calls, w.calls);
+    let counts = named.read()?;
+    // One counter a thread alone: the target's CPU time per call.
+    let light = if light_window.is_zero() {
+        None
+    } else {
+        let light_started = std::time::Instant::now();
+        while let Some(left) = light_window.checked_sub(light_started.elapsed()) {
+            if left.is_zero() {
+                break;
+            }
+            tick(left);
+            std::thread::sleep(left.min(std::time::Duration::from_secs(1)));
+        }
+        let end = tree_of(pid).with_context(|| gone(pid))?;
+        Some(Light {
+            calls: total(&mut every)? - w.calls,
+            cpu_ns: tree_cpu_ns(&end).saturating_sub(cpu_after),
+            wall_ns: light_started.elapsed().as_nanos() as u64,
+        })
+    };
+    every.disable()?;
     let tree = Tree {
         processes: before.len(),
         threads: tids.len(),
@@ -666,45 +685,21 @@ pub fn count_pid(
     Ok((
         Counted {
             counts,
-            cpu_ns: cpu_after - cpu_start,
+            cpu_ns: cpu_after.saturating_sub(cpu_start),
             wall_ns,
-            light: (light.wall_ns > 0).then_some(light),
+            light,
         },
         tree,
         w,
     ))
 }
 
-/// The counts by name of the named slices, scaled to every call of the
-/// window: each syscall's share of the calls counted by name, times the
-/// calls counted in all. Empty where no call came while counted by name.
-pub fn scale_counts(
-    by_name: &BTreeMap<String, u64>,
-    named_calls: u64,
-    all_calls: u64,
-) -> BTreeMap<String, u64> {
-    if named_calls == 0 || by_name.values().sum::<u64>() == 0 {
-        return BTreeMap::new();
-    }
-    // The every-call counter's count of the named slices, not the sum by
-    // name, is the denominator: a few calls have no tracepoint of their
-    // own, and both counters saw the same calls.
-    let factor = all_calls as f64 / named_calls as f64;
-    by_name
-        .iter()
-        .map(|(k, &n)| (k.clone(), (n as f64 * factor).round() as u64))
-        .filter(|(_, n)| *n > 0)
-        .collect()
-}
-
 /// When `--pid`'s calls came: every call of each slice of the window.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Window {
     pub slice_s: f64,
-    /// Calls in each slice, in order (the named ones are the even ones).
+    /// Calls in each slice, in order.
     pub calls_per_slice: Vec<u64>,
-    /// Calls in the named slices.
-    pub named_calls: u64,
     /// Calls in all.
     pub calls: u64,
 }
@@ -722,16 +717,14 @@ impl Window {
     }
 
     /// What was counted when, for the user: "4012 calls, from 1.00 s to
-    /// 2.75 s of the window; 2020 of them in the alternate 0.25 s slices
-    /// counted by name, scaled to all".
+    /// 2.75 s of the window, each counted by name".
     pub fn describe(&self) -> String {
         let Some((from, to)) = self.active_s() else {
             return "no call at any time of the window".into();
         };
         format!(
-            "{} calls, from {from:.2} s to {to:.2} s of the window; {} of them in the \
-             alternate {:.2} s slices counted by name, scaled to all",
-            self.calls, self.named_calls, self.slice_s
+            "{} calls, from {from:.2} s to {to:.2} s of the window, each counted by name",
+            self.calls
         )
     }
 }
