@@ -317,11 +317,55 @@ pub fn alarm_email(t: &TrackRecord, p: &Point, doc: Option<&RunDoc>) -> String {
     if let Some(r) = run_id {
         out.push_str(&format!("\tsecperf results show {r}\n"));
     }
-    out.push_str(&format!(
-        "\tsecperf track {} --branch {} -w {} --once\n",
-        q.source, q.branch, q.workload
-    ));
+    out.push_str(&format!("\t{}\n", track_command(t)));
     out
+}
+
+/// The `secperf track` command line of `t`'s question (the same track:
+/// run again, it goes on).
+pub fn track_command(t: &TrackRecord) -> String {
+    let q = &t.question;
+    let mut words: Vec<String> = vec![
+        "secperf".into(),
+        "track".into(),
+        q.source.clone(),
+        "--branch".into(),
+        q.branch.clone(),
+        "--from".into(),
+        q.from.abbrev().to_string(),
+    ];
+    for m in &q.mechanisms {
+        words.extend(["-m".into(), m.clone()]);
+    }
+    if !q.append.is_empty() {
+        words.extend(["--append".into(), q.append.clone()]);
+    }
+    if let Some(c) = &q.config {
+        words.extend(["--config".into(), c.clone()]);
+    }
+    words.extend([
+        "--metric".into(),
+        q.metric.to_string(),
+        "--threshold".into(),
+        q.threshold_pct.to_string(),
+        "--alpha".into(),
+        q.alpha.to_string(),
+        "--batch".into(),
+        q.batch.to_string(),
+        "--once".into(),
+    ]);
+    let workload = if crate::workloads::find(&q.workload).is_some() {
+        vec!["-w".to_string(), q.workload.clone()]
+    } else {
+        vec!["--".to_string(), q.workload.clone()]
+    };
+    let (flag, rest) = workload.split_at(1);
+    if flag[0] == "-w" {
+        words.extend(workload.iter().cloned());
+        shell_words::join(&words)
+    } else {
+        format!("{} -- {}", shell_words::join(&words), rest[0])
+    }
 }
 
 #[cfg(test)]
@@ -424,6 +468,13 @@ pub(crate) mod tests {
         assert!(mail.contains("append: audit=1"), "{mail}");
         assert!(mail.contains("Reproduce:"), "{mail}");
         assert!(mail.contains("secperf results show 3"), "{mail}");
+        assert!(
+            mail.contains(
+                "secperf track /src/linux --branch master --from 0bbbbbbbbbbb --append 'audit=1' \
+                 --metric time --threshold 5 --alpha 0.05 --batch 1 --once -w getppid"
+            ),
+            "{mail}"
+        );
         // No alarm, no email.
         assert!(alarm_email(&t, &t.points[0], None).is_empty());
         assert_eq!(stddev_pct(&[1.0, 3.0]).map(|s| s.round()), Some(71.0));
