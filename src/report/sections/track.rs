@@ -354,17 +354,12 @@ pub fn track_command(t: &TrackRecord) -> String {
         q.batch.to_string(),
         "--once".into(),
     ]);
-    let workload = if crate::workloads::find(&q.workload).is_some() {
-        vec!["-w".to_string(), q.workload.clone()]
-    } else {
-        vec!["--".to_string(), q.workload.clone()]
-    };
-    let (flag, rest) = workload.split_at(1);
-    if flag[0] == "-w" {
-        words.extend(workload.iter().cloned());
+    if crate::workloads::find(&q.workload).is_some() {
+        words.extend(["-w".to_string(), q.workload.clone()]);
         shell_words::join(&words)
     } else {
-        format!("{} -- {}", shell_words::join(&words), rest[0])
+        // A command: its words were joined when the track was made.
+        format!("{} -- {}", shell_words::join(&words), q.workload)
     }
 }
 
