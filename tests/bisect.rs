@@ -240,6 +240,7 @@ fn stored_bisection(db: &Path) -> String {
             candidates: vec![],
             verdict: "the first bad commit is 6bbbbbbbbbbb (change 6)".into(),
         },
+        attempts: vec![],
     };
     let mut store = secperf::store::Store::open(db).unwrap();
     store.put_bisection(&record).unwrap();

@@ -141,21 +141,6 @@ fn key(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> String {
     crate::kbuild::sha256_hex(key.as_bytes())[..16].to_string()
 }
 
-/// Where a bisection's finished steps are kept (resume).
-pub(super) fn state_file(key: &str) -> PathBuf {
-    crate::kbuild::cache_root()
-        .join("bisect")
-        .join(format!("{key}.json"))
-}
-
-/// Every step a bisection measured before, undecided ones included.
-pub(super) fn load_steps(file: &Path) -> Vec<Step> {
-    std::fs::read_to_string(file)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
-}
-
 /// The steps to take as they are (decided, or skipped with `--skip`),
 /// and how many attempts ended undecided: those revisions are measured
 /// again, and each earlier attempt keeps its share of the error budget. A
@@ -171,16 +156,6 @@ pub(super) fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
             .collect(),
         all.iter().filter(|s| s.class == undecided).count(),
     )
-}
-
-pub(super) fn save_steps(file: &Path, steps: &[Step]) -> Result<()> {
-    if let Some(d) = file.parent() {
-        std::fs::create_dir_all(d)?;
-    }
-    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_string_pretty(steps)?)?;
-    std::fs::rename(&tmp, file)?;
-    Ok(())
 }
 
 pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -242,8 +217,16 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let alpha_step =
         crate::engine::bisect::step_alpha(args.alpha, revisions.len(), args.extra_steps);
     let id = key(&args, &source, &good.commit, &bad.commit);
-    let file = state_file(&id);
-    let all_before = load_steps(&file);
+    // Resumed from the store (read-only: a dry run writes nothing).
+    let db_path = crate::store::resolve_db_path(db)?;
+    let all_before = if db_path.exists() {
+        let stored = crate::store::Store::open_read_only(&db_path)?
+            .bisection(&id)
+            .ok();
+        BisectionRecord::resumed_steps(stored.as_ref())
+    } else {
+        Vec::new()
+    };
     let (done, undecided_before) = split_steps(&all_before);
     let opts = BisectOpts {
         threshold_pct: args.threshold,
@@ -288,7 +271,6 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         super::emit(&text);
         return Ok(());
     }
-    let db_path = crate::store::resolve_db_path(db)?;
     let seed = args
         .seed
         .unwrap_or_else(|| u64::from_str_radix(&good.commit[..15], 16).unwrap_or(1));
@@ -310,33 +292,35 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
     };
     // Every step's command line is checked before anything is built.
     tester.ab.check("good", &good, &bad, alpha_step)?;
-    let store_record = |status: Status, outcome: Outcome| -> Result<BisectionRecord> {
-        let mut store = crate::store::Store::open(&db_path)?;
-        let now = chrono::Utc::now();
-        let created_at = store.bisection(&id).map(|b| b.created_at).unwrap_or(now);
-        let record = BisectionRecord {
-            id: id.clone(),
-            created_at,
-            updated_at: now,
-            command: std::env::args().skip(1).collect(),
-            source: source.display().to_string(),
-            workload: what.clone(),
-            append: args.append.clone(),
-            mechanisms: args.mechanisms.clone(),
-            threshold_pct: args.threshold,
-            alpha: args.alpha,
-            metric: args.metric.metric(),
-            status,
-            outcome,
+    let store_record =
+        |status: Status, outcome: Outcome, attempts: &[Step]| -> Result<BisectionRecord> {
+            let mut store = crate::store::Store::open(&db_path)?;
+            let now = chrono::Utc::now();
+            let created_at = store.bisection(&id).map(|b| b.created_at).unwrap_or(now);
+            let record = BisectionRecord {
+                id: id.clone(),
+                created_at,
+                updated_at: now,
+                command: std::env::args().skip(1).collect(),
+                source: source.display().to_string(),
+                workload: what.clone(),
+                append: args.append.clone(),
+                mechanisms: args.mechanisms.clone(),
+                threshold_pct: args.threshold,
+                alpha: args.alpha,
+                metric: args.metric.metric(),
+                status,
+                outcome,
+                attempts: attempts.to_vec(),
+            };
+            store.put_bisection(&record)?;
+            Ok(record)
         };
-        store.put_bisection(&record)?;
-        Ok(record)
-    };
     if !all_before.is_empty() {
         eprintln!(
-            "secperf: bisect: going on from {} finished step(s) in {}{}",
+            "secperf: bisect: going on from {} finished step(s) stored in {}{}",
             done.len(),
-            file.display(),
+            db_path.display(),
             if undecided_before > 0 {
                 format!(
                     "; {undecided_before} undecided attempt(s) are measured again, each \
@@ -364,10 +348,10 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &done,
         &mut |s, left| {
             finished.push(s.clone());
-            save_steps(&file, &finished)?;
             store_record(
                 Status::InProgress,
                 crate::engine::bisect::in_progress(&good, &revisions, &opts, &finished, left),
+                &finished,
             )?;
             eprintln!(
                 "secperf: bisect: {} of at most {k}: {} is {}{} ({:.0} s building and \
@@ -417,7 +401,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
                 );
                 o.verdict = format!("{e:#}");
                 o.candidates.clear();
-                store_record(Status::Stopped, o)?;
+                store_record(Status::Stopped, o, &finished)?;
             }
             return Err(e);
         }
@@ -426,7 +410,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         std::fs::write(path, outcome.log.join("\n") + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    let record = store_record(Status::Finished, outcome)?;
+    let record = store_record(Status::Finished, outcome, &finished)?;
     if json {
         return super::print_json(&record);
     }

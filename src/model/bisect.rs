@@ -147,9 +147,26 @@ pub struct BisectionRecord {
     pub metric: crate::model::Metric,
     pub status: Status,
     pub outcome: Outcome,
+    /// Every step measured so far, in order, undecided attempts and
+    /// failed builds included: what the same command goes on from after
+    /// Ctrl-C or a kill (each undecided attempt keeps its share of the
+    /// error budget). Empty in bisections stored before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Step>,
 }
 
 impl BisectionRecord {
+    /// The steps a bisection stored as `record` goes on from: its
+    /// attempts, or for one stored before they were kept, its outcome's
+    /// steps.
+    pub fn resumed_steps(record: Option<&BisectionRecord>) -> Vec<Step> {
+        match record {
+            Some(b) if !b.attempts.is_empty() => b.attempts.clone(),
+            Some(b) => b.outcome.steps.clone(),
+            None => Vec::new(),
+        }
+    }
+
     /// The step that measured revision `index` last (an undecided attempt
     /// measured again counts as its later one).
     pub fn step_of(&self, index: usize) -> Option<&Step> {

@@ -290,6 +290,7 @@ pub(crate) mod tests {
                 candidates: vec![],
                 verdict: format!("the first bad commit is {}", rev(6).short()),
             },
+            attempts: vec![],
         }
     }
 
