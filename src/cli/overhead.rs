@@ -359,7 +359,7 @@ pub(super) fn measure(
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
 fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     if args.dry_run {
-        let (reqs, plan) = kernel_plan(args)?;
+        let (reqs, plan, _) = kernel_plan(args)?;
         let design = plan.design_for(false);
         let builds = crate::engine::kernels::plan(&reqs)?;
         return show_boot_plan(&reqs, &builds, &plan, &design, json);
@@ -379,17 +379,22 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// A kernel A/B's arms (the layout control's included) and plan, every
-/// build tool and the VM checked.
-fn kernel_plan(args: &OverheadArgs) -> Result<(Vec<crate::vm::arms::ArmRequest>, OverheadPlan)> {
+/// The VM's accelerator and timeout.
+type VmChoice = (crate::vm::accel::AccelChoice, std::time::Duration);
+
+/// A kernel A/B's arms (the layout control's included), plan and VM
+/// options, every build tool checked (once).
+fn kernel_plan(
+    args: &OverheadArgs,
+) -> Result<(Vec<crate::vm::arms::ArmRequest>, OverheadPlan, VmChoice)> {
     let reqs = crate::engine::kernels::requests(
         &args.kernels,
         args.kernel_config.as_deref(),
         args.layout_control,
     )?;
     crate::engine::kernels::check_tools(&reqs)?;
-    args.vm.resolve(true)?;
-    Ok((reqs, OverheadPlan::new(&args.boot_request()?)?))
+    let vm = args.vm.resolve(true)?;
+    Ok((reqs, OverheadPlan::new(&args.boot_request()?)?, vm))
 }
 
 /// Checks a kernel A/B's arguments (arms, tools, the plan) without
@@ -406,8 +411,7 @@ pub(super) fn kernel_ab_stored(
     argv: &[String],
     db_path: &Path,
 ) -> Result<i64> {
-    let (reqs, plan) = kernel_plan(args)?;
-    let (accel, timeout) = args.vm.resolve(true)?;
+    let (reqs, plan, (accel, timeout)) = kernel_plan(args)?;
     for w in &plan.warnings {
         eprintln!("secperf: warning: {w}");
     }
