@@ -76,6 +76,13 @@ fn bad_track_input_is_exit_2_with_what_to_do() {
     let base = repo(&src);
     let plain = t.path().join("plain");
     std::fs::create_dir_all(&plain).unwrap();
+    // A commit on a side branch: not an ancestor of HEAD.
+    git(&src, &["checkout", "-q", "-b", "side"]);
+    std::fs::write(src.join("side.c"), "/* side */\n").unwrap();
+    git(&src, &["add", "side.c"]);
+    git(&src, &["commit", "-qm", "side"]);
+    let side = git(&src, &["rev-parse", "HEAD"]);
+    git(&src, &["checkout", "-q", "-"]);
     let s = src.display().to_string();
     let p = plain.display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -116,6 +123,10 @@ fn bad_track_input_is_exit_2_with_what_to_do() {
             vec![&s, "-w", "getppid", "--from", &base, "--branch", "nope"],
             "--branch nope",
         ),
+        (
+            vec![&s, "-w", "getppid", "--from", &side, "--once"],
+            "is not an ancestor of --branch HEAD",
+        ),
     ];
     for (args, says) in cases {
         let out = secperf(&t.path().join("t.db"))
@@ -129,6 +140,29 @@ fn bad_track_input_is_exit_2_with_what_to_do() {
         assert!(err.contains(says), "{args:?}: wanted '{says}' in: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+    // A dirty checkout without --branch: its changes would look tracked.
+    std::fs::write(src.join("Makefile"), "all:\n# edited\n").unwrap();
+    let out = secperf(&t.path().join("t.db"))
+        .env("XDG_CACHE_HOME", t.path().join("cache"))
+        .args(["track", &s, "-w", "getppid", "--from", &base, "--once"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("uncommitted changes (Makefile)") && err.contains("--branch"),
+        "{err}"
+    );
+    // Nothing half-made: no track stored, nothing built.
+    let listed = secperf(&t.path().join("t.db"))
+        .args(["--json", "results", "list"])
+        .output()
+        .unwrap();
+    if listed.status.success() {
+        let v = json_of(&listed.stdout);
+        assert!(v["tracks"].as_array().is_none_or(|t| t.is_empty()), "{v}");
+    }
+    assert!(!t.path().join("cache/secperf/kernels/trees").exists());
 }
 
 #[test]
@@ -243,7 +277,10 @@ fn harmless(repo: &Path, file: &str, n: usize) -> String {
     let mut text = std::fs::read_to_string(&p).unwrap();
     text.push_str(&format!("/* a harmless change {n} */\n"));
     std::fs::write(&p, text).unwrap();
-    git(repo, &["commit", "-qam", &format!("harmless: {file} ({n})")]);
+    git(
+        repo,
+        &["commit", "-qam", &format!("harmless: {file} ({n})")],
+    );
     git(repo, &["rev-parse", "HEAD"])
 }
 
@@ -324,7 +361,8 @@ fn track_stream(db: &Path, repo: &Path, branch: &str, from: &str) -> (i32, serde
 /// builds 6.1 from clean and boots about 130 emulated guests (about two
 /// hours on the 2-CPU development VM), so it is ignored:
 /// `SECPERF_TEST_KERNEL_SOURCE=DIR cargo test --test track -- --ignored
-/// --nocapture` (the times of each test are printed).
+/// --nocapture` (the times of each test are printed; set
+/// `SECPERF_TEST_TRACK_DIR=DIR` to keep its builds for a rerun).
 #[test]
 #[ignore = "builds 6.1 from clean and boots about 130 emulated guests (about two hours)"]
 fn a_real_stream_alarms_twice_each_bisected_and_an_aa_stream_never() {
@@ -341,8 +379,22 @@ fn a_real_stream_alarms_twice_each_bisected_and_an_aa_stream_never() {
     if !have_tools(test) {
         return;
     }
+    // SECPERF_TEST_TRACK_DIR keeps the repository at one path between
+    // runs, so that kbuild's tree of it (named by its path) and its
+    // cached builds (named by git tree ids, which the same commits
+    // reproduce) are reused: a rerun then only measures.
     let t = tempfile::tempdir().unwrap();
-    let repo = t.path().join("track-linux");
+    let work = match std::env::var_os("SECPERF_TEST_TRACK_DIR") {
+        Some(d) => {
+            let d = std::path::PathBuf::from(d);
+            let _ = std::fs::remove_dir_all(d.join("track-linux"));
+            let _ = std::fs::remove_file(d.join("t.db"));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        }
+        None => t.path().to_path_buf(),
+    };
+    let repo = work.join("track-linux");
     let ok = StdCommand::new("cp")
         .args(["-a"])
         .arg(&src)
@@ -386,7 +438,7 @@ fn a_real_stream_alarms_twice_each_bisected_and_an_aa_stream_never() {
         harmless(&repo, f, 100 + n);
     }
     git(&repo, &["checkout", "-q", "stream"]);
-    let db = t.path().join("t.db");
+    let db = work.join("t.db");
 
     let (code, v) = track_stream(&db, &repo, "stream", &base);
     assert_eq!(code, 3, "a new slowdown: {v}");

@@ -31,9 +31,10 @@ pub struct TrackArgs {
     pub source: PathBuf,
 
     /// The branch (or any ref) followed, by its first parents: a merge is
-    /// one commit. Default: HEAD.
-    #[arg(long, value_name = "REF", default_value = "HEAD")]
-    pub branch: String,
+    /// one commit. Default: HEAD, of a checkout with nothing uncommitted
+    /// (a track tests commits).
+    #[arg(long, value_name = "REF")]
+    pub branch: Option<String>,
 
     /// The revision the track starts from, its first baseline (needed the
     /// first time; a track that exists goes on from where it stopped).
@@ -254,6 +255,31 @@ fn remote_of(source: &Path, branch: &str) -> Option<String> {
     Some(rest.split('/').next()?.to_string())
 }
 
+/// Without --branch a track follows HEAD, which must hold everything the
+/// checkout has: uncommitted changes would look tracked and are not.
+fn dirty_head(source: &Path) -> Result<()> {
+    if !crate::kbuild::source::is_git(source) {
+        // first_parents says so.
+        return Ok(());
+    }
+    // Staged or not; files git does not track are not a change.
+    let changed = crate::kbuild::source::git(source, &["diff", "--name-only", "HEAD"])?;
+    if let Some(first) = changed.lines().next() {
+        usage_bail!(
+            "track: {} has uncommitted changes ({}{}), which a track does not test: it tests \
+             commits. Commit them, or give --branch REF to follow a branch whatever the \
+             checkout holds (--branch HEAD follows HEAD as it is)",
+            source.display(),
+            first,
+            match changed.lines().count() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        );
+    }
+    Ok(())
+}
+
 pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
     check(&args)?;
     if super::reading::shared_url(db).is_some() {
@@ -263,6 +289,13 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     }
     let source = std::fs::canonicalize(&args.source)?;
+    let branch_name = match &args.branch {
+        Some(b) => b.clone(),
+        None => {
+            dirty_head(&source)?;
+            "HEAD".to_string()
+        }
+    };
     let db_path = crate::store::resolve_db_path(db)?;
     let workload = match &args.workload {
         Some(w) => w.clone(),
@@ -271,7 +304,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
     // The question without `from`, which the stored track remembers.
     let mut question = Question {
         source: source.display().to_string(),
-        branch: args.branch.clone(),
+        branch: branch_name.clone(),
         from: Revision {
             commit: String::new(),
             subject: String::new(),
@@ -326,7 +359,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
             db: db_path.clone(),
         },
     };
-    let remote = remote_of(&source, &args.branch);
+    let remote = remote_of(&source, &branch_name);
     let mut record: Option<TrackRecord> = stored;
     let mut new_alarms: Vec<Direction> = Vec::new();
     let mut tested_now: Vec<usize> = Vec::new();
@@ -339,7 +372,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
             eprintln!("secperf: track: git fetch {r} failed ({e:#}); testing what is here");
         }
         let ((from_commit, from_subject), commits) =
-            crate::kbuild::series::first_parents(&source, &from, &args.branch)?;
+            crate::kbuild::series::first_parents(&source, &from, &branch_name)?;
         let branch: Vec<Revision> = commits
             .into_iter()
             .map(|(commit, subject)| Revision { commit, subject })
@@ -372,7 +405,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
                 "secperf: track {id}: {} to test on {} (every {} of {} commit(s) after {}), \
                  stored in {} as it goes",
                 due.len(),
-                args.branch,
+                branch_name,
                 if args.batch == 1 {
                     "one".to_string()
                 } else {
@@ -479,7 +512,7 @@ fn bisect_alarms(
     ab: &mut RevisionAb,
     db_path: &Path,
 ) -> Result<()> {
-    use crate::model::bisect::{BisectionRecord, Status};
+    use crate::model::bisect::{BisectionRecord, Outcome, Status, Step};
     for i in 0..rec.points.len() {
         let p = &rec.points[i];
         if p.alarm().is_none() || p.culprit.is_some() || p.bisection.is_some() {
@@ -488,9 +521,10 @@ fn bisect_alarms(
         let id = crate::kbuild::sha256_hex(format!("track {} {}", rec.id, p.position).as_bytes())
             [..16]
             .to_string();
-        let file = super::bisect::state_file(&id);
-        let before = super::bisect::load_steps(&file);
-        let (done, _) = super::bisect::split_steps(&before);
+        // Killed half-way, it goes on from the steps stored.
+        let stored = crate::store::Store::open(db_path)?.bisection(&id).ok();
+        let before = BisectionRecord::resumed_steps(stored.as_ref());
+        let (done, undecided) = super::bisect::split_steps(&before);
         let suspects = crate::engine::track::suspects(rec, i, branch);
         eprintln!(
             "secperf: track: bisecting the {} commits since {} for the alarm at {} (bisection \
@@ -503,32 +537,13 @@ fn bisect_alarms(
             ab,
             good: p.baseline.clone(),
         };
-        let mut finished = before.clone();
-        let outcome = crate::engine::track::bisect_alarm(
-            rec,
-            i,
-            branch,
-            &mut steps,
-            &done,
-            &mut |s, left| {
-                finished.push(s.clone());
-                super::bisect::save_steps(&file, &finished)?;
-                eprintln!(
-                    "secperf: track: bisecting: {} is {}; {left} revision(s) left",
-                    s.revision.short(),
-                    s.class.word()
-                );
-                Ok(())
-            },
-        )?;
         let q = &rec.question;
-        let now = chrono::Utc::now();
-        let mut store = crate::store::Store::open(db_path)?;
         let speed_up = p.alarm() == Some(Direction::Faster);
-        store.put_bisection(&BisectionRecord {
+        let created_at = stored.map_or_else(chrono::Utc::now, |b| b.created_at);
+        let record = |status: Status, outcome: Outcome, attempts: &[Step]| BisectionRecord {
             id: id.clone(),
-            created_at: store.bisection(&id).map(|b| b.created_at).unwrap_or(now),
-            updated_at: now,
+            created_at,
+            updated_at: chrono::Utc::now(),
             command: std::env::args().skip(1).collect(),
             source: q.source.clone(),
             workload: if speed_up {
@@ -544,9 +559,36 @@ fn bisect_alarms(
             threshold_pct: q.threshold_pct,
             alpha: q.alpha,
             metric: q.metric,
-            status: Status::Finished,
-            outcome: outcome.clone(),
-        })?;
+            status,
+            outcome,
+            attempts: attempts.to_vec(),
+        };
+        let mut finished = before.clone();
+        let outcome = crate::engine::track::bisect_alarm(
+            rec,
+            i,
+            branch,
+            &mut steps,
+            &done,
+            undecided,
+            &mut |s, progress, left| {
+                finished.push(s.clone());
+                crate::store::Store::open(db_path)?.put_bisection(&record(
+                    Status::InProgress,
+                    progress,
+                    &finished,
+                ))?;
+                eprintln!(
+                    "secperf: track: bisecting: {} is {}; {left} revision(s) left",
+                    s.revision.short(),
+                    s.class.word()
+                );
+                Ok(())
+            },
+        )?;
+        let now = chrono::Utc::now();
+        let mut store = crate::store::Store::open(db_path)?;
+        store.put_bisection(&record(Status::Finished, outcome.clone(), &finished))?;
         let p = &mut rec.points[i];
         p.bisection = Some(id.clone());
         match outcome.first_bad {

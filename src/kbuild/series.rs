@@ -113,7 +113,8 @@ pub fn first_parents(repo: &Path, from: &str, branch: &str) -> Result<(Commit, V
     let b = resolve(repo, branch, "--branch")?;
     if !is_ancestor(repo, &f, &b) {
         usage_bail!(
-            "track: --from {from} is not an ancestor of --branch {branch}: give a revision the              branch holds (e.g. the last release tag it builds on)"
+            "track: --from {from} is not an ancestor of --branch {branch}: give a revision the \
+             branch holds (e.g. the last release tag it builds on)"
         );
     }
     let subject = git(repo, &["log", "-1", "--format=%s", &f]).unwrap_or_default();
