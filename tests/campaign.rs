@@ -871,3 +871,206 @@ fn bad_input_is_a_usage_error_that_says_what_to_do() {
     assert!(err.contains("127.0.0.1:1"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
 }
+
+/// A track whose tests name local runs `runs` (and a run the shared store
+/// will not have), and a bisection whose step names `runs[0]`, stored in
+/// `db`; `points` tests, updated at `at`.
+fn put_records(db: &Path, runs: &[i64], points: usize, at: chrono::DateTime<chrono::Utc>) {
+    use secperf::model::bisect::Tested;
+    use secperf::model::bisect::{BisectionRecord, Class, Outcome, Revision, Status, Step};
+    use secperf::model::track::{Outcome as Test, Point, Question, TrackRecord};
+    let rev = |i: usize| Revision {
+        commit: format!("{i}{}", "c".repeat(39)),
+        subject: format!("commit {i}"),
+    };
+    let run_of = |i: usize| runs.get(i).copied().or(Some(999_999));
+    let point = |i: usize| Point {
+        revision: rev(i + 1),
+        position: i + 1,
+        baseline: rev(i),
+        level: Some(0.002),
+        outcome: Test::Measured {
+            estimate: 0.1,
+            ci_low: -0.5,
+            ci_high: 0.7,
+            pairs: 4,
+            run_id: run_of(i),
+            alarm: None,
+        },
+        tested_at: at,
+        seconds: 60.0,
+        culprit: None,
+        culprit_note: None,
+        bisection: None,
+    };
+    let question = Question {
+        source: "/src/linux".into(),
+        branch: "master".into(),
+        from: rev(0),
+        workload: "getppid".into(),
+        mechanisms: vec![],
+        append: String::new(),
+        config: None,
+        metric: secperf::model::Metric::Instructions,
+        threshold_pct: 4.0,
+        alpha: 0.05,
+        batch: 1,
+    };
+    let track = TrackRecord {
+        id: "feedfacefeedface".into(),
+        created_at: at,
+        updated_at: at,
+        command: vec!["track".into()],
+        question,
+        stream: secperf::stats::online::ELond {
+            alpha: 0.05,
+            tests: points as u64,
+            alarms: 0,
+        },
+        points: (0..points).map(point).collect(),
+    };
+    let step = Step {
+        index: 0,
+        revision: rev(1),
+        class: Class::Bad,
+        tested: Tested::Measured {
+            estimate: 9.0,
+            ci_low: 8.0,
+            ci_high: 10.0,
+            pairs: 4,
+            run_id: Some(runs[0]),
+        },
+        seconds: 60.0,
+    };
+    let bisection = BisectionRecord {
+        id: "beefbeefbeefbeef".into(),
+        created_at: at,
+        updated_at: at,
+        command: vec!["bisect".into()],
+        source: "/src/linux".into(),
+        workload: "getppid".into(),
+        append: String::new(),
+        mechanisms: vec![],
+        threshold_pct: 4.0,
+        alpha: 0.05,
+        metric: secperf::model::Metric::Instructions,
+        status: Status::Finished,
+        outcome: Outcome {
+            good: rev(0),
+            revisions: vec![rev(1)],
+            decisions: 1,
+            step_alpha: 0.05,
+            steps: vec![step.clone()],
+            first_bad: Some(rev(1)),
+            candidates: vec![],
+            verdict: "the first bad commit is commit 1".into(),
+            log: vec![],
+        },
+        attempts: vec![step],
+    };
+    let mut store = secperf::store::Store::open(db).unwrap();
+    store.put_track(&track).unwrap();
+    store.put_bisection(&bisection).unwrap();
+}
+
+#[test]
+fn tracks_and_bisections_are_pushed_with_the_shared_stores_run_ids() {
+    let Some((lab, _turn)) = lab("tracks_and_bisections_are_pushed") else {
+        return;
+    };
+    let url = lab.fresh_store("t_records");
+    let dir = tempfile::tempdir().unwrap();
+    let db = many_runs(dir.path(), 4);
+    let push = |only: &[&str]| {
+        let mut c = lab.secperf(dir.path());
+        c.arg("--db")
+            .arg(&db)
+            .args(["--json", "results", "push", &url]);
+        for r in only {
+            c.args(["--run", r]);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        json_of(&out.stdout)
+    };
+    let ids: Vec<i64> = secperf::store::Store::open(&db)
+        .unwrap()
+        .list_runs()
+        .unwrap()
+        .iter()
+        .map(|r| r.run_id)
+        .collect();
+    // Two runs first, so that the others get other ids there than here.
+    let (a, b) = (ids[2].to_string(), ids[3].to_string());
+    let first = push(&[&a, &b]);
+    assert_eq!(first["tracks"], 0, "not with --run: {first}");
+    let now = chrono::Utc::now();
+    put_records(&db, &[ids[0], ids[1]], 3, now);
+    let second = push(&[]);
+    assert_eq!(
+        (second["tracks"].as_u64(), second["bisections"].as_u64()),
+        (Some(1), Some(1)),
+        "{second}"
+    );
+    assert_eq!(
+        second["unlinked_runs"], 1,
+        "run 999999 is nowhere: {second}"
+    );
+    let remote_of = |local: i64| {
+        second["pushed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["local_id"] == local)
+            .map(|p| p["remote_id"].as_i64().unwrap())
+            .unwrap()
+    };
+    assert_ne!(remote_of(ids[0]), ids[0], "ids differ there: {second}");
+    let show = |what: &str| {
+        let out = lab
+            .secperf(dir.path())
+            .args(["--db", &url, "--json", "results", "show", what, "latest"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        json_of(&out.stdout)
+    };
+    let t = show("--track");
+    let runs: Vec<serde_json::Value> = t["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["outcome"]["run_id"].clone())
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            serde_json::json!(remote_of(ids[0])),
+            serde_json::json!(remote_of(ids[1])),
+            serde_json::Value::Null
+        ],
+        "{t}"
+    );
+    let b = show("--bisection");
+    assert_eq!(
+        b["outcome"]["steps"][0]["tested"]["Measured"]["run_id"],
+        remote_of(ids[0]),
+        "{b}"
+    );
+    // Pushed again unchanged: nothing rewritten; grown: rewritten.
+    let again = push(&[]);
+    assert_eq!(
+        (again["tracks"].as_u64(), again["bisections"].as_u64()),
+        (Some(0), Some(0)),
+        "{again}"
+    );
+    put_records(
+        &db,
+        &[ids[0], ids[1]],
+        4,
+        now + chrono::Duration::seconds(5),
+    );
+    let grown = push(&[]);
+    assert_eq!(grown["tracks"], 1, "{grown}");
+    assert_eq!(show("--track")["points"].as_array().unwrap().len(), 4);
+}

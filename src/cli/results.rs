@@ -67,7 +67,8 @@ pub enum ResultsCommand {
         #[arg(env = "SECPERF_REMOTE", hide_env_values = true, value_name = "URL")]
         url: String,
         /// Push only these runs (ids, labels, `latest`); default: every
-        /// finished run.
+        /// finished run, then the bisections and tracks (their runs named
+        /// by the shared store's ids).
         #[arg(long = "run", value_name = "RUN")]
         runs: Vec<String>,
     },
@@ -341,7 +342,7 @@ fn push(url: &str, runs: &[String], db: Option<&Path>, json: bool) -> Result<()>
         super::emit_fmt!("The connection was lost ({lost}); reconnected and went on.");
     }
     super::emit_fmt!(
-        "Pushed {} run(s) from {} to {}; {} already there{}.",
+        "Pushed {} run(s) from {} to {}; {} already there{}{}.",
         report.pushed.len(),
         path.display(),
         report.remote,
@@ -350,6 +351,24 @@ fn push(url: &str, runs: &[String], db: Option<&Path>, json: bool) -> Result<()>
             format!(
                 "; {} unfinished run(s) left out (still measuring, or interrupted)",
                 report.unfinished
+            )
+        } else {
+            String::new()
+        },
+        if report.bisections + report.tracks > 0 {
+            format!(
+                "; {} bisection(s) and {} track(s) copied or brought up to date{}",
+                report.bisections,
+                report.tracks,
+                if report.unlinked_runs > 0 {
+                    format!(
+                        " ({} of their runs are not in the shared store: unfinished, or not \
+                         pushed)",
+                        report.unlinked_runs
+                    )
+                } else {
+                    String::new()
+                }
             )
         } else {
             String::new()

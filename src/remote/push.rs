@@ -12,6 +12,11 @@
 //!
 //! Unfinished runs (still measuring, or interrupted) are not pushed: a run
 //! pushed while measuring would be stored incomplete for good.
+//!
+//! Bisections and tracks follow the runs (when every run is pushed): each
+//! is one row, whose record names its runs by id, so the ids are turned
+//! into the shared store's (through the runs' uuids) and the row is
+//! written, or rewritten when the local one is newer (a track grows).
 
 use std::time::Duration;
 
@@ -41,6 +46,13 @@ pub struct PushReport {
     pub unfinished: usize,
     /// Connections lost and made again, with the error that ended each.
     pub reconnects: Vec<String>,
+    /// Bisections and tracks copied or brought up to date (pushed with
+    /// every run, not with --run).
+    pub bisections: usize,
+    pub tracks: usize,
+    /// Runs a pushed bisection or track names that the shared store does
+    /// not have (unfinished, or not pushed): named there as no run.
+    pub unlinked_runs: usize,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -135,7 +147,109 @@ pub fn push(
         }
         progress(done + 1, total);
     }
+    if only.is_none() {
+        push_records(local, &schema, &mut client, &mut report)
+            .with_context(|| format!("pushing bisections and tracks to {shown}"))?;
+    }
     Ok(report)
+}
+
+/// Copies the bisections and tracks, their run ids turned into the shared
+/// store's: a row the shared store has is rewritten only when the local
+/// one was updated later.
+fn push_records(
+    local: &rusqlite::Connection,
+    schema: &[Table],
+    client: &mut postgres::Client,
+    report: &mut PushReport,
+) -> Result<()> {
+    let local_uuids: std::collections::HashMap<i64, String> = {
+        let mut stmt = local.prepare("SELECT id, uuid FROM runs")?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    let remote_ids: std::collections::HashMap<String, i64> = client
+        .query("SELECT uuid, id FROM runs", &[])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let mut unlinked = 0;
+    let mut remap = |id: &mut Option<i64>| {
+        if let Some(local_id) = *id {
+            *id = local_uuids
+                .get(&local_id)
+                .and_then(|u| remote_ids.get(u))
+                .copied();
+            unlinked += id.is_none() as usize;
+        }
+    };
+    let mut tx = client.transaction()?;
+    for table in ["bisections", "tracks"] {
+        let Some(t) = schema.iter().find(|t| t.name == table) else {
+            continue;
+        };
+        let cols = t.column_names();
+        let json_at = cols
+            .iter()
+            .position(|c| *c == "record_json")
+            .context("no record_json column")?;
+        let ids: Vec<String> = {
+            let mut stmt = local.prepare(&format!("SELECT id FROM \"{table}\" ORDER BY id"))?;
+            stmt.query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let set: Vec<String> = cols
+            .iter()
+            .filter(|c| **c != "id" && **c != "created_at")
+            .map(|c| format!("\"{c}\" = EXCLUDED.\"{c}\""))
+            .collect();
+        let tail = format!(
+            "ON CONFLICT (id) DO UPDATE SET {} WHERE \"{table}\".updated_at < EXCLUDED.updated_at \
+             RETURNING 1::BIGINT",
+            set.join(", ")
+        );
+        for id in ids {
+            for mut row in local_rows(local, t, "id", &Value::Text(id.clone()), &[])? {
+                let Value::Text(json) = &row[json_at] else {
+                    continue;
+                };
+                let json = if table == "tracks" {
+                    let mut r: crate::model::track::TrackRecord = serde_json::from_str(json)
+                        .with_context(|| format!("reading track {id}"))?;
+                    for p in &mut r.points {
+                        if let crate::model::track::Outcome::Measured { run_id, .. } =
+                            &mut p.outcome
+                        {
+                            remap(run_id);
+                        }
+                    }
+                    serde_json::to_string(&r)?
+                } else {
+                    let mut b: crate::model::bisect::BisectionRecord =
+                        serde_json::from_str(json)
+                            .with_context(|| format!("reading bisection {id}"))?;
+                    for s in b.outcome.steps.iter_mut().chain(b.attempts.iter_mut()) {
+                        if let crate::model::bisect::Tested::Measured { run_id, .. } = &mut s.tested
+                        {
+                            remap(run_id);
+                        }
+                    }
+                    serde_json::to_string(&b)?
+                };
+                row[json_at] = Value::Text(json);
+                if insert(&mut tx, t, &cols, &row, &tail)?.is_some() {
+                    if table == "tracks" {
+                        report.tracks += 1;
+                    } else {
+                        report.bisections += 1;
+                    }
+                }
+            }
+        }
+    }
+    tx.commit()?;
+    report.unlinked_runs = unlinked;
+    Ok(())
 }
 
 /// Whether an error means the connection is gone (rather than the server
