@@ -3,6 +3,7 @@
 //! The modules form layers, each importing only from those below it:
 //!
 //! - `cli`: arguments, a call into the engine, rendering.
+//! - `serve`: the store in a browser (HTTP, the server's pages).
 //! - `calibrate`: the A/B method checks itself (A/A, injected slowdowns).
 //! - `engine`: what the measuring commands share: planning, the A/B loop
 //!   behind a measuring seam, measurements of the current configuration,
@@ -58,6 +59,7 @@ pub mod remote;
 pub mod report;
 pub mod runner;
 pub mod safety;
+pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod suites;

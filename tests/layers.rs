@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 /// its own, never those of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["cli"],
+    &["serve"],
     &["calibrate"],
     &["engine"],
     &["suites"],

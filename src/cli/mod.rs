@@ -19,6 +19,7 @@ mod rerun;
 mod results;
 mod revision_ab;
 mod run;
+mod serve;
 mod shell;
 mod suite;
 mod track;
@@ -146,6 +147,11 @@ pub enum Command {
     /// `--once` tests what is new and exits 0, 3 (a slowdown) or 4
     /// (speed-ups only).
     Track(Box<track::TrackArgs>),
+    /// Serve the results store to a browser, read-only: the runs (newest
+    /// first, filtered and paged), each run's report, the tracks and the
+    /// bisections; every page's JSON document at its path with `.json`.
+    /// Listens on 127.0.0.1:8457 unless --bind says otherwise.
+    Serve(serve::ServeArgs),
     /// Kernels built from source for `--kernel NAME=SOURCE` arms, cached
     /// under $XDG_CACHE_HOME/secperf/kernels: list them (size in MiB,
     /// build time in seconds) or prune them.
@@ -271,6 +277,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Kernels { command } => kernels::kernels(command, cli.json),
         Command::Bisect(args) => bisect::bisect(*args, cli.db.as_deref(), cli.json),
         Command::Track(args) => track::track(*args, cli.db.as_deref(), cli.json),
+        Command::Serve(args) => serve::serve(args, cli.db.as_deref(), cli.json),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
         Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),

@@ -41,7 +41,9 @@ pub mod migrations;
 mod notes;
 mod policy_files;
 mod read;
+pub mod runs_page;
 mod tracks;
+pub use bisections::BisectionSummary;
 pub use tracks::TrackSummary;
 
 #[cfg(test)]

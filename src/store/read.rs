@@ -333,7 +333,7 @@ fn load_samples(stmt: &mut rusqlite::Statement<'_>, result_id: i64) -> Result<Ve
 /// Kernel release from a probe snapshot, leniently (see
 /// `probe::MachineFacts`). The list is for display, so an unparsable
 /// snapshot shows no kernel rather than failing the list.
-fn kernel_release(system_json: &str) -> Option<String> {
+pub(super) fn kernel_release(system_json: &str) -> Option<String> {
     let system: serde_json::Value = serde_json::from_str(system_json).ok()?;
     crate::probe::MachineFacts::of(&system).kernel
 }

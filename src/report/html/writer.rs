@@ -55,7 +55,14 @@ pub fn table(t: &Table) -> String {
                         format!(" class=\"{}\"", classes.join(" "))
                     };
                     let text = match &cell.link {
-                        Some(to) => format!("<a href=\"#{}\">{}</a>", esc(to), esc(&cell.text)),
+                        // A path (`/runs/3`, from `secperf serve`) as it is, else a
+                        // fragment of the page.
+                        Some(to) => format!(
+                            "<a href=\"{}{}\">{}</a>",
+                            if to.starts_with('/') { "" } else { "#" },
+                            esc(to),
+                            esc(&cell.text)
+                        ),
                         None => esc(&cell.text),
                     };
                     let _ = write!(out, "<td{class}>{text}</td>");

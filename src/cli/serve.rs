@@ -1,0 +1,60 @@
+//! `secperf serve [--bind ADDR:PORT]`: the results store in a browser,
+//! read-only (see `serve`). Parses the address, opens the store, says in
+//! one line where it listens and what it serves, then serves until
+//! stopped (Ctrl-C).
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::serve::{DEFAULT_PORT, Served};
+use crate::usage_bail;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The address and port to listen on. The default, 127.0.0.1:8457,
+    /// is this machine only; another address lets anyone who reaches it
+    /// read the store (secperf warns). Port 0: any free port (the line
+    /// printed at start says which).
+    #[arg(long, value_name = "ADDR:PORT", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
+    pub bind: SocketAddr,
+}
+
+pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if let Some(url) = super::reading::shared_url(db) {
+        usage_bail!(
+            "serve reads a results file (--db PATH); serving a shared PostgreSQL store ({}) \
+             directly is not supported yet: serve the results file of a host that pushed to it",
+            crate::remote::conn::redact(&url)
+        );
+    }
+    let path = crate::store::resolve_db_path(db)?;
+    let served = Served::file(&path)?;
+    let listener = crate::serve::listen(args.bind)?;
+    let at = listener.local_addr()?;
+    if !crate::serve::is_local(&at) {
+        eprintln!(
+            "secperf: serve: warning: {at} is not this machine's loopback: anyone who can reach it \
+             reads every run, command line and host name in {}",
+            served.shown
+        );
+    }
+    let url = format!("http://{at}/");
+    if json {
+        // One line, so that a script reads it before the server ends.
+        println!(
+            "{}",
+            serde_json::json!({ "url": url, "db": served.shown, "read_only": true })
+        );
+    } else {
+        println!(
+            "secperf serve: {url} serves the runs, tracks and bisections of {} (read-only; \
+             Ctrl-C stops it)",
+            served.shown
+        );
+    }
+    use std::io::Write as _;
+    std::io::stdout().flush()?;
+    crate::serve::http::serve(listener, served)
+}

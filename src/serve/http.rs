@@ -1,0 +1,122 @@
+//! The HTTP side of `secperf serve` (axum on tokio): GET only, every path
+//! handed to [`super::pages`] on the blocking pool, its page sent as HTML
+//! or JSON (the `.json` path, or `Accept: application/json`), a refusal
+//! as plain text with its status. Nothing here writes.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::Served;
+use super::pages::{self, Body, Form, Refusal};
+
+/// Serves `served` on `listener` until the process is stopped.
+pub fn serve(listener: std::net::TcpListener, served: Served) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the server's runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(Arc::new(served));
+        axum::serve(listener, app).await?;
+        Ok(())
+    })
+}
+
+async fn handle(State(served): State<Arc<Served>>, req: Request) -> Response {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "secperf serve only reads: use GET",
+        );
+    }
+    let path = req.uri().path().to_string();
+    if path == "/" {
+        return Redirect::to("/runs").into_response();
+    }
+    let query: Vec<(String, String)> =
+        form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+            .into_owned()
+            .collect();
+    let wants_json = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/json") && !a.contains("text/html"));
+    let (page, mut form) = match pages::route(&path, &query) {
+        Ok(r) => r,
+        Err(refusal) => return refused(refusal),
+    };
+    if wants_json {
+        form = Form::Json;
+    }
+    let answered = tokio::task::spawn_blocking(move || pages::answer(&served, &page, form)).await;
+    match answered {
+        Ok(Ok(Body::Html(html))) => {
+            let mut r = html.into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            secure(r)
+        }
+        Ok(Ok(Body::Json(v))) => {
+            let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+            let mut r = text.into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            secure(r)
+        }
+        Ok(Err(refusal)) => refused(refusal),
+        Err(e) => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("the page could not be made: {e}"),
+        ),
+    }
+}
+
+fn refused(r: Refusal) -> Response {
+    if r.status >= 500 {
+        eprintln!("secperf: serve: {}", r.reason);
+    }
+    plain(
+        StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        &r.reason,
+    )
+}
+
+fn plain(status: StatusCode, text: &str) -> Response {
+    let mut r = (status, format!("{text}\n")).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    secure(r)
+}
+
+/// Headers that keep a page to itself: nothing is loaded from elsewhere
+/// (the pages need nothing: inline style and SVG), no script runs, and no
+/// other site frames it.
+fn secure(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; \
+             frame-ancestors 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}

@@ -1,0 +1,101 @@
+//! `secperf serve`: a results store in a browser, read-only. The pages are
+//! the report module's (a run is what `secperf report RUN` draws, a
+//! bisection and a track their `report --bisection/--track` pages), with a
+//! list of runs in front, and every page has a JSON twin (the same path
+//! with `.json`, or `Accept: application/json`) that is the document
+//! `--json` prints.
+//!
+//! Files: [`http`] (axum: the routes, the answers, the listener),
+//! [`pages`] (what a page is made of, with no HTTP in it: a path and its
+//! query in, a page or a refusal out).
+//!
+//! Why axum: it is the best kept of Rust's HTTP servers, and tokio is
+//! already in the crate (under the PostgreSQL client). Each request reads
+//! the store on tokio's blocking pool with its own read-only connection,
+//! so the synchronous store code stays as it is, and a slow client holds
+//! one task, never the server.
+
+pub mod http;
+pub mod pages;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::error::UsageError;
+use crate::usage_bail;
+
+/// The port `secperf serve` listens on unless told (documented in
+/// docs/guide.md).
+pub const DEFAULT_PORT: u16 = 8457;
+
+/// What a server reads, and how it names it on its pages.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// A results file, opened read-only for every request.
+    pub db: PathBuf,
+    /// How the pages name it.
+    pub shown: String,
+}
+
+impl Served {
+    /// A results file to serve: it must exist and be readable, and its
+    /// schema one this secperf knows (checked once here, so that a bad
+    /// store is a usage error at start, not a page of errors).
+    pub fn file(db: &Path) -> Result<Served> {
+        if !db.is_file() {
+            usage_bail!(
+                "serve: {} is not a results file: give the file with --db PATH (the one `secperf \
+                 results list` reads is the default)",
+                db.display()
+            );
+        }
+        let store = crate::store::Store::open_read_only(db)?;
+        drop(store);
+        Ok(Served {
+            db: db.to_path_buf(),
+            shown: db.display().to_string(),
+        })
+    }
+
+    /// A read-only connection for one request.
+    pub fn open(&self) -> Result<crate::store::Store> {
+        crate::store::Store::open_read_only(&self.db)
+    }
+}
+
+/// Binds `addr`; a port in use or a privileged one is a usage error that
+/// says what to do.
+pub fn listen(addr: SocketAddr) -> Result<std::net::TcpListener> {
+    match std::net::TcpListener::bind(addr) {
+        Ok(l) => {
+            l.set_nonblocking(true)?;
+            Ok(l)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(UsageError::new(format!(
+            "serve: {addr} is in use (another secperf serve, or another server): give another \
+             port with --bind {}:PORT",
+            addr.ip()
+        ))
+        .into()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(UsageError::new(format!(
+                "serve: binding {addr} was refused ({e}): ports below 1024 need privileges; give \
+                 one above with --bind {}:{DEFAULT_PORT}",
+                addr.ip()
+            ))
+            .into())
+        }
+        Err(e) => Err(UsageError::new(format!(
+            "serve: cannot listen on {addr}: {e}; give an address of this machine with --bind \
+             ADDR:PORT"
+        ))
+        .into()),
+    }
+}
+
+/// Whether only this machine can reach `addr`.
+pub fn is_local(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}

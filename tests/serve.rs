@@ -1,0 +1,501 @@
+//! End to end: `secperf serve` on a store of fixture runs (one of them
+//! with `<script>` and quotes in its host name and command line), a track
+//! and a bisection (with markup in a commit's subject). Every page and its
+//! JSON twin over HTTP; refusals (400, 404, 405) as plain text; bad input
+//! at start exits 2; and, where Debian's `chromium` is installed, every
+//! page loaded in it: no console error (the pages' Content-Security-Policy
+//! forbids any fetch from elsewhere, and a blocked one is logged), every
+//! plot drawn with a size, no sideways scroll at 1400 px, and every link
+//! of every page answered (a crawl).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Std, Stdio};
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{json_of, secperf, skip_missing_tool};
+
+const EVIL: &str = "lab\"'<script>alert(1)</script>";
+
+/// A store: the fixture runs, run 1 given a hostile host name and command
+/// line, a track and a bisection.
+fn store(dir: &Path) -> PathBuf {
+    let db = dir.join("runs.db");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/runs/runs.db"),
+        &db,
+    )
+    .unwrap();
+    // Migrated to this secperf's schema first.
+    drop(secperf::store::Store::open(&db).unwrap());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE runs SET host = ?1, command = ?2 WHERE id = 1",
+        rusqlite::params![
+            EVIL,
+            format!(
+                "[\"secperf\",\"run\",\"--label\",\"{}\"]",
+                "<script>x</script>\\\""
+            )
+        ],
+    )
+    .unwrap();
+    drop(c);
+    put_records(&db);
+    db
+}
+
+fn put_records(db: &Path) {
+    use secperf::model::bisect::{
+        BisectionRecord, Class, Outcome as Bisected, Revision, Status, Step, Tested,
+    };
+    use secperf::model::track::{Outcome, Point, Question, TrackRecord};
+    let rev = |i: usize| Revision {
+        commit: format!("{i}{}", "c".repeat(39)),
+        subject: format!("commit {i} <script>alert({i})</script> \"quoted\""),
+    };
+    let at = chrono::Utc::now();
+    let point = |i: usize| Point {
+        revision: rev(i + 1),
+        position: i + 1,
+        baseline: rev(i),
+        level: Some(0.002),
+        outcome: Outcome::Measured {
+            estimate: 0.1 + i as f64,
+            ci_low: -0.5,
+            ci_high: 0.7 + i as f64,
+            pairs: 4,
+            run_id: Some(1),
+            alarm: None,
+        },
+        tested_at: at,
+        seconds: 60.0,
+        culprit: None,
+        culprit_note: None,
+        bisection: None,
+    };
+    let track = TrackRecord {
+        id: "feedfacefeedface".into(),
+        created_at: at,
+        updated_at: at,
+        command: vec!["track".into(), EVIL.into()],
+        question: Question {
+            source: "/src/linux".into(),
+            branch: "master".into(),
+            from: rev(0),
+            workload: "getppid".into(),
+            mechanisms: vec![],
+            append: String::new(),
+            config: None,
+            metric: secperf::model::Metric::Instructions,
+            threshold_pct: 4.0,
+            alpha: 0.05,
+            batch: 1,
+        },
+        stream: secperf::stats::online::ELond {
+            alpha: 0.05,
+            tests: 3,
+            alarms: 0,
+        },
+        points: (0..3).map(point).collect(),
+    };
+    let step = Step {
+        index: 0,
+        revision: rev(1),
+        class: Class::Bad,
+        tested: Tested::Measured {
+            estimate: 9.0,
+            ci_low: 8.0,
+            ci_high: 10.0,
+            pairs: 4,
+            run_id: Some(1),
+        },
+        seconds: 60.0,
+    };
+    let bisection = BisectionRecord {
+        id: "beefbeefbeefbeef".into(),
+        created_at: at,
+        updated_at: at,
+        command: vec!["bisect".into()],
+        source: "/src/linux".into(),
+        workload: "getppid".into(),
+        append: String::new(),
+        mechanisms: vec![],
+        threshold_pct: 4.0,
+        alpha: 0.05,
+        metric: secperf::model::Metric::Instructions,
+        status: Status::Finished,
+        outcome: Bisected {
+            good: rev(0),
+            revisions: vec![rev(1)],
+            decisions: 1,
+            step_alpha: 0.05,
+            steps: vec![step],
+            first_bad: Some(rev(1)),
+            candidates: vec![],
+            verdict: "the first bad commit is commit 1".into(),
+            log: vec![],
+        },
+        attempts: vec![],
+    };
+    let mut s = secperf::store::Store::open(db).unwrap();
+    s.put_track(&track).unwrap();
+    s.put_bisection(&bisection).unwrap();
+}
+
+/// A running `secperf serve`, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(db: &Path) -> Server {
+    let mut child = Std::new(env!("CARGO_BIN_EXE_secperf"))
+        .arg("--db")
+        .arg(db)
+        .args(["--json", "serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert_eq!(v["db"], db.display().to_string());
+    Server {
+        child,
+        url: v["url"].as_str().unwrap().trim_end_matches('/').to_string(),
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// GET `path`: status, content type, body.
+fn get(s: &Server, path: &str, accept: Option<&str>) -> (u16, String, String) {
+    let mut req = agent().get(format!("{}{path}", s.url));
+    if let Some(a) = accept {
+        req = req.header("Accept", a);
+    }
+    let mut r = req.call().unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let ct = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body = r.body_mut().read_to_string().unwrap();
+    (r.status().as_u16(), ct, body)
+}
+
+/// What `secperf --json ARGS` prints about the same store.
+fn cli_json(db: &Path, args: &[&str]) -> Value {
+    let out = secperf(db).arg("--json").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
+#[test]
+fn every_page_and_its_json_twin_is_served_and_stored_text_is_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path());
+    let s = start(&db);
+    let listed = cli_json(&db, &["results", "list"]);
+    let runs = listed["runs"].as_array().unwrap();
+
+    // The list, newest first, and its twin.
+    let (code, ct, html) = get(&s, "/runs", None);
+    assert_eq!((code, ct.as_str()), (200, "text/html; charset=utf-8"));
+    assert!(html.contains("href=\"/runs/1\""), "{html}");
+    assert!(html.contains(&format!("store: {}", db.display())), "{html}");
+    let (code, ct, body) = get(&s, "/runs.json", None);
+    assert_eq!((code, ct.as_str()), (200, "application/json"));
+    let doc: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(doc["runs"], listed["runs"], "the page is the list");
+    assert_eq!(doc["total"], runs.len());
+    let (_, _, by_accept) = get(&s, "/runs", Some("application/json"));
+    assert_eq!(serde_json::from_str::<Value>(&by_accept).unwrap(), doc);
+    // Filtered and paged by the query: the link alone gives the same page.
+    let host = runs.last().unwrap()["host"].as_str().unwrap().to_string();
+    let q = format!("/runs.json?host={}", urlencode(&host));
+    let (_, _, body) = get(&s, &q, None);
+    let doc: Value = serde_json::from_str(&body).unwrap();
+    let want = runs.iter().filter(|r| r["host"] == host.as_str()).count();
+    assert_eq!(doc["total"], want, "{doc}");
+    assert_eq!(doc["filter"], json!({ "host": host }));
+    let (_, _, body) = get(&s, "/runs.json?verdict=slower&page=1", None);
+    let slower: Value = serde_json::from_str(&body).unwrap();
+    assert!(slower["total"].as_u64().unwrap() < runs.len() as u64);
+
+    // A run: the report's page, and `results show RUN --json`.
+    let (code, _, html) = get(&s, "/runs/1", None);
+    assert_eq!(code, 200);
+    assert!(html.contains("secperf report"), "{html}");
+    assert!(!html.contains("<script>"), "a stored host name escaped");
+    assert!(html.contains("&lt;script&gt;"), "{html}");
+    let (_, _, body) = get(&s, "/runs/1.json", None);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        cli_json(&db, &["results", "show", "1"])
+    );
+    // A track and a bisection, their lists, and their twins.
+    for (list, one, args) in [
+        (
+            "/tracks",
+            "/tracks/feedfacefeedface",
+            ["--track", "feedfacefeedface"],
+        ),
+        (
+            "/bisections",
+            "/bisections/beefbeefbeefbeef",
+            ["--bisection", "beefbeefbeefbeef"],
+        ),
+    ] {
+        let (code, _, html) = get(&s, list, None);
+        assert_eq!(code, 200, "{list}");
+        assert!(html.contains(&format!("href=\"{one}\"")), "{html}");
+        let (code, _, html) = get(&s, one, None);
+        assert_eq!(code, 200, "{one}");
+        assert!(!html.contains("<script>"), "{one}: subjects escaped");
+        let (_, _, body) = get(&s, &format!("{one}.json"), None);
+        let mut show = vec!["results", "show"];
+        show.extend(args);
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap(),
+            cli_json(&db, &show),
+            "{one}"
+        );
+    }
+    // `/` is the list.
+    let (code, _, html) = get(&s, "/", None);
+    assert_eq!(code, 200);
+    assert!(html.contains("href=\"/runs/1\""));
+}
+
+#[test]
+fn bad_requests_are_refused_plainly_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path());
+    let before = std::fs::read(&db).unwrap();
+    let s = start(&db);
+    for (path, code, says) in [
+        ("/runs/999999", 404, "no run 999999"),
+        ("/runs/abc", 400, "not a run id"),
+        ("/runs/1%3Cscript%3E", 400, "not a run id"),
+        ("/runs?verdict=worse", 400, "slower, faster"),
+        ("/runs?page=0", 400, "from 1"),
+        ("/runs?colour=red", 400, "not a key"),
+        ("/tracks/0000000000000000", 404, "no track"),
+        ("/bisections/zz", 400, "16 hex digits"),
+        ("/etc/passwd", 404, "no page at"),
+    ] {
+        let (c, ct, body) = get(&s, path, None);
+        assert_eq!(c, code, "{path}: {body}");
+        assert_eq!(ct, "text/plain; charset=utf-8", "{path}");
+        assert!(body.contains(says), "{path}: {body}");
+        assert!(!body.contains("<script>"), "{path}: {body}");
+    }
+    let r = agent()
+        .post(format!("{}/runs", s.url))
+        .send_empty()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    drop(s);
+    assert!(
+        std::fs::read(&db).unwrap() == before,
+        "serve wrote the store"
+    );
+}
+
+#[test]
+fn bad_input_at_start_exits_2_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path());
+    let s = start(&db);
+    let port = s.url.rsplit(':').next().unwrap().to_string();
+    for (args, says) in [
+        (
+            vec!["serve", "--bind", &format!("127.0.0.1:{port}")],
+            "is in use",
+        ),
+        (vec!["serve", "--bind", "localhost"], "invalid"),
+    ] {
+        let out = secperf(&db).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = secperf(&dir.path().join("none.db"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a results file"), "{err}");
+    assert!(!dir.path().join("none.db").exists(), "nothing made");
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Injected into a copy of each page (the served pages run no script: the
+/// server's policy forbids it): every plot's size, the page's width
+/// against the window's, every fetch and every link, into `<pre
+/// id=probe>`.
+const PROBE: &str = r#"<script>
+window.addEventListener('load', function () {
+  var out = { drawings: [], resources: [], links: [],
+              scroll_width: document.documentElement.scrollWidth, window_width: window.innerWidth };
+  document.querySelectorAll('figure > svg, figure > img').forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    out.drawings.push({ w: r.width, h: r.height });
+  });
+  performance.getEntriesByType('resource').forEach(function (e) { out.resources.push(e.name); });
+  document.querySelectorAll('a[href]').forEach(function (a) { out.links.push(a.getAttribute('href')); });
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+fn chromium(target: &str, profile: &Path) -> std::process::Output {
+    Std::new("timeout")
+        .args(["120", "chromium"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1400,2000",
+            "--virtual-time-budget=5000",
+            "--run-all-compositor-stages-before-draw",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(target)
+        .output()
+        .unwrap()
+}
+
+fn console_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_page_renders_in_chromium_and_every_link_resolves() {
+    let test = "every_page_renders_in_chromium_and_every_link_resolves";
+    if let Err(e) = Std::new("chromium").arg("--version").output() {
+        let reason = format!("chromium is not installed (Debian: apt-get install chromium): {e}");
+        skip_missing_tool(test, "chromium", &reason);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path());
+    let s = start(&db);
+    let mut todo = vec!["/runs".to_string()];
+    let mut seen = std::collections::BTreeSet::new();
+    let mut n = 0;
+    while let Some(path) = todo.pop() {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let (code, ct, html) = get(&s, &path, None);
+        assert_eq!(code, 200, "a link to {path}: {html}");
+        assert!(ct.starts_with("text/html"), "{path}");
+        // Served as it is: chromium logs no console message (a fetch the
+        // policy blocked, a script error) for it.
+        n += 1;
+        let out = chromium(
+            &format!("{}{path}", s.url),
+            &dir.path().join(format!("p{n}")),
+        );
+        assert!(
+            out.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(console_lines(&out.stderr), Vec::<String>::new(), "{path}");
+        // A probed copy: sizes, width, fetches, links.
+        let copy = dir.path().join(format!("page{n}.html"));
+        std::fs::write(
+            &copy,
+            html.replacen(
+                "<meta charset=\"utf-8\">",
+                &format!("<meta charset=\"utf-8\">{PROBE}"),
+                1,
+            ),
+        )
+        .unwrap();
+        let out = chromium(
+            &format!("file://{}", copy.display()),
+            &dir.path().join(format!("q{n}")),
+        );
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let probe = dom
+            .split("<pre id=\"probe\">")
+            .nth(1)
+            .and_then(|s| s.split("</pre>").next())
+            .unwrap_or_else(|| panic!("{path}: the probe did not run: {dom}"));
+        let probe: Value = serde_json::from_str(&probe.replace("&amp;", "&")).unwrap();
+        assert_eq!(probe["resources"], json!([]), "{path}: {probe}");
+        assert!(
+            probe["scroll_width"].as_f64().unwrap() <= probe["window_width"].as_f64().unwrap(),
+            "{path} scrolls sideways at 1400 px: {probe}"
+        );
+        for d in probe["drawings"].as_array().unwrap() {
+            assert!(
+                d["w"].as_f64().unwrap() > 100.0 && d["h"].as_f64().unwrap() > 50.0,
+                "{path}: a plot without a size: {d}"
+            );
+        }
+        for l in probe["links"].as_array().unwrap() {
+            let l = l.as_str().unwrap();
+            if l.starts_with('/') {
+                if !seen.contains(l) {
+                    todo.push(l.to_string());
+                }
+            } else {
+                assert!(l.starts_with('#'), "{path}: a link out of the server: {l}");
+            }
+        }
+    }
+    // The lists, each run, the track and the bisection.
+    assert!(seen.contains("/runs/1"), "{seen:?}");
+    assert!(seen.contains("/tracks/feedfacefeedface"), "{seen:?}");
+    assert!(seen.contains("/bisections/beefbeefbeefbeef"), "{seen:?}");
+    eprintln!("{} pages crawled in chromium", seen.len());
+}
