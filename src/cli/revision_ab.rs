@@ -158,6 +158,17 @@ impl RevisionAb {
             Err(e) if crate::error::exit_code(&e) == 130 => Err(e),
             Err(e) => {
                 let text = format!("{e:#}");
+                // A revision's own failure: its build, or its guest. secperf's
+                // own binary replaced under a running series (a rebuild, an
+                // upgrade) is not the revision's: every guest after it would
+                // fail to start, and every revision be skipped. It stops the
+                // series, which resumes when started again.
+                if exe_replaced() {
+                    return Err(e.context(
+                        "secperf's own executable was replaced while this ran (rebuilt or \
+                         upgraded): start the same command again; it resumes where it stopped",
+                    ));
+                }
                 let skip = text.contains("the build of") || text.contains("the kernel A/B stopped");
                 if !skip {
                     return Err(e);
@@ -171,6 +182,12 @@ impl RevisionAb {
             }
         }
     }
+}
+
+/// Whether the running executable's file has been replaced or removed
+/// (Linux shows it as "PATH (deleted)").
+fn exe_replaced() -> bool {
+    std::fs::read_link("/proc/self/exe").is_ok_and(|p| p.to_string_lossy().ends_with(" (deleted)"))
 }
 
 fn first_line(s: &str) -> String {
