@@ -159,10 +159,15 @@ impl Drop for Server {
 }
 
 fn start(db: &Path) -> Server {
+    start_with(db, &[])
+}
+
+fn start_with(db: &Path, extra: &[&str]) -> Server {
     let mut child = Std::new(env!("CARGO_BIN_EXE_secperf"))
         .arg("--db")
         .arg(db)
         .args(["--json", "serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -353,6 +358,73 @@ fn bad_input_at_start_exits_2_with_what_to_do() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("is not a results file"), "{err}");
     assert!(!dir.path().join("none.db").exists(), "nothing made");
+}
+
+#[test]
+fn a_token_is_asked_of_every_request_and_its_file_must_be_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path());
+    let file = dir.path().join("token");
+    let token = "s3cr3t-t0ken-0123456789";
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let out = secperf(&db)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    let f = file.to_str().unwrap();
+    refused(&["--token", f], "chmod 600");
+    refused(&["--token", "/nonexistent/token"], "cannot read it");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let s = start_with(&db, &["--token", f]);
+    let (code, _, body) = get(&s, "/runs", None);
+    assert_eq!(code, 401, "{body}");
+    assert!(body.contains("?token=TOKEN"), "{body}");
+    assert!(!body.contains(token), "{body}");
+    let call = |agent: &ureq::Agent, path: &str, header: Option<(&str, String)>| {
+        let mut req = agent.get(format!("{}{path}", s.url));
+        if let Some((k, v)) = header {
+            req = req.header(k, v);
+        }
+        req.call().unwrap()
+    };
+    let a = agent();
+    let r = call(
+        &a,
+        "/runs.json",
+        Some(("Authorization", format!("Bearer {token}"))),
+    );
+    assert_eq!(r.status().as_u16(), 200);
+    let r = call(
+        &a,
+        "/runs.json",
+        Some(("Authorization", "Bearer wrong-token-0000000".into())),
+    );
+    assert_eq!(r.status().as_u16(), 401);
+    // A browser: ?token= once, then the cookie, the address without it.
+    let no_redirects: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let r = call(&no_redirects, &format!("/runs?host=vm&token={token}"), None);
+    assert_eq!(r.status().as_u16(), 303);
+    assert_eq!(r.headers()["location"], "/runs?host=vm");
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let r = call(&a, "/runs", Some(("Cookie", pair)));
+    assert_eq!(r.status().as_u16(), 200);
 }
 
 fn urlencode(s: &str) -> String {

@@ -19,6 +19,13 @@ pub struct ServeArgs {
     /// printed at start says which).
     #[arg(long, value_name = "ADDR:PORT", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
     pub bind: SocketAddr,
+
+    /// A file holding a token (one line, 16 characters or more, readable
+    /// by its owner only): every request must then carry it, as
+    /// `Authorization: Bearer TOKEN` or, in a browser, by opening a page
+    /// once with `?token=TOKEN` (a cookie keeps it).
+    #[arg(long, value_name = "FILE")]
+    pub token: Option<std::path::PathBuf>,
 }
 
 pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -29,14 +36,20 @@ pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
             crate::remote::conn::redact(&url)
         );
     }
+    let token = args
+        .token
+        .as_deref()
+        .map(crate::serve::read_token)
+        .transpose()?;
     let path = crate::store::resolve_db_path(db)?;
     let served = Served::file(&path)?;
     let listener = crate::serve::listen(args.bind)?;
     let at = listener.local_addr()?;
-    if !crate::serve::is_local(&at) {
+    if !crate::serve::is_local(&at) && token.is_none() {
         eprintln!(
             "secperf: serve: warning: {at} is not this machine's loopback: anyone who can reach it \
-             reads every run, command line and host name in {}",
+             reads every run, command line and host name in {} (--token FILE asks them for a \
+             token)",
             served.shown
         );
     }
@@ -56,5 +69,5 @@ pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
     }
     use std::io::Write as _;
     std::io::stdout().flush()?;
-    crate::serve::http::serve(listener, served)
+    crate::serve::http::serve(listener, served, token)
 }

@@ -13,8 +13,19 @@ use axum::response::{IntoResponse, Redirect, Response};
 use super::Served;
 use super::pages::{self, Body, Form, Refusal};
 
-/// Serves `served` on `listener` until the process is stopped.
-pub fn serve(listener: std::net::TcpListener, served: Served) -> Result<()> {
+/// What every request is checked against.
+struct App {
+    served: Served,
+    /// `--token FILE`'s token: every request must carry it.
+    token: Option<String>,
+}
+
+/// The cookie a browser keeps the token in once it opened `?token=`.
+const COOKIE: &str = "secperf_token";
+
+/// Serves `served` on `listener` until the process is stopped; with
+/// `token`, only to requests that carry it.
+pub fn serve(listener: std::net::TcpListener, served: Served, token: Option<String>) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -23,13 +34,13 @@ pub fn serve(listener: std::net::TcpListener, served: Served) -> Result<()> {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let app = axum::Router::new()
             .fallback(handle)
-            .with_state(Arc::new(served));
+            .with_state(Arc::new(App { served, token }));
         axum::serve(listener, app).await?;
         Ok(())
     })
 }
 
-async fn handle(State(served): State<Arc<Served>>, req: Request) -> Response {
+async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return plain(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -37,13 +48,46 @@ async fn handle(State(served): State<Arc<Served>>, req: Request) -> Response {
         );
     }
     let path = req.uri().path().to_string();
-    if path == "/" {
-        return Redirect::to("/runs").into_response();
-    }
-    let query: Vec<(String, String)> =
+    let mut query: Vec<(String, String)> =
         form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
             .into_owned()
             .collect();
+    if let Some(want) = &app.token {
+        match authorised(&req, &query, want) {
+            Auth::Yes => {}
+            Auth::ByQuery => {
+                // Kept in a cookie, and the address shown without it.
+                query.retain(|(k, _)| k != "token");
+                let mut clean = form_urlencoded::Serializer::new(String::new());
+                for (k, v) in &query {
+                    clean.append_pair(k, v);
+                }
+                let clean = clean.finish();
+                let to = if clean.is_empty() {
+                    path.clone()
+                } else {
+                    format!("{path}?{clean}")
+                };
+                let mut r = Redirect::to(&to).into_response();
+                if let Ok(v) = HeaderValue::from_str(&format!(
+                    "{COOKIE}={want}; Path=/; HttpOnly; SameSite=Strict"
+                )) {
+                    r.headers_mut().insert(header::SET_COOKIE, v);
+                }
+                return secure(r);
+            }
+            Auth::No => {
+                return plain(
+                    StatusCode::UNAUTHORIZED,
+                    "this server asks for its token (--token FILE): open any page once with \
+                     ?token=TOKEN (a cookie keeps it), or send Authorization: Bearer TOKEN",
+                );
+            }
+        }
+    }
+    if path == "/" {
+        return Redirect::to("/runs").into_response();
+    }
     let wants_json = req
         .headers()
         .get(header::ACCEPT)
@@ -56,7 +100,8 @@ async fn handle(State(served): State<Arc<Served>>, req: Request) -> Response {
     if wants_json {
         form = Form::Json;
     }
-    let answered = tokio::task::spawn_blocking(move || pages::answer(&served, &page, form)).await;
+    let answered =
+        tokio::task::spawn_blocking(move || pages::answer(&app.served, &page, form)).await;
     match answered {
         Ok(Ok(Body::Html(html))) => {
             let mut r = html.into_response();
@@ -81,6 +126,50 @@ async fn handle(State(served): State<Arc<Served>>, req: Request) -> Response {
             &format!("the page could not be made: {e}"),
         ),
     }
+}
+
+enum Auth {
+    Yes,
+    /// In the query: set the cookie and send the browser on.
+    ByQuery,
+    No,
+}
+
+/// Whether `req` carries the token: `Authorization: Bearer`, the cookie,
+/// or `?token=`.
+fn authorised(req: &Request, query: &[(String, String)], want: &str) -> Auth {
+    let headers = req.headers();
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if bearer.is_some_and(|t| same(t.trim(), want)) {
+        return Auth::Yes;
+    }
+    let cookie = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+        .any(|t| same(t, want));
+    if cookie {
+        return Auth::Yes;
+    }
+    if query.iter().any(|(k, v)| k == "token" && same(v, want)) {
+        return Auth::ByQuery;
+    }
+    Auth::No
+}
+
+/// Compares without stopping at the first difference (so the time taken
+/// tells nothing of how much of a guess was right).
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 fn refused(r: Refusal) -> Response {

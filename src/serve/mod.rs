@@ -95,6 +95,39 @@ pub fn listen(addr: SocketAddr) -> Result<std::net::TcpListener> {
     }
 }
 
+/// Reads `--token FILE`: one line of at least 16 characters, in a file
+/// that other users cannot read (a token anyone can read protects
+/// nothing).
+pub fn read_token(file: &Path) -> Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(file).map_err(|e| {
+        UsageError::new(format!(
+            "--token {}: cannot read it ({e}): give a file holding the token, e.g. `head -c 24 \
+             /dev/urandom | base64 > token && chmod 600 token`",
+            file.display()
+        ))
+    })?;
+    if meta.permissions().mode() & 0o004 != 0 {
+        usage_bail!(
+            "--token {}: every user of this machine can read it: `chmod 600 {}` first",
+            file.display(),
+            file.display()
+        );
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        UsageError::new(format!("--token {}: cannot read it ({e})", file.display()))
+    })?;
+    let token = text.trim().to_string();
+    if token.len() < 16 || token.contains(char::is_whitespace) || !token.is_ascii() {
+        usage_bail!(
+            "--token {}: give one line of at least 16 printable characters, no spaces (e.g. \
+             `head -c 24 /dev/urandom | base64`)",
+            file.display()
+        );
+    }
+    Ok(token)
+}
+
 /// Whether only this machine can reach `addr`.
 pub fn is_local(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
