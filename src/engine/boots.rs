@@ -177,6 +177,26 @@ pub fn boot_order(design: &Design, arms: usize) -> Vec<Vec<usize>> {
 /// too when `profile`).
 pub trait Booter {
     fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>>;
+
+    /// Whether a block's boots may run at the same time: only where that
+    /// cannot change what they measure (counted instructions, whose
+    /// guest clock counts the guest's own instructions whatever the
+    /// host's load), and where the host has a CPU for each.
+    fn together(&self) -> bool {
+        false
+    }
+
+    /// Boots each `(arm, cases)` at the same time; a result per boot, in
+    /// order. Only called when [`Booter::together`] says so.
+    fn boot_together(
+        &mut self,
+        asks: &[(usize, Vec<usize>)],
+        profile: bool,
+    ) -> Vec<Result<Vec<BootResult>>> {
+        asks.iter()
+            .map(|(arm, cases)| self.boot(*arm, cases, profile))
+            .collect()
+    }
 }
 
 /// How one boot went, for progress.
@@ -248,9 +268,24 @@ pub fn pairs_over_boots(
         let mut last_done: Option<BootDone> = None;
         let mut got: Vec<Vec<(usize, BootResult)>> = vec![Vec::new(); k];
         let profile = design.profile.is_some_and(|p| i < p.pairs);
+        // Counting instructions, the block's boots run at once (a pair in
+        // the time of one boot); each is then reported as if in turn.
+        let mut together = (booter.together() && !profile && booting.len() > 1).then(|| {
+            let asks: Vec<(usize, Vec<usize>)> = booting
+                .iter()
+                .map(|&arm| (arm, open_for(arm, &stopped)))
+                .collect();
+            booter.boot_together(&asks, profile).into_iter()
+        });
         for (b, &arm) in booting.iter().enumerate() {
             let open = open_for(arm, &stopped);
-            match booter.boot(arm, &open, profile) {
+            let booted = match together.as_mut() {
+                Some(results) => results
+                    .next()
+                    .unwrap_or_else(|| Err(anyhow::anyhow!("no boot of arm {arm} came back"))),
+                None => booter.boot(arm, &open, profile),
+            };
+            match booted {
                 Ok(h) if h.len() == open.len() => got[arm] = open.iter().copied().zip(h).collect(),
                 Ok(h) => {
                     error = Some(anyhow::anyhow!(
@@ -410,10 +445,13 @@ struct GuestBooter<'a> {
     setups: Vec<BootSetup<'a>>,
     guest_args: &'a [String],
     records: &'a mut [ArmRecord],
+    /// Boot a block's arms at once (counted instructions, CPUs enough).
+    together: bool,
 }
 
-impl Booter for GuestBooter<'_> {
-    fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>> {
+impl GuestBooter<'_> {
+    /// The guest's arguments for a boot measuring `cases`.
+    fn args_for(&self, cases: &[usize], profile: bool) -> Vec<String> {
         let mut args = self.guest_args.to_vec();
         let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
         let list = cases
@@ -426,9 +464,18 @@ impl Booter for GuestBooter<'_> {
             extra.push("--boot-profile".to_string());
         }
         args.splice(at..at, extra);
+        args
+    }
+
+    /// What a finished guest of `arm` measured of `cases`.
+    fn collect(
+        &mut self,
+        arm: usize,
+        cases: &[usize],
+        guest: &super::vm::Guest,
+    ) -> Result<Vec<BootResult>> {
         let setup = &self.setups[arm];
-        let guest = boot(setup, &args)?;
-        self.records[arm].boots.push(setup.facts(&guest));
+        self.records[arm].boots.push(setup.facts(guest));
         if self.records[arm].probe.is_none() {
             self.records[arm].probe = std::fs::read_to_string(guest.shared.path().join(PROBE_FILE))
                 .ok()
@@ -455,6 +502,48 @@ impl Booter for GuestBooter<'_> {
                     profile_note: h.profile_note.clone(),
                 })
             })
+            .collect()
+    }
+}
+
+impl Booter for GuestBooter<'_> {
+    fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>> {
+        let args = self.args_for(cases, profile);
+        let guest = boot(&self.setups[arm], &args)?;
+        self.collect(arm, cases, &guest)
+    }
+
+    fn together(&self) -> bool {
+        self.together
+    }
+
+    fn boot_together(
+        &mut self,
+        asks: &[(usize, Vec<usize>)],
+        profile: bool,
+    ) -> Vec<Result<Vec<BootResult>>> {
+        let argv: Vec<Vec<String>> = asks
+            .iter()
+            .map(|(_, cases)| self.args_for(cases, profile))
+            .collect();
+        let setups = &self.setups;
+        let guests: Vec<Result<super::vm::Guest>> = std::thread::scope(|scope| {
+            let running: Vec<_> = asks
+                .iter()
+                .zip(&argv)
+                .map(|((arm, _), args)| scope.spawn(move || boot(&setups[*arm], args)))
+                .collect();
+            running
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a boot's thread panicked")))
+                })
+                .collect()
+        });
+        asks.iter()
+            .zip(guests)
+            .map(|((arm, cases), guest)| self.collect(*arm, cases, &guest?))
             .collect()
     }
 }
@@ -558,10 +647,27 @@ pub fn measure(
     let names: Vec<&str> = req.arms.iter().map(|a| a.name.as_str()).collect();
     let started = std::time::Instant::now();
     let (comparisons, error) = {
+        // Counting instructions, a block's guests boot at once when the
+        // host has a CPU for each vCPU of them (each emulated vCPU keeps
+        // one host CPU busy): their figures are the same, their time not
+        // added up. Timing, never: one guest would slow the other.
+        let host_cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let vcpus: usize = specs.iter().map(|s| s.vcpus() as usize).sum();
+        let together = counting && req.arms.len() > 1 && vcpus <= host_cpus;
+        if together {
+            eprintln!(
+                "secperf: counting instructions, the {} arms of each pair boot at once ({} vCPUs \
+                 on {} CPUs): what they count is the same, and a pair takes one boot's time",
+                req.arms.len(),
+                vcpus,
+                host_cpus
+            );
+        }
         let mut booter = GuestBooter {
             setups,
             guest_args: &req.guest_args,
             records: &mut records,
+            together,
         };
         pairs_over_boots(cases, design, &names, &mut booter, &mut |b| {
             let per_boot = started.elapsed().as_secs_f64() / b.index as f64;
@@ -828,6 +934,77 @@ mod tests {
             c.overhead_pct
         );
         assert!(cs[1].overhead_pct.estimate.abs() < 0.1);
+    }
+
+    /// [`Scripted`] whose blocks boot together: each block's asks are
+    /// recorded as one call.
+    struct Together {
+        inner: Scripted,
+        blocks: Vec<Vec<(usize, Vec<usize>)>>,
+    }
+
+    impl Booter for Together {
+        fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>> {
+            self.inner.boot(arm, cases, profile)
+        }
+        fn together(&self) -> bool {
+            true
+        }
+        fn boot_together(
+            &mut self,
+            asks: &[(usize, Vec<usize>)],
+            profile: bool,
+        ) -> Vec<Result<Vec<BootResult>>> {
+            self.blocks.push(asks.to_vec());
+            asks.iter()
+                .map(|(arm, cases)| self.inner.boot(*arm, cases, profile))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn booted_together_a_block_gives_the_pairs_booting_in_turn_gives() {
+        let cases = [case("getppid"), case("open")];
+        let design = Design::for_tests(4, 7);
+        let scripted = || Scripted {
+            ns: [[100.0, 1000.0], [110.0, 1000.0]],
+            calls: Vec::new(),
+            fail_at: None,
+        };
+        let mut apart = scripted();
+        let (a, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut apart, &mut |_| {});
+        assert!(err.is_none());
+        let mut at_once = Together {
+            inner: scripted(),
+            blocks: Vec::new(),
+        };
+        let mut reported = Vec::new();
+        let (b, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut at_once, &mut |d| {
+            reported.push((d.index, d.arm, d.pair))
+        });
+        assert!(err.is_none());
+        // One call a block, both arms in it, in the seeded order.
+        assert_eq!(at_once.blocks.len(), 4);
+        assert!(at_once.blocks.iter().all(|blk| blk.len() == 2));
+        assert_eq!(at_once.inner.calls, apart.calls);
+        // The same comparisons, and every boot reported.
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.pair_data, y.pair_data);
+            assert_eq!(x.overhead_pct.estimate, y.overhead_pct.estimate);
+        }
+        assert_eq!(reported.len(), 8, "{reported:?}");
+        // A boot that fails in a block ends the pairs there, as in turn.
+        let mut failing = Together {
+            inner: Scripted {
+                fail_at: Some(4),
+                ..scripted()
+            },
+            blocks: Vec::new(),
+        };
+        let (c, err) = pairs_over_boots(&cases, &design, &["a", "b"], &mut failing, &mut |_| {});
+        assert!(format!("{:#}", err.unwrap()).contains("did not boot"));
+        assert!(c.iter().all(|c| c.pairs == 1), "one whole pair kept");
     }
 
     #[test]
