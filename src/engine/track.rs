@@ -530,68 +530,6 @@ mod tests {
         assert_eq!(alarm_of(f64::NAN, 9.0, 4.0), None);
     }
 
-    /// Φ⁻¹(p), the standard normal quantile (Acklam's rational
-    /// approximation, relative error below 1.2e-9).
-    #[allow(clippy::excessive_precision)]
-    fn normal_quantile(p: f64) -> f64 {
-        const A: [f64; 6] = [
-            -3.969683028665376e1,
-            2.209460984245205e2,
-            -2.759285104469687e2,
-            1.383577518672690e2,
-            -3.066479806614716e1,
-            2.506628277459239,
-        ];
-        const B: [f64; 5] = [
-            -5.447609879822406e1,
-            1.615858368580409e2,
-            -1.556989798598866e2,
-            6.680131188771972e1,
-            -1.328068155288572e1,
-        ];
-        const C: [f64; 6] = [
-            -7.784894002430293e-3,
-            -3.223964580411365e-1,
-            -2.400758277161838,
-            -2.549732539343734,
-            4.374664141464968,
-            2.938163982698783,
-        ];
-        const D: [f64; 4] = [
-            7.784695709041462e-3,
-            3.224671290700398e-1,
-            2.445134137142996,
-            3.754408661907416,
-        ];
-        let tail = |q: f64| {
-            (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-                / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-        };
-        if p < 0.02425 {
-            tail((-2.0 * p.ln()).sqrt())
-        } else if p > 1.0 - 0.02425 {
-            -tail((-2.0 * (1.0 - p).ln()).sqrt())
-        } else {
-            let q = p - 0.5;
-            let r = q * q;
-            (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-                / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-        }
-    }
-
-    #[test]
-    fn the_normal_quantile_is_right() {
-        // scipy.stats.norm.ppf
-        for (p, want) in [
-            (0.975, 1.959963984540054),
-            (0.5, 0.0),
-            (1e-4, -3.719016485455709),
-            (1.0 - 5e-6, 4.417173413467605),
-        ] {
-            assert!((normal_quantile(p) - want).abs() < 1e-7, "{p}");
-        }
-    }
-
     /// A simulated measurer: each revision's true change against the one
     /// tested before it (%), measured with a standard error of 1%, its
     /// interval the normal one at the level asked (exact for a fixed
@@ -610,9 +548,11 @@ mod tests {
             let u = |rng: &mut crate::stats::bootstrap::Rng| {
                 ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
             };
-            let z = normal_quantile(u(&mut self.rng));
+            let z = crate::stats::sequential::normal_quantile(u(&mut self.rng));
             let estimate = self.truth[i] + z;
-            let q = normal_quantile(1.0 - self.fixed_level.unwrap_or(level) / 2.0);
+            let q = crate::stats::sequential::normal_quantile(
+                1.0 - self.fixed_level.unwrap_or(level) / 2.0,
+            );
             Ok(Tested::Measured {
                 estimate,
                 ci_low: estimate - q,

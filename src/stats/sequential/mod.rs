@@ -614,7 +614,7 @@ fn sign_half_width_z(t: usize, alpha: f64) -> Option<f64> {
 }
 
 /// Phi^-1(p) (Acklam's rational approximation, |error| < 1.2e-9).
-fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969_683_028_665_376e1,
         2.209_460_984_245_205e2,

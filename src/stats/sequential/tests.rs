@@ -225,6 +225,9 @@ fn pairs_for_a_precision_grow_with_the_spread() {
     assert_eq!(pairs_for_precision(f64::NAN, 1.0, 0.05, 10), None);
     assert!((normal_quantile(0.975) - 1.959_963_985).abs() < 1e-8);
     assert!((normal_quantile(0.01) + 2.326_347_874).abs() < 1e-8);
+    // The tails a long stream's levels reach (scipy.stats.norm.ppf).
+    assert!((normal_quantile(1e-4) + 3.719_016_485_455_709).abs() < 1e-7);
+    assert!((normal_quantile(1.0 - 5e-6) - 4.417_173_413_467_605).abs() < 1e-7);
 }
 
 /// The pairs a +20% effect with 2% noise takes to settle as slower.
