@@ -106,6 +106,18 @@ pub fn parse_with(
             },
             "memory" => spec.memory = Some(memory(v.trim(), option, value)?),
             other if extra(other, v.trim())? => {}
+            other @ ("rev" | "patch" | "config") if option == "--kernel" => {
+                usage_bail!(
+                    "{option} {value}: {other}= is for a kernel source tree, and {image} is not \
+                     a directory{}; give the path of a git checkout or unpacked source (a \
+                     directory with the kernel's Makefile), or drop {other}= to boot an image",
+                    if std::path::Path::new(image).exists() {
+                        ""
+                    } else {
+                        " (it does not exist)"
+                    }
+                )
+            }
             other => {
                 let known: &[&str] = if option == "--kernel" {
                     &["cpus", "memory", "append", "rev", "patch", "config"]
@@ -269,5 +281,15 @@ mod tests {
         assert!(e.to_string().contains("or a kernel source tree"), "{e}");
         let e = parse("/nonexistent/vmlinuz", "--vm").unwrap_err();
         assert!(!e.to_string().contains("source tree"), "{e}");
+        // A source's key on a path that is no directory (a mistyped tree)
+        // says so, not "unknown key 'rev' ... did you mean 'rev'?".
+        let e = parse("/nonexistent/linux,rev=v6.1", "--kernel").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        let e = e.to_string();
+        assert!(
+            e.contains("rev= is for a kernel source tree, and /nonexistent/linux is not a directory (it does not exist)"),
+            "{e}"
+        );
+        assert!(!e.contains("did you mean"), "{e}");
     }
 }
