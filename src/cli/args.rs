@@ -219,13 +219,7 @@ impl DecisionArgs {
     }
 }
 
-/// `overhead`'s sequential test unless `--test` says otherwise (and
-/// `calibrate`'s, which checks it): docs/methodology.md 4.6 gives the
-/// measurements behind the choice.
-pub const DEFAULT_TEST: crate::stats::decision::SeqTest = crate::stats::decision::SeqTest::Both;
-/// `overhead`'s error rate over a table in the sequential design.
-pub const DEFAULT_ERROR_RATE: crate::stats::decision::ErrorRate =
-    crate::stats::decision::ErrorRate::Fdr;
+pub use crate::engine::plan::{DEFAULT_ERROR_RATE, DEFAULT_TEST};
 
 /// `overhead`'s choice of sequential test and error rate.
 #[derive(Debug, Args)]
@@ -457,7 +451,9 @@ pub struct PairArgs {
     #[arg(long, value_name = "MS")]
     pub sample_ms: Option<u64>,
 
-    /// Samples kept in each half of a pair [default: 2, 1 with --quick].
+    /// Samples kept in each half of a pair [default: 2, 1 with --quick, 3
+    /// for a kernel A/B counting instructions, whose halves are then the
+    /// least of their samples].
     #[arg(long, value_name = "N")]
     pub samples_per_half: Option<u32>,
 
@@ -489,11 +485,19 @@ impl PairArgs {
                 }
             );
         }
-        let sample_ms = self.sample_ms.unwrap_or(if quick { 30 } else { 60 });
+        let sample_ms = self.sample_ms.unwrap_or(if quick {
+            30
+        } else {
+            crate::engine::plan::DEFAULT_SAMPLE_MS
+        });
         if !(5..=600_000).contains(&sample_ms) {
             usage_bail!("--sample-ms must be between 5 and 600000 milliseconds");
         }
-        let samples_per_half = self.samples_per_half.unwrap_or(if quick { 1 } else { 2 });
+        let samples_per_half = self.samples_per_half.unwrap_or(if quick {
+            1
+        } else {
+            crate::engine::plan::DEFAULT_SAMPLES_PER_HALF
+        });
         if samples_per_half == 0 {
             usage_bail!("--samples-per-half must be at least 1");
         }

@@ -102,7 +102,7 @@ pub struct BisectArgs {
 
 /// A step: an `overhead --kernel` run of the revision against good.
 struct OverheadSteps {
-    ab: super::revision_ab::RevisionAb,
+    ab: crate::engine::revision_ab::RevisionAb,
     good: Revision,
 }
 
@@ -139,23 +139,6 @@ fn key(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> String {
         key.push_str(&format!("\nmetric {}", args.metric.metric()));
     }
     crate::kbuild::sha256_hex(key.as_bytes())[..16].to_string()
-}
-
-/// The steps to take as they are (decided, or skipped with `--skip`),
-/// and how many attempts ended undecided: those revisions are measured
-/// again, and each earlier attempt keeps its share of the error budget. A
-/// revision that failed to build or boot is tried again (the failure may
-/// have been the machine's; it spent no decision).
-pub(super) fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
-    let undecided = crate::engine::bisect::Class::Undecided;
-    let failed = |s: &Step| matches!(&s.tested, Tested::Failed(why) if why != "--skip");
-    (
-        all.iter()
-            .filter(|s| s.class != undecided && !failed(s))
-            .cloned()
-            .collect(),
-        all.iter().filter(|s| s.class == undecided).count(),
-    )
 }
 
 pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
@@ -227,7 +210,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
     } else {
         Vec::new()
     };
-    let (done, undecided_before) = split_steps(&all_before);
+    let (done, undecided_before) = crate::engine::bisect::split_steps(&all_before);
     let opts = BisectOpts {
         threshold_pct: args.threshold,
         alpha: args.alpha,
@@ -275,19 +258,19 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .seed
         .unwrap_or_else(|| u64::from_str_radix(&good.commit[..15], 16).unwrap_or(1));
     let mut tester = OverheadSteps {
-        ab: super::revision_ab::RevisionAb {
-            source: source.clone(),
-            workload: args.workload.clone(),
-            command: args.command.clone(),
-            mechanisms: args.mechanisms.clone(),
-            append: args.append.clone(),
-            config: args.config.clone(),
-            threshold: args.threshold,
-            max_pairs: args.max_pairs,
-            metric: args.metric.metric,
+        ab: super::revision_ab::revision_ab(
+            source.clone(),
+            args.workload.clone(),
+            args.command.clone(),
+            args.mechanisms.clone(),
+            args.append.clone(),
+            args.config.clone(),
+            args.threshold,
+            args.max_pairs,
+            args.metric.metric(),
             seed,
-            db: db_path.clone(),
-        },
+            db_path.clone(),
+        ),
         good: good.clone(),
     };
     // Every step's command line is checked before anything is built.

@@ -146,7 +146,7 @@ impl OverheadArgs {
     /// The request these arguments make, every value checked.
     /// With --kernel or in a guest of one: the request of the plan both
     /// sides build (no mechanism switched, no negative control).
-    fn boot_request(&self) -> Result<OverheadRequest> {
+    pub(super) fn boot_request(&self) -> Result<OverheadRequest> {
         if self.decision.resolve_auto(self.metric.metric())?.1 {
             usage_bail!(
                 "--equivalence auto sizes the margin from calibrations of this machine's \
@@ -155,6 +155,13 @@ impl OverheadArgs {
             );
         }
         let mut r = self.request_with_min_pairs(3, true)?;
+        // Counting, each half is the least of its slices: one more slice
+        // than elsewhere gives the least a spare.
+        if self.metric.metric() == crate::model::Metric::Instructions
+            && self.design.samples_per_half.is_none()
+        {
+            r.half.samples_per_half = crate::engine::plan::COUNTING_SAMPLES_PER_HALF;
+        }
         // -m with --kernel: on in every boot of both arms.
         if self.mechanisms.is_empty() {
             r.mechanisms = vec!["none".to_string()];
@@ -397,41 +404,21 @@ fn kernel_plan(
     Ok((reqs, OverheadPlan::new(&args.boot_request()?)?, vm))
 }
 
-/// Checks a kernel A/B's arguments (arms, tools, the plan) without
-/// building or booting anything.
-pub(super) fn kernel_check(args: &OverheadArgs) -> Result<()> {
-    kernel_plan(args).map(|_| ())
-}
-
-/// A kernel A/B whose guests get `argv`'s arguments (the process's own,
-/// or those `bisect` writes for a step): builds the arms, boots them
-/// paired, stores the run and returns its id.
-pub(super) fn kernel_ab_stored(
-    args: &OverheadArgs,
-    argv: &[String],
-    db_path: &Path,
-) -> Result<i64> {
+/// A kernel A/B whose guests get the process's own arguments (less the
+/// host's): builds the arms, boots them paired, stores the run and
+/// returns its id.
+fn kernel_ab_stored(args: &OverheadArgs, argv: &[String], db_path: &Path) -> Result<i64> {
     let (reqs, plan, (accel, timeout)) = kernel_plan(args)?;
-    for w in &plan.warnings {
-        eprintln!("secperf: warning: {w}");
-    }
-    let design = plan.design_for(false);
-    let stop = crate::engine::session::interrupt_flag()?;
-    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop, args.wait.no_wait)?;
-    crate::engine::boots::measure(
-        &crate::engine::boots::BootRequest {
-            arms: &arms,
+    crate::engine::kernels::measure_stored(
+        &reqs,
+        &plan,
+        &crate::engine::kernels::Guests {
             accel,
             timeout,
-            guest_args: super::vm::guest_args(argv, true),
+            words: super::vm::guest_args(argv, true),
             no_wait: args.wait.no_wait,
             metric: args.metric.metric(),
         },
-        &plan.cases,
-        &design,
-        &plan.decision,
-        &plan.label,
-        serde_json::to_value(&plan)?,
         db_path,
     )
 }

@@ -409,6 +409,23 @@ pub fn bisect(
     })
 }
 
+/// The steps to take as they are (decided, or skipped with `--skip`),
+/// and how many attempts ended undecided: those revisions are measured
+/// again, and each earlier attempt keeps its share of the error budget. A
+/// revision that failed to build or boot is tried again (the failure may
+/// have been the machine's; it spent no decision).
+pub fn split_steps(all: &[Step]) -> (Vec<Step>, usize) {
+    let undecided = Class::Undecided;
+    let failed = |s: &Step| matches!(&s.tested, Tested::Failed(why) if why != "--skip");
+    (
+        all.iter()
+            .filter(|s| s.class != undecided && !failed(s))
+            .cloned()
+            .collect(),
+        all.iter().filter(|s| s.class == undecided).count(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

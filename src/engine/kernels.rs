@@ -185,3 +185,50 @@ pub fn plan(reqs: &[ArmRequest]) -> Result<Vec<(String, Option<Planned>)>> {
     let plans = crate::kbuild::build::plan_all(&arms, &root)?;
     Ok(reqs.iter().map(|r| r.name.clone()).zip(plans).collect())
 }
+
+/// How a kernel A/B's guests are started and what each is told.
+#[derive(Debug, Clone)]
+pub struct Guests {
+    pub accel: crate::vm::accel::AccelChoice,
+    /// The limit on each guest, boot included.
+    pub timeout: std::time::Duration,
+    /// The `overhead` words each guest is given (no VM, database or output
+    /// options: the host stores and shows the run).
+    pub words: Vec<String>,
+    pub no_wait: bool,
+    /// Instructions: every boot is under QEMU's icount.
+    pub metric: crate::model::Metric,
+}
+
+/// A kernel A/B: builds the arms (or takes them from the cache), boots
+/// them paired under `plan`, stores the run in `db_path` and returns its
+/// id.
+pub fn measure_stored(
+    reqs: &[ArmRequest],
+    plan: &super::plan::OverheadPlan,
+    guests: &Guests,
+    db_path: &std::path::Path,
+) -> Result<i64> {
+    for w in &plan.warnings {
+        eprintln!("secperf: warning: {w}");
+    }
+    let design = plan.design_for(false);
+    let stop = super::session::interrupt_flag()?;
+    let (arms, _) = resolve(reqs, &stop, guests.no_wait)?;
+    super::boots::measure(
+        &super::boots::BootRequest {
+            arms: &arms,
+            accel: guests.accel,
+            timeout: guests.timeout,
+            guest_args: guests.words.clone(),
+            no_wait: guests.no_wait,
+            metric: guests.metric,
+        },
+        &plan.cases,
+        &design,
+        &plan.decision,
+        &plan.label,
+        serde_json::to_value(plan)?,
+        db_path,
+    )
+}

@@ -42,6 +42,27 @@ pub struct Placement {
     pub label: String,
 }
 
+/// `overhead`'s sequential test unless `--test` says otherwise (and
+/// `calibrate`'s, which checks it): docs/methodology.md 4.6 gives the
+/// measurements behind the choice.
+pub const DEFAULT_TEST: crate::stats::decision::SeqTest = crate::stats::decision::SeqTest::Both;
+/// `overhead`'s error rate over a table in the sequential design.
+pub const DEFAULT_ERROR_RATE: crate::stats::decision::ErrorRate =
+    crate::stats::decision::ErrorRate::Fdr;
+/// Length of one slice (sample) of a half, ms, unless `--sample-ms` or
+/// `--quick` says otherwise.
+pub const DEFAULT_SAMPLE_MS: u64 = 60;
+/// Slices per half unless `--samples-per-half` or `--quick` says otherwise.
+pub const DEFAULT_SAMPLES_PER_HALF: u32 = 2;
+
+/// Slices per half of a kernel A/B counting instructions (`--metric
+/// instructions` with `--kernel`) unless `--samples-per-half` says
+/// otherwise: each half is the least of them ([`super::measurer::least_sample`]),
+/// and three leave the least a spare where one slice in a half caught
+/// other work in the guest. A slice costs about a third of a second of an
+/// emulated guest; a boot about 26 s.
+pub const COUNTING_SAMPLES_PER_HALF: u32 = 3;
+
 /// How each half of a pair is measured, defaults filled in and checked;
 /// `pairs` stays the planner's choice when not given.
 #[derive(Debug, Clone, Copy)]
