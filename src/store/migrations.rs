@@ -295,6 +295,19 @@ CREATE TABLE tracks (
 );
 CREATE INDEX tracks_updated_at ON tracks(updated_at);
 "#,
+    // 16: indexes for the filters of the run list (`secperf serve`), so
+    // that a page of a store of 100 000 runs reads the runs that pass, not
+    // every run: by host, by the kernel release the run's probe recorded
+    // (an expression: the same as `store::runs_page::KERNEL_SQL`), and the
+    // runs of a workload, mechanism or verdict.
+    r#"
+CREATE INDEX runs_host ON runs(host, started_at);
+CREATE INDEX runs_kernel ON runs((CASE WHEN json_valid(system_json) THEN CASE json_type(system_json, '$.kernel.release') WHEN 'text' THEN json_extract(system_json, '$.kernel.release') ELSE json_extract(system_json, '$.kernel.release.value') END END), started_at);
+CREATE INDEX results_workload ON results(workload, run_id);
+CREATE INDEX comparisons_workload ON comparisons(workload, run_id);
+CREATE INDEX comparisons_mechanism ON comparisons(mechanism, run_id);
+CREATE INDEX comparisons_verdict ON comparisons(verdict, run_id);
+"#,
 ];
 
 /// The columns a migration renamed: (the migration's number, table, old
