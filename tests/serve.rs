@@ -6,7 +6,10 @@
 //! page loaded in it: no console error (the pages' Content-Security-Policy
 //! forbids any fetch from elsewhere, and a blocked one is logged), every
 //! plot drawn with a size, no sideways scroll at 1400 px, and every link
-//! of every page answered (a crawl).
+//! of every page answered (a crawl). And the same store pushed to a
+//! PostgreSQL cluster of its own (`lab.sh pg-up`), served from there: the
+//! same documents, a push seen at the next request, and the cluster
+//! stopped: 503 naming it without its password, until it is back.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -163,7 +166,12 @@ fn start(db: &Path) -> Server {
 }
 
 fn start_with(db: &Path, extra: &[&str]) -> Server {
+    start_env(db, &[], extra)
+}
+
+fn start_env(db: &Path, env: &[(&str, &Path)], extra: &[&str]) -> Server {
     let mut child = Std::new(env!("CARGO_BIN_EXE_secperf"))
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .arg("--db")
         .arg(db)
         .args(["--json", "serve", "--bind", "127.0.0.1:0"])
@@ -570,4 +578,190 @@ fn every_page_renders_in_chromium_and_every_link_resolves() {
     assert!(seen.contains("/tracks/feedfacefeedface"), "{seen:?}");
     assert!(seen.contains("/bisections/beefbeefbeefbeef"), "{seen:?}");
     eprintln!("{} pages crawled in chromium", seen.len());
+}
+
+/// A PostgreSQL cluster of this test's own (`lab.sh pg-up`), taken down
+/// when dropped: the test stops and starts it, which the cluster that
+/// `.ci/run` starts for every test must not see.
+struct OwnPg {
+    dir: PathBuf,
+    url: String,
+}
+
+impl OwnPg {
+    fn lab(args: &[&str]) -> std::process::Output {
+        let out = Std::new("bash")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/scripts/lab.sh"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "lab.sh {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn up(dir: &Path, port: u16) -> OwnPg {
+        let _ = Self::lab(&["pg-down", dir.to_str().unwrap()]);
+        let out = Self::lab(&["pg-up", dir.to_str().unwrap(), &port.to_string()]);
+        let url = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .expect("pg-up prints the URL")
+            .trim()
+            .to_string();
+        OwnPg {
+            dir: dir.to_path_buf(),
+            url,
+        }
+    }
+
+    fn pgpass(&self) -> PathBuf {
+        self.dir.join("pgpass")
+    }
+
+    /// `secperf --db DB ARGS` with the cluster's password file.
+    fn secperf(&self, db: &str, args: &[&str]) -> std::process::Output {
+        Std::new(env!("CARGO_BIN_EXE_secperf"))
+            .env("PGPASSFILE", self.pgpass())
+            .args(["--db", db])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for OwnPg {
+    fn drop(&mut self) {
+        let _ = Std::new("bash")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/scripts/lab.sh"))
+            .args(["pg-down", self.dir.to_str().unwrap()])
+            .output();
+    }
+}
+
+#[test]
+fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_back() {
+    let test = "a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_back";
+    if !std::fs::read_dir("/usr/lib/postgresql").is_ok_and(|mut d| d.next().is_some()) {
+        skip_missing_tool(test, "postgresql", "PostgreSQL is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path());
+    let pg = OwnPg::up(Path::new("/tmp/secperf-test-serve-pg"), 55438);
+    let password = std::fs::read_to_string(pg.pgpass())
+        .unwrap()
+        .trim()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(password.len() >= 8, "the lab's password");
+    let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--json"];
+        all.extend(args);
+        let out = pg.secperf(&pg.url, &all);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_of(&out.stdout)
+    };
+    let pgpass = pg.pgpass();
+    let mut s = start_env(Path::new(&pg.url), &[("PGPASSFILE", &pgpass)], &[]);
+
+    // The same documents as the CLI reading the shared store, with the
+    // shared store's run ids; stored text escaped.
+    let listed = cli(&["results", "list"]);
+    let (code, _, body) = get(&s, "/runs.json", None);
+    assert_eq!(code, 200, "{body}");
+    let doc: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(doc["runs"], listed["runs"]);
+    assert_eq!(doc["db"], pg.url.as_str());
+    let first = listed["runs"].as_array().unwrap().last().unwrap()["run_id"]
+        .as_i64()
+        .unwrap();
+    let (code, _, body) = get(&s, &format!("/runs/{first}.json"), None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        cli(&["results", "show", &first.to_string()])
+    );
+    let (code, _, html) = get(&s, "/runs", None);
+    assert_eq!(code, 200);
+    assert!(html.contains(&format!("store: {}", pg.url)), "{html}");
+    assert!(!html.contains("<script>") && html.contains("&lt;script&gt;"));
+    for path in ["/tracks/feedfacefeedface", "/bisections/beefbeefbeefbeef"] {
+        let (code, _, html) = get(&s, path, None);
+        assert_eq!(code, 200, "{path}: {html}");
+        assert!(!html.contains("<script>"), "{path}");
+    }
+
+    // A push while it serves is seen at the next request.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE runs SET uuid = 'a-new-run-pushed-while-serving' WHERE id = 1",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, _, body) = get(&s, "/runs.json", None);
+    let after: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        after["total"].as_u64().unwrap(),
+        doc["total"].as_u64().unwrap() + 1,
+        "{after}"
+    );
+
+    // Stopped: 503 naming the store (no password), and back by itself.
+    OwnPg::lab(&["pg-stop", pg.dir.to_str().unwrap()]);
+    for path in ["/runs", &format!("/runs/{first}"), "/tracks.json"] {
+        let (code, ct, body) = get(&s, path, None);
+        assert_eq!(code, 503, "{path}: {body}");
+        assert_eq!(ct, "text/plain; charset=utf-8");
+        assert!(body.contains(&pg.url), "{body}");
+        assert!(body.contains("served again once it is back"), "{body}");
+        assert!(!body.contains(&password), "{body}");
+    }
+    OwnPg::lab(&["pg-up", pg.dir.to_str().unwrap(), "55438"]);
+    let (code, _, body) = get(&s, "/runs.json", None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), after);
+
+    // Its log names the store and never the password.
+    let _ = s.child.kill();
+    let mut log = String::new();
+    use std::io::Read as _;
+    s.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(log.contains("cannot be read"), "{log}");
+    assert!(!log.contains(&password), "{log}");
+
+    // Not reachable at start: exit 2 with what to do, no password.
+    OwnPg::lab(&["pg-stop", pg.dir.to_str().unwrap()]);
+    let out = pg.secperf(&pg.url, &["serve", "--bind", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("start it, check the URL"), "{err}");
+    assert!(!err.contains(&password), "{err}");
 }

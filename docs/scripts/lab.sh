@@ -57,6 +57,7 @@ PostgreSQL (DIR defaults to $PG_DIR_DEFAULT, PORT to $PG_PORT_DEFAULT):
                        secperf; prints its URL on stdout, the password is in
                        DIR/pgpass
   pg-restart [DIR]     restart it (pg_ctl restart -m fast)
+  pg-stop [DIR]        stop it, keeping DIR (pg-up DIR starts it again)
   pg-down [DIR]        stop it and remove DIR
 Other:
   check                say which tools are missing and how to install them
@@ -681,6 +682,21 @@ cmd_pg_restart() {
     }
 }
 
+cmd_pg_stop() {
+    local dir bin
+    pg_dir_arg pg-stop "$@"
+    [ -s "$dir/pg/PG_VERSION" ] || die "no lab PostgreSQL in $dir (run: $prog pg-up $dir)"
+    take_lock pg
+    bin=$(pg_bin_for "$dir")
+    if pg_running "$dir" "$bin"; then
+        say "stopping PostgreSQL in $dir (pg-up $dir starts it again)"
+        as_postgres "$bin/pg_ctl" -D "$dir/pg" -m fast -w -t "$TIMEOUT" stop >&2 ||
+            die "PostgreSQL in $dir did not stop"
+    else
+        say "PostgreSQL in $dir is not running: nothing to do"
+    fi
+}
+
 cmd_pg_down() {
     local dir bin
     pg_dir_arg pg-down "$@"
@@ -767,6 +783,7 @@ host-stop) cmd_host_stop "$@" ;;
 host-start) cmd_host_start "$@" ;;
 pg-up) cmd_pg_up "$@" ;;
 pg-restart) cmd_pg_restart "$@" ;;
+pg-stop) cmd_pg_stop "$@" ;;
 pg-down) cmd_pg_down "$@" ;;
 check) cmd_check "$@" ;;
 help | -h | --help) usage 0 ;;

@@ -1,5 +1,5 @@
-//! `secperf serve [--bind ADDR:PORT]`: the results store in a browser,
-//! read-only (see `serve`). Parses the address, opens the store, says in
+//! `secperf serve [--bind ADDR:PORT]`: the results store (a file, or a
+//! shared PostgreSQL store) in a browser, read-only (see `serve`). Parses the address, opens the store, says in
 //! one line where it listens and what it serves, then serves until
 //! stopped (Ctrl-C).
 
@@ -9,7 +9,6 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::serve::{DEFAULT_PORT, Served};
-use crate::usage_bail;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -29,20 +28,15 @@ pub struct ServeArgs {
 }
 
 pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
-    if let Some(url) = super::reading::shared_url(db) {
-        usage_bail!(
-            "serve reads a results file (--db PATH); serving a shared PostgreSQL store ({}) \
-             directly is not supported yet: serve the results file of a host that pushed to it",
-            crate::remote::conn::redact(&url)
-        );
-    }
     let token = args
         .token
         .as_deref()
         .map(crate::serve::read_token)
         .transpose()?;
-    let path = crate::store::resolve_db_path(db)?;
-    let served = Served::file(&path)?;
+    let served = match super::reading::shared_url(db) {
+        Some(url) => Served::shared(&url)?,
+        None => Served::file(&crate::store::resolve_db_path(db)?)?,
+    };
     let listener = crate::serve::listen(args.bind)?;
     let at = listener.local_addr()?;
     if !crate::serve::is_local(&at) && token.is_none() {

@@ -22,19 +22,34 @@ pub struct Pulled {
     _dir: tempfile::TempDir,
 }
 
+impl Pulled {
+    /// The copy's file (for more read-only connections to it).
+    pub fn path(&self) -> PathBuf {
+        self._dir.path().join("remote.db")
+    }
+}
+
 /// Copies the shared store at `url` into a temporary SQLite store, shown
 /// in messages and documents as the URL (without password).
 pub fn pull(url: &str) -> Result<Pulled> {
     let shown = super::conn::redact(url);
     let mut client = super::conn::connect(url)?;
-    super::schema::check_readable(&mut client, &shown)?;
+    pull_from(&mut client, &shown)
+}
+
+/// Copies the shared store `client` is connected to (shown as `shown`)
+/// into a temporary SQLite store, with whatever transaction the client
+/// is in (`secperf serve` reads in a read-only one).
+pub fn pull_from(client: &mut postgres::Client, shown: &str) -> Result<Pulled> {
+    let shown = shown.to_string();
+    super::schema::check_readable(client, &shown)?;
     let dir = tempfile::Builder::new()
         .prefix("secperf-remote-")
         .tempdir()
         .context("creating a temporary directory for the shared store's copy")?;
     let path: PathBuf = dir.path().join("remote.db");
     let mut store = Store::open(&path)?;
-    copy_all(&mut client, store.connection(), &shown)
+    copy_all(client, store.connection(), &shown)
         .with_context(|| format!("reading the shared store {shown}"))?;
     let mut store = Store::open_read_only(&path)?;
     store.show_as(&shown);

@@ -20,6 +20,9 @@ struct App {
     token: Option<String>,
 }
 
+/// How long a page may take before the client is answered 503.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The cookie a browser keeps the token in once it opened `?token=`.
 const COOKIE: &str = "secperf_token";
 
@@ -100,8 +103,22 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     if wants_json {
         form = Form::Json;
     }
-    let answered =
-        tokio::task::spawn_blocking(move || pages::answer(&app.served, &page, form)).await;
+    // A store that hangs (a shared store's server stopped mid-answer) must
+    // not hold the client for ever: it is told to come back.
+    let answered = match tokio::time::timeout(
+        ANSWER_WITHIN,
+        tokio::task::spawn_blocking(move || pages::answer(&app.served, &page, form)),
+    )
+    .await
+    {
+        Ok(answered) => answered,
+        Err(_) => {
+            return refused(Refusal::unavailable(format!(
+                "the store did not answer within {} s; try again later",
+                ANSWER_WITHIN.as_secs()
+            )));
+        }
+    };
     match answered {
         Ok(Ok(Body::Html(html))) => {
             let mut r = html.into_response();

@@ -17,6 +17,7 @@
 
 pub mod http;
 pub mod pages;
+pub mod shared;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -33,10 +34,18 @@ pub const DEFAULT_PORT: u16 = 8457;
 /// What a server reads, and how it names it on its pages.
 #[derive(Debug, Clone)]
 pub struct Served {
-    /// A results file, opened read-only for every request.
-    pub db: PathBuf,
-    /// How the pages name it.
+    pub source: Source,
+    /// How the pages name it (a URL without its password).
     pub shown: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A results file, opened read-only for every request.
+    File(PathBuf),
+    /// A shared PostgreSQL store, read in a read-only transaction by every
+    /// request ([`shared`]).
+    Shared(std::sync::Arc<shared::Mirror>),
 }
 
 impl Served {
@@ -54,14 +63,40 @@ impl Served {
         let store = crate::store::Store::open_read_only(db)?;
         drop(store);
         Ok(Served {
-            db: db.to_path_buf(),
+            source: Source::File(db.to_path_buf()),
             shown: db.display().to_string(),
         })
     }
 
+    /// A shared store to serve, read once now (a store that cannot be
+    /// reached is a usage error at start; later, a 503 until it is back).
+    pub fn shared(url: &str) -> Result<Served> {
+        let mirror = shared::Mirror::open(url)?;
+        Ok(Served {
+            shown: mirror.shown.clone(),
+            source: Source::Shared(std::sync::Arc::new(mirror)),
+        })
+    }
+
     /// A read-only connection for one request.
-    pub fn open(&self) -> Result<crate::store::Store> {
-        crate::store::Store::open_read_only(&self.db)
+    pub fn open(&self) -> std::result::Result<crate::store::Store, pages::Refusal> {
+        match &self.source {
+            Source::File(db) => {
+                crate::store::Store::open_read_only(db).map_err(|e| pages::Refusal::failed(&e))
+            }
+            Source::Shared(mirror) => {
+                let path = mirror.current().map_err(|e| match e {
+                    shared::Unread::Unreachable(why) => pages::Refusal::unavailable(format!(
+                        "{why}; this page is served again once it is back"
+                    )),
+                    shared::Unread::Failed(e) => pages::Refusal::failed(&e),
+                })?;
+                let mut store = crate::store::Store::open_read_only(&path)
+                    .map_err(|e| pages::Refusal::failed(&e))?;
+                store.show_as(&self.shown);
+                Ok(store)
+            }
+        }
     }
 }
 

@@ -43,7 +43,7 @@ mod tests {
     #[test]
     fn the_bar_goes_after_body_and_names_the_store_escaped() {
         let served = Served {
-            db: "/x".into(),
+            source: crate::serve::Source::File("/x".into()),
             shown: "<script>alert(1)</script>".into(),
         };
         let page = around(

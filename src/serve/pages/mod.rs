@@ -61,6 +61,14 @@ impl Refusal {
             reason: reason.into(),
         }
     }
+    /// The store cannot be reached now (a shared store stopped): try
+    /// again later.
+    pub fn unavailable(reason: impl Into<String>) -> Refusal {
+        Refusal {
+            status: 503,
+            reason: reason.into(),
+        }
+    }
     /// The store could not be read: the server's side.
     pub fn failed(err: &anyhow::Error) -> Refusal {
         Refusal {
@@ -122,7 +130,7 @@ fn record_id(text: &str, what: &str) -> Result<String, Refusal> {
 
 /// Reads `page` from the store in `form`.
 pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal> {
-    let store = served.open().map_err(|e| Refusal::failed(&e))?;
+    let store = served.open()?;
     let now = Utc::now();
     let json = |v: Result<serde_json::Value>| v.map(Body::Json).map_err(|e| Refusal::failed(&e));
     match page {

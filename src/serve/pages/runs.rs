@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn stored_text_is_escaped_in_the_list() {
         let served = Served {
-            db: "/x".into(),
+            source: crate::serve::Source::File("/x".into()),
             shown: "/x".into(),
         };
         let run = RunSummary {

@@ -1,0 +1,153 @@
+//! A shared PostgreSQL store served: every request opens its own
+//! connection and reads in a transaction of its own that is READ ONLY (and
+//! REPEATABLE READ, so what it reads is one moment of the store). It reads
+//! the store's fingerprint (its schema version, how many runs and the
+//! newest, the newest track and bisection, the campaigns); when that
+//! changed since the last copy, the request copies the store, in that same
+//! transaction, into a private SQLite file (`remote::pull`, which every
+//! command that reads a shared store uses), and every page is then made
+//! from the copy by the same code as a results file's.
+//!
+//! A store that cannot be reached (stopped, or the network down) is a 503
+//! with the store's name and no password; the next request tries again, so
+//! the server recovers by itself once the store is back. No request waits
+//! on another's connection: only copying is done one at a time.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+
+use crate::remote::pull::Pulled;
+
+/// The copy a server reads, and the fingerprint of the store it was made
+/// from.
+struct Copy {
+    pulled: Pulled,
+    fingerprint: Vec<String>,
+}
+
+/// A shared store as a server reads it.
+pub struct Mirror {
+    /// The URL, password included: never shown (`shown` is).
+    url: String,
+    pub shown: String,
+    copy: Mutex<Option<Copy>>,
+}
+
+impl std::fmt::Debug for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mirror")
+            .field("shown", &self.shown)
+            .finish()
+    }
+}
+
+/// Why a request could not be answered from the shared store.
+pub enum Unread {
+    /// It could not be reached or read: try again later (503).
+    Unreachable(String),
+    /// Anything else (500).
+    Failed(anyhow::Error),
+}
+
+impl Mirror {
+    /// The shared store at `url`, read once now: a store that cannot be
+    /// reached, holds no secperf results, or is newer than this secperf
+    /// is a usage error at start.
+    pub fn open(url: &str) -> Result<Mirror> {
+        let shown = crate::remote::conn::redact(url);
+        let m = Mirror {
+            url: url.to_string(),
+            shown: shown.clone(),
+            copy: Mutex::new(None),
+        };
+        m.current().map_err(|e| match e {
+            Unread::Unreachable(why) => crate::error::UsageError::new(format!(
+                "serve: {why}; start it, check the URL, or serve a results file (--db PATH)"
+            ))
+            .into(),
+            Unread::Failed(e) => e,
+        })?;
+        Ok(m)
+    }
+
+    /// The file of a copy as current as the store, made now when the
+    /// store changed since the last.
+    pub fn current(&self) -> std::result::Result<PathBuf, Unread> {
+        let unreachable = |e: anyhow::Error| {
+            // A usage error (no secperf tables, a newer schema) is the
+            // store's state, not a failure to reach it.
+            if crate::error::exit_code(&e) == 2 {
+                Unread::Failed(e)
+            } else {
+                Unread::Unreachable(format!(
+                    "the shared store {} cannot be read: {}",
+                    self.shown,
+                    first_line(&format!("{e:#}"))
+                ))
+            }
+        };
+        let mut client = crate::remote::conn::connect(&self.url).map_err(unreachable)?;
+        client
+            .batch_execute("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .map_err(|e| unreachable(e.into()))?;
+        let fingerprint = fingerprint(&mut client).map_err(unreachable)?;
+        let mut copy = self
+            .copy
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if copy.as_ref().is_none_or(|c| c.fingerprint != fingerprint) {
+            let pulled =
+                crate::remote::pull::pull_from(&mut client, &self.shown).map_err(unreachable)?;
+            *copy = Some(Copy {
+                pulled,
+                fingerprint,
+            });
+        }
+        // Read only: nothing to keep, and a COMMIT that fails changes
+        // nothing either.
+        let _ = client.batch_execute("COMMIT");
+        Ok(copy.as_ref().expect("a copy was made").pulled.path())
+    }
+}
+
+/// What changes when anything is pushed: the schema version, the runs
+/// (count and newest id), the newest track and bisection, the campaigns.
+fn fingerprint(client: &mut postgres::Client) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let version = crate::remote::schema::remote_version(client)?;
+    out.push(format!("{version:?}"));
+    for (table, sql) in [
+        (
+            "runs",
+            "SELECT COUNT(*)::text || ' ' || COALESCE(MAX(id), 0)::text FROM runs",
+        ),
+        (
+            "tracks",
+            "SELECT COUNT(*)::text || ' ' || COALESCE(MAX(updated_at), '') FROM tracks",
+        ),
+        (
+            "bisections",
+            "SELECT COUNT(*)::text || ' ' || COALESCE(MAX(updated_at), '') FROM bisections",
+        ),
+        ("campaigns", "SELECT COUNT(*)::text FROM campaigns"),
+    ] {
+        let exists: bool = client
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?
+            .get(0);
+        out.push(if exists {
+            client
+                .query_one(sql, &[])
+                .with_context(|| format!("reading {table}"))?
+                .get::<_, String>(0)
+        } else {
+            String::new()
+        });
+    }
+    Ok(out)
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
