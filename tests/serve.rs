@@ -146,6 +146,93 @@ fn put_records(db: &Path) {
     let mut s = secperf::store::Store::open(db).unwrap();
     s.put_track(&track).unwrap();
     s.put_bisection(&bisection).unwrap();
+    // A campaign of two hosts: run 3 (its results) and a copy of it.
+    let copy = copy_run(db, 3);
+    let mut s = secperf::store::Store::open(db).unwrap();
+    s.add_campaign(&secperf::store::campaigns::CampaignRecord {
+        id: CAMPAIGN.into(),
+        created_at: at,
+        command: vec!["run".into(), "-w".into(), "getppid".into()],
+        hosts: vec!["h1".into(), EVIL.into()],
+        parallel: 2,
+    })
+    .unwrap();
+    s.tag_campaign_run(3, CAMPAIGN, "h1").unwrap();
+    s.tag_campaign_run(copy, CAMPAIGN, EVIL).unwrap();
+}
+
+/// The fixture's campaign.
+const CAMPAIGN: &str = "c0ffee42";
+
+/// Copies run `id` with its results and their samples (a new uuid, a
+/// minute later, another host); returns the copy's id.
+fn copy_run(db: &Path, id: i64) -> i64 {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let cols = |table: &str| -> Vec<String> {
+        c.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<Vec<String>>>()
+            .unwrap()
+            .into_iter()
+            .filter(|n| n != "id")
+            .collect()
+    };
+    // Each column as it is, but those named in `set`.
+    let copy = |table: &str, set: &[(&str, String)], filter: &str| {
+        let names = cols(table);
+        let exprs: Vec<String> = names
+            .iter()
+            .map(|n| {
+                set.iter()
+                    .find(|(k, _)| k == n)
+                    .map_or(n.clone(), |(_, v)| v.clone())
+            })
+            .collect();
+        c.execute(
+            &format!(
+                "INSERT INTO {table} ({}) SELECT {} FROM {table} WHERE {filter}",
+                names.join(", "),
+                exprs.join(", ")
+            ),
+            [],
+        )
+        .unwrap();
+        c.last_insert_rowid()
+    };
+    let run = copy(
+        "runs",
+        &[
+            ("uuid", "uuid || '-copy'".into()),
+            ("label", "'ladder again'".into()),
+            ("host", format!("'{}'", EVIL.replace('\'', "''"))),
+        ],
+        &format!("id = {id}"),
+    );
+    let results: Vec<i64> = c
+        .prepare("SELECT id FROM results WHERE run_id = ?1 ORDER BY id")
+        .unwrap()
+        .query_map([id], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    for r in results {
+        let new = copy(
+            "results",
+            &[("run_id", run.to_string())],
+            &format!("id = {r}"),
+        );
+        copy(
+            "samples",
+            &[
+                ("result_id", new.to_string()),
+                ("ns_per_op", "ns_per_op * 1.25".into()),
+            ],
+            &format!("result_id = {r}"),
+        );
+    }
+    run
 }
 
 /// A running `secperf serve`, stopped when dropped.
@@ -298,6 +385,42 @@ fn every_page_and_its_json_twin_is_served_and_stored_text_is_escaped() {
             "{one}"
         );
     }
+    // Two runs compared, and a campaign of two hosts: `compare` and
+    // `results show --campaign`'s documents, stored text escaped.
+    let (code, _, body) = get(&s, "/compare.json?runs=3,7", None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        cli_json(&db, &["compare", "3", "7"])
+    );
+    let (code, _, html) = get(&s, "/compare?runs=3,7", None);
+    assert_eq!(code, 200, "{html}");
+    assert!(html.contains("<svg"), "the forest plot");
+    assert!(
+        html.contains("Reproduce") || html.contains("secperf compare 3 7"),
+        "{html}"
+    );
+    assert!(!html.contains("<script>"), "a stored host name escaped");
+    let (code, _, html) = get(&s, "/campaigns", None);
+    assert_eq!(code, 200);
+    assert!(
+        html.contains(&format!("href=\"/campaigns/{CAMPAIGN}\"")),
+        "{html}"
+    );
+    let (_, _, body) = get(&s, "/campaigns.json", None);
+    let list: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(list["campaigns"][0]["id"], CAMPAIGN);
+    assert_eq!(list["campaigns"][0]["runs"], 2);
+    let (code, _, html) = get(&s, &format!("/campaigns/{CAMPAIGN}"), None);
+    assert_eq!(code, 200, "{html}");
+    assert!(html.contains("href=\"/compare?runs=3,7\""), "{html}");
+    assert!(!html.contains("<script>"), "a host name escaped");
+    let (_, _, body) = get(&s, &format!("/campaigns/{CAMPAIGN}.json"), None);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        cli_json(&db, &["results", "show", "--campaign", CAMPAIGN])
+    );
+
     // `/` is the list.
     let (code, _, html) = get(&s, "/", None);
     assert_eq!(code, 200);
@@ -319,6 +442,12 @@ fn bad_requests_are_refused_plainly_and_nothing_is_written() {
         ("/runs?colour=red", 400, "not a key"),
         ("/tracks/0000000000000000", 404, "no track"),
         ("/bisections/zz", 400, "16 hex digits"),
+        ("/compare?runs=3", 400, "two runs or more"),
+        ("/compare?runs=3,x", 400, "not a run id"),
+        ("/compare?runs=1,2,3,4,5,6,7,8,9", 400, "at most 8"),
+        ("/compare?runs=3,999999", 404, "no run 999999"),
+        ("/campaigns/c0ffee", 404, "no campaign c0ffee"),
+        ("/campaigns/%3Cx%3E", 400, "not a campaign id"),
         ("/etc/passwd", 404, "no page at"),
     ] {
         let (c, ct, body) = get(&s, path, None);

@@ -10,8 +10,6 @@ use anyhow::Result;
 
 use crate::engine::campaign::{self, CampaignOutcome, Plan};
 use crate::remote::ssh::Ssh;
-use crate::report::campaign::CampaignView;
-use crate::report::doc::RunDoc;
 use crate::store::Store;
 use crate::store::campaigns::CampaignRecord;
 use crate::usage_bail;
@@ -190,19 +188,4 @@ fn summary(o: &CampaignOutcome) -> String {
         o.campaign.id,
         o.campaign.id,
     )
-}
-
-/// The campaign `spec` names in `store`, side by side per host, and its
-/// runs' documents.
-pub(crate) fn view(store: &Store, spec: &str) -> Result<(CampaignView, Vec<RunDoc>)> {
-    let record = store.campaign(spec)?;
-    let docs = store
-        .campaign_runs(&record.id)?
-        .iter()
-        .map(|r| crate::engine::document::load(store, r.run_id))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((
-        crate::report::campaign::view(&record.id, &record.hosts, &docs),
-        docs,
-    ))
 }

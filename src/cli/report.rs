@@ -74,7 +74,7 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         return write_page(&args.output, &page, json, summary, &what);
     }
     if let Some(spec) = &args.campaign {
-        let (view, docs) = super::campaign::view(&store, spec)?;
+        let (view, docs) = crate::engine::campaign::view(&store, spec)?;
         let page = crate::report::html::campaign::page(&view, &docs, chrono::Utc::now())?;
         let summary = serde_json::json!({
             "campaign": view.campaign,

@@ -198,7 +198,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             output,
             ..
         } => {
-            let (view, _) = super::campaign::view(&store, &campaign)?;
+            let (view, _) = crate::engine::campaign::view(&store, &campaign)?;
             let format = if json {
                 crate::report::formats::Format::Json
             } else {

@@ -21,6 +21,18 @@ pub struct CampaignRecord {
     pub parallel: u32,
 }
 
+/// A campaign in a list: its record and how many of its hosts' runs are
+/// stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CampaignSummary {
+    pub id: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub command: Vec<String>,
+    pub hosts: Vec<String>,
+    /// Finished runs of it stored here.
+    pub runs: usize,
+}
+
 /// A finished run of a campaign: which host, and its id here.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CampaignRun {
@@ -112,6 +124,39 @@ impl Store {
             parallel: row.3,
             id,
         })
+    }
+
+    /// Every stored campaign, the newest first, with its finished runs
+    /// counted.
+    pub fn list_campaigns(&self) -> Result<Vec<CampaignSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT c.id, c.created_at, c.command_json, c.hosts_json,
+                    (SELECT COUNT(*) FROM runs r
+                     WHERE r.campaign = c.id AND r.finished_at IS NOT NULL)
+             FROM campaigns c ORDER BY c.created_at DESC, c.id",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(id, at, command, hosts, runs)| {
+                Ok(CampaignSummary {
+                    created_at: time_from_sql(&at, "campaigns.created_at")?,
+                    command: json_from_sql(&command, "campaigns.command_json")?,
+                    hosts: json_from_sql(&hosts, "campaigns.hosts_json")?,
+                    runs: runs as usize,
+                    id,
+                })
+            })
+            .collect()
     }
 
     /// The finished runs of campaign `id`, in host order of arrival.

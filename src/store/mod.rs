@@ -44,6 +44,7 @@ mod read;
 pub mod runs_page;
 mod tracks;
 pub use bisections::BisectionSummary;
+pub use campaigns::CampaignSummary;
 pub use tracks::TrackSummary;
 
 #[cfg(test)]

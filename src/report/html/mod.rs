@@ -23,6 +23,7 @@ pub mod bisect;
 pub mod blocks;
 pub mod campaign;
 pub mod child_cpu;
+pub mod compare;
 pub mod escape;
 pub mod flame;
 pub mod header;

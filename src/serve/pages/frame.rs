@@ -10,8 +10,8 @@ use super::super::Served;
 /// The bar's markup.
 pub fn bar(served: &Served) -> String {
     format!(
-        "<nav class=\"serve\"><a href=\"/runs\">Runs</a> <a href=\"/tracks\">Tracks</a> \
-         <a href=\"/bisections\">Bisections</a> <span class=\"store\">store: {} (read-only; \
+        "<nav class=\"serve\"><a href=\"/runs\">Runs</a> <a href=\"/campaigns\">Campaigns</a> \
+         <a href=\"/tracks\">Tracks</a> <a href=\"/bisections\">Bisections</a> <span class=\"store\">store: {} (read-only; \
          each page's document: its path with .json)</span></nav>\n",
         esc(&served.shown)
     )
@@ -26,11 +26,17 @@ pub const CSS: &str = "nav.serve { display: flex; gap: 1rem; flex-wrap: wrap; al
 
 /// A page of the report module with the bar in it.
 pub fn around(served: &Served, page: &str) -> String {
+    around_with(served, page, "")
+}
+
+/// A page of the report module with the bar in it and `extra` (ready
+/// markup: the server's own links) under the bar.
+pub fn around_with(served: &Served, page: &str, extra: &str) -> String {
     let page = page.replacen("</style>", &format!("{CSS}</style>"), 1);
     match page.find("<body>") {
         Some(i) => {
             let at = i + "<body>".len();
-            format!("{}\n{}{}", &page[..at], bar(served), &page[at..])
+            format!("{}\n{}{extra}{}", &page[..at], bar(served), &page[at..])
         }
         None => page,
     }

@@ -2,11 +2,13 @@
 //! turned into a [`Page`] (or refused with a status and a plain reason),
 //! and a page is read from the store as HTML or as its JSON document.
 //!
-//! Files: [`runs`] (the run list, filtered and paged), [`records`] (the
-//! lists of tracks and bisections), [`frame`] (the bar every page of the
-//! server's own carries). A run, a bisection and a track are the report
-//! module's pages.
+//! Files: [`runs`] (the run list, filtered and paged), [`compare`] (any
+//! runs side by side), [`records`] (the lists of campaigns, tracks and
+//! bisections), [`frame`] (the bar every page of the server's own
+//! carries). A run, a comparison, a campaign, a bisection and a track are
+//! the report module's pages.
 
+pub mod compare;
 pub mod frame;
 pub mod records;
 pub mod runs;
@@ -21,6 +23,9 @@ use super::Served;
 pub enum Page {
     Runs(runs::Query),
     Run(i64),
+    Compare(compare::Query),
+    Campaigns,
+    Campaign(String),
     Tracks,
     Track(String),
     Bisections,
@@ -97,13 +102,17 @@ pub fn route(path: &str, query: &[(String, String)]) -> Result<(Page, Form), Ref
     match parts.as_slice() {
         ["runs"] => Ok((Page::Runs(runs::Query::parse(query)?), form)),
         ["runs", id] => no_query(Page::Run(run_id(id)?)),
+        ["compare"] => Ok((Page::Compare(compare::Query::parse(query)?), form)),
+        ["campaigns"] => no_query(Page::Campaigns),
+        ["campaigns", id] => no_query(Page::Campaign(campaign_id(id)?)),
         ["tracks"] => no_query(Page::Tracks),
         ["tracks", id] => no_query(Page::Track(record_id(id, "track")?)),
         ["bisections"] => no_query(Page::Bisections),
         ["bisections", id] => no_query(Page::Bisection(record_id(id, "bisection")?)),
         _ => Err(Refusal::missing(format!(
-            "no page at {path}: the pages are /runs, /runs/ID, /tracks, /tracks/ID, \
-             /bisections and /bisections/ID (each with .json for its document)"
+            "no page at {path}: the pages are /runs, /runs/ID, /compare?runs=A,B, /campaigns, \
+             /campaigns/ID, /tracks, /tracks/ID, /bisections and /bisections/ID (each with \
+             .json for its document)"
         ))),
     }
 }
@@ -114,6 +123,17 @@ fn run_id(text: &str) -> Result<i64, Refusal> {
         _ => Err(Refusal::bad(format!(
             "`{text}` is not a run id: a run is named by its number (/runs/42)"
         ))),
+    }
+}
+
+fn campaign_id(text: &str) -> Result<String, Refusal> {
+    if (1..=64).contains(&text.len()) && text.chars().all(|c| c.is_ascii_alphanumeric()) {
+        Ok(text.to_string())
+    } else {
+        Err(Refusal::bad(format!(
+            "`{text}` is not a campaign id: give it as `secperf results list` shows it (e.g. \
+             /campaigns/3f9a1c2e)"
+        )))
     }
 }
 
@@ -158,6 +178,64 @@ pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal>
                     let page = crate::report::html::render(std::slice::from_ref(&doc), now)
                         .map_err(|e| Refusal::failed(&e))?;
                     Ok(Body::Html(frame::around(served, &page.html)))
+                }
+            }
+        }
+        Page::Compare(q) => {
+            let (report, noise_pct) = compare::read(&store, served, q)?;
+            match form {
+                Form::Json => json(serde_json::to_value(&report).map_err(Into::into)),
+                Form::Html => crate::report::html::compare::page(&report, noise_pct, now)
+                    .map(|p| Body::Html(frame::around(served, &p)))
+                    .map_err(|e| Refusal::failed(&e)),
+            }
+        }
+        Page::Campaigns => {
+            let list = store.list_campaigns().map_err(|e| Refusal::failed(&e))?;
+            match form {
+                Form::Json => Ok(Body::Json(
+                    serde_json::json!({ "db": served.shown, "campaigns": list }),
+                )),
+                Form::Html => Ok(Body::Html(records::campaigns_html(served, &list, now))),
+            }
+        }
+        Page::Campaign(id) => {
+            let missing = || {
+                Refusal::missing(format!(
+                    "no campaign {id} in {} (the list: /campaigns)",
+                    served.shown
+                ))
+            };
+            // By its whole id only: a prefix or `latest` would not name
+            // the same campaign tomorrow.
+            if store.campaign(id).map_err(|_| missing())?.id != *id {
+                return Err(missing());
+            }
+            let (view, docs) =
+                crate::engine::campaign::view(&store, id).map_err(|e| Refusal::failed(&e))?;
+            match form {
+                Form::Json => {
+                    let text = crate::report::formats::campaign::render(
+                        &view,
+                        crate::report::formats::Format::Json,
+                        crate::report::formats::RenderOpts { color: false },
+                    );
+                    json(serde_json::from_str(&text).map_err(Into::into))
+                }
+                Form::Html => {
+                    let page = crate::report::html::campaign::page(&view, &docs, now)
+                        .map_err(|e| Refusal::failed(&e))?;
+                    let ids: Vec<(String, i64)> = store
+                        .campaign_runs(id)
+                        .map_err(|e| Refusal::failed(&e))?
+                        .into_iter()
+                        .map(|r| (r.host, r.run_id))
+                        .collect();
+                    Ok(Body::Html(frame::around_with(
+                        served,
+                        &page,
+                        &records::compare_hosts(&ids),
+                    )))
                 }
             }
         }

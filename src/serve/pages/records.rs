@@ -1,14 +1,76 @@
-//! The lists of tracks and of bisections, newest first, each row linking
-//! to its page (the report module's track and bisection pages).
+//! The lists of campaigns, tracks and bisections, newest first, each row
+//! linking to its page (the report module's campaign, track and bisection
+//! pages), and a campaign's links to compare its hosts.
 
 use chrono::{DateTime, Utc};
 
 use crate::report::html::Doc;
 use crate::report::html::blocks::{Cell, para, table};
-use crate::store::{BisectionSummary, TrackSummary};
+use crate::report::html::escape::esc;
+use crate::store::{BisectionSummary, CampaignSummary, TrackSummary};
 
 use super::super::Served;
 use super::frame;
+
+/// The campaigns' page.
+pub fn campaigns_html(served: &Served, list: &[CampaignSummary], now: DateTime<Utc>) -> String {
+    let mut doc = Doc::default();
+    doc.open(2, "campaigns", "campaigns", "Campaigns");
+    if list.is_empty() {
+        doc.push(&para(
+            "empty",
+            "No campaign in this store (`secperf campaign` makes one).",
+        ));
+    } else {
+        let rows: Vec<Vec<Cell>> = list
+            .iter()
+            .map(|c| {
+                vec![
+                    Cell::Link {
+                        text: c.id.clone(),
+                        to: format!("/campaigns/{}", c.id),
+                    },
+                    Cell::Text(c.created_at.format("%Y-%m-%d %H:%M").to_string()),
+                    Cell::Text(format!("secperf {}", shell_words::join(&c.command))),
+                    Cell::Text(c.hosts.join(", ")),
+                    Cell::Num(c.runs.to_string()),
+                ]
+            })
+            .collect();
+        doc.push(&table(
+            "campaigns",
+            &["Campaign", "Started (UTC)", "Command", "Hosts", "Runs"],
+            &rows,
+        ));
+    }
+    doc.close();
+    page(served, doc, "Campaigns", now)
+}
+
+/// A campaign's links to compare its first host's run with each other
+/// host's (`/compare`), under the bar.
+pub fn compare_hosts(runs: &[(String, i64)]) -> String {
+    let Some((first_host, first)) = runs.first() else {
+        return String::new();
+    };
+    let links: Vec<String> = runs[1..]
+        .iter()
+        .map(|(host, id)| {
+            format!(
+                "<a href=\"/compare?runs={first},{id}\">{} against {}</a>",
+                esc(host),
+                esc(first_host)
+            )
+        })
+        .collect();
+    if links.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<nav class=\"serve compare\">Compare the hosts' runs: {}</nav>\n",
+        links.join(" ")
+    )
+}
 
 /// The tracks' page.
 pub fn tracks_html(served: &Served, list: &[TrackSummary], now: DateTime<Utc>) -> String {
