@@ -8,7 +8,9 @@
 # asked for once to warm it, then ROUNDS times; the median and the worst
 # are printed, in ms (curl's time_total: request sent to the last byte).
 # Goals (issue 46): a list page under 200 ms, a run page under 500 ms,
-# memory (VmHWM) under 200 MB.
+# memory (VmHWM) under 200 MB. Run 1 is the fixture's survey (7
+# comparisons, profiles); runs 3, 10, 17, ... are copies of its ladder
+# run (results and samples), compared up to the page's limit of 8.
 #
 # Needs: curl, python3. Usage: benches/serve_scale.sh [RUNS] [ROUNDS] (default
 # 100000 and 9); SEED_DB=FILE keeps the seeded store there between runs.
@@ -62,6 +64,10 @@ for path in \
   "/runs/$newest" \
   "/runs/$newest.json" \
   "/runs/$oldest" \
+  "/runs/1" \
+  "/compare?runs=3,10" \
+  "/compare?runs=3,10,17,24,31,38,45,52" \
+  "/campaigns" \
   "/tracks" \
   "/bisections"; do
   time_page "$path"

@@ -461,6 +461,19 @@ fn bad_requests_are_refused_plainly_and_nothing_is_written() {
         .send_empty()
         .unwrap();
     assert_eq!(r.status().as_u16(), 405);
+    // Slow clients (a request half sent, a connection opened and left)
+    // hold nothing of anyone else's.
+    use std::io::Write as _;
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let mut half = std::net::TcpStream::connect(&addr).unwrap();
+    half.write_all(b"GET /runs HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let idle: Vec<_> = (0..20)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let (c, _, _) = get(&s, "/runs", None);
+    assert_eq!(c, 200, "answered beside slow clients");
+    drop((half, idle));
     drop(s);
     assert!(
         std::fs::read(&db).unwrap() == before,
@@ -835,6 +848,31 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
         assert_eq!(code, 200, "{path}: {html}");
         assert!(!html.contains("<script>"), "{path}");
     }
+
+    // Two runs compared and the campaign, as from a results file.
+    let with_results: Vec<String> = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["results"].as_u64() > Some(0))
+        .map(|r| r["run_id"].to_string())
+        .collect();
+    assert_eq!(with_results.len(), 2, "{listed}");
+    let (code, _, body) = get(
+        &s,
+        &format!("/compare.json?runs={}", with_results.join(",")),
+        None,
+    );
+    assert_eq!(code, 200, "{body}");
+    let mut args = vec!["compare"];
+    args.extend(with_results.iter().map(String::as_str));
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), cli(&args));
+    let (code, _, body) = get(&s, &format!("/campaigns/{CAMPAIGN}.json"), None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        cli(&["results", "show", "--campaign", CAMPAIGN])
+    );
 
     // A push while it serves is seen at the next request.
     let c = rusqlite::Connection::open(&db).unwrap();
