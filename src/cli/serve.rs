@@ -56,7 +56,7 @@ pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
         );
     } else {
         println!(
-            "secperf serve: {url} serves the runs, tracks and bisections of {} (read-only; \
+            "secperf serve: {url} serves the runs, campaigns, tracks and bisections of {} (read-only; \
              Ctrl-C stops it)",
             served.shown
         );

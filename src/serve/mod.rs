@@ -60,6 +60,16 @@ impl Served {
                 db.display()
             );
         }
+        let known = crate::store::migrations::MIGRATIONS.len();
+        if let Some(v) = crate::store::Store::file_schema_version(db).filter(|&v| v < known) {
+            // Every secperf that reads a results file upgrades an older
+            // one; said here, since the server is otherwise read-only.
+            eprintln!(
+                "secperf: serve: {} has schema {v}, older than this secperf's {known}: upgrading \
+                 it once now (as any secperf command would), then serving it read-only",
+                db.display()
+            );
+        }
         let store = crate::store::Store::open_read_only(db)?;
         drop(store);
         Ok(Served {

@@ -270,6 +270,13 @@ impl Store {
         })
     }
 
+    /// The schema version of the results file at `path`, read without
+    /// changing anything (None where it cannot be read that way).
+    pub fn file_schema_version(path: &Path) -> Option<usize> {
+        let store = Self::open_read_only_inner(path).ok()?;
+        schema_version(&store.conn).ok()
+    }
+
     fn open_read_only_inner(path: &Path) -> Result<Store> {
         if path.is_dir() {
             anyhow::bail!("it is a directory");
