@@ -888,6 +888,27 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Requests at once after a push: one copies, the others read the copy
+    // before it or wait for the new one; every one is answered.
+    let totals: Vec<u64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                scope.spawn(|| {
+                    let (code, _, body) = get(&s, "/runs.json", None);
+                    assert_eq!(code, 200, "{body}");
+                    serde_json::from_str::<Value>(&body).unwrap()["total"]
+                        .as_u64()
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let before = doc["total"].as_u64().unwrap();
+    assert!(
+        totals.iter().all(|&t| t == before || t == before + 1),
+        "{totals:?}"
+    );
     let (_, _, body) = get(&s, "/runs.json", None);
     let after: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(

@@ -95,14 +95,17 @@ impl Served {
                 crate::store::Store::open_read_only(db).map_err(|e| pages::Refusal::failed(&e))
             }
             Source::Shared(mirror) => {
-                let path = mirror.current().map_err(|e| match e {
+                let copy = mirror.current().map_err(|e| match e {
                     shared::Unread::Unreachable(why) => pages::Refusal::unavailable(format!(
                         "{why}; this page is served again once it is back"
                     )),
                     shared::Unread::Failed(e) => pages::Refusal::failed(&e),
                 })?;
-                let mut store = crate::store::Store::open_read_only(&path)
+                // Opened while the copy is held: a newer one may replace
+                // it, and the file, once open, stays readable.
+                let mut store = crate::store::Store::open_read_only(&copy.path())
                     .map_err(|e| pages::Refusal::failed(&e))?;
+                drop(copy);
                 store.show_as(&self.shown);
                 Ok(store)
             }

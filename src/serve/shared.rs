@@ -11,19 +11,23 @@
 //! A store that cannot be reached (stopped, or the network down) is a 503
 //! with the store's name and no password; the next request tries again, so
 //! the server recovers by itself once the store is back. No request waits
-//! on another's connection: only copying is done one at a time.
+//! on another's connection: copies are made one at a time, and while one
+//! is made the other requests read the copy before it (a moment old).
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, TryLockError};
 
 use anyhow::{Context, Result};
 
 use crate::remote::pull::Pulled;
 
 /// The copy a server reads, and the fingerprint of the store it was made
-/// from.
-struct Copy {
-    pulled: Pulled,
+/// from. Its file goes when the last request holding it is done.
+pub struct Copy {
+    /// Kept for its file (its connection is not used: each request opens
+    /// its own).
+    _pulled: Mutex<Pulled>,
+    path: PathBuf,
     fingerprint: Vec<String>,
 }
 
@@ -32,7 +36,10 @@ pub struct Mirror {
     /// The URL, password included: never shown (`shown` is).
     url: String,
     pub shown: String,
-    copy: Mutex<Option<Copy>>,
+    /// The latest copy (held only to read or swap it).
+    copy: Mutex<Option<Arc<Copy>>>,
+    /// Held while a copy is made: one at a time.
+    copying: Mutex<()>,
 }
 
 impl std::fmt::Debug for Mirror {
@@ -61,6 +68,7 @@ impl Mirror {
             url: url.to_string(),
             shown: shown.clone(),
             copy: Mutex::new(None),
+            copying: Mutex::new(()),
         };
         m.current().map_err(|e| match e {
             Unread::Unreachable(why) => crate::error::UsageError::new(format!(
@@ -72,9 +80,9 @@ impl Mirror {
         Ok(m)
     }
 
-    /// The file of a copy as current as the store, made now when the
-    /// store changed since the last.
-    pub fn current(&self) -> std::result::Result<PathBuf, Unread> {
+    /// A copy as current as the store, made now when the store changed
+    /// since the last (hold it while its file is opened).
+    pub fn current(&self) -> std::result::Result<Arc<Copy>, Unread> {
         let unreachable = |e: anyhow::Error| {
             // A usage error (no secperf tables, a newer schema) is the
             // store's state, not a failure to reach it.
@@ -93,22 +101,61 @@ impl Mirror {
             .batch_execute("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .map_err(|e| unreachable(e.into()))?;
         let fingerprint = fingerprint(&mut client).map_err(unreachable)?;
-        let mut copy = self
-            .copy
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if copy.as_ref().is_none_or(|c| c.fingerprint != fingerprint) {
-            let pulled =
-                crate::remote::pull::pull_from(&mut client, &self.shown).map_err(unreachable)?;
-            *copy = Some(Copy {
-                pulled,
-                fingerprint,
-            });
-        }
+        let latest = || {
+            self.copy
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clone()
+        };
+        let made = match latest() {
+            Some(c) if c.fingerprint == fingerprint => c,
+            stale => {
+                // One request copies; the others meanwhile read the copy
+                // before (a moment old), or wait for the first one.
+                let guard = match (self.copying.try_lock(), &stale) {
+                    (Ok(g), _) => Some(g),
+                    (Err(TryLockError::WouldBlock), Some(_)) => None,
+                    (Err(TryLockError::WouldBlock), None) => Some(
+                        self.copying
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                    ),
+                    (Err(TryLockError::Poisoned(p)), _) => Some(p.into_inner()),
+                };
+                match (guard, stale) {
+                    (None, Some(stale)) => stale,
+                    (_, _) => match latest() {
+                        // Made by the request that held the lock before.
+                        Some(c) if c.fingerprint == fingerprint => c,
+                        _ => {
+                            let pulled = crate::remote::pull::pull_from(&mut client, &self.shown)
+                                .map_err(unreachable)?;
+                            let c = Arc::new(Copy {
+                                path: pulled.path(),
+                                _pulled: Mutex::new(pulled),
+                                fingerprint,
+                            });
+                            *self
+                                .copy
+                                .lock()
+                                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(c.clone());
+                            c
+                        }
+                    },
+                }
+            }
+        };
         // Read only: nothing to keep, and a COMMIT that fails changes
         // nothing either.
         let _ = client.batch_execute("COMMIT");
-        Ok(copy.as_ref().expect("a copy was made").pulled.path())
+        Ok(made)
+    }
+}
+
+impl Copy {
+    /// The copy's file.
+    pub fn path(&self) -> PathBuf {
+        self.path.clone()
     }
 }
 
