@@ -140,6 +140,16 @@ fn bad_track_input_is_exit_2_with_what_to_do() {
         assert!(err.contains(says), "{args:?}: wanted '{says}' in: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+    // A cache that cannot be made (a user whose home is not writable):
+    // how to give another place.
+    let out = secperf(&t.path().join("t.db"))
+        .env("XDG_CACHE_HOME", "/proc/secperf-no-cache")
+        .args(["track", &s, "-w", "getppid", "--from", &base, "--once"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("set XDG_CACHE_HOME"), "{err}");
     // A dirty checkout without --branch: its changes would look tracked.
     std::fs::write(src.join("Makefile"), "all:\n# edited\n").unwrap();
     let out = secperf(&t.path().join("t.db"))

@@ -145,7 +145,7 @@ struct TrackLock {
 
 impl TrackLock {
     fn take(id: &str) -> Result<TrackLock> {
-        let dir = crate::kbuild::cache_root().join("track");
+        let dir = crate::kbuild::writable_cache_root()?.join("track");
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("{id}.lock"));
         let mut f = std::fs::OpenOptions::new()

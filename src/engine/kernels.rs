@@ -94,7 +94,12 @@ pub fn resolve(
     no_wait: bool,
 ) -> Result<(Vec<KernelArm>, BuildSummary)> {
     check_tools(reqs)?;
-    let root = crate::kbuild::cache_root();
+    // Images need no cache; a source arm's build goes there.
+    let root = if reqs.iter().any(|r| r.source.is_some()) {
+        crate::kbuild::writable_cache_root()?
+    } else {
+        crate::kbuild::cache_root()
+    };
     let begun = Instant::now();
     let mut summary = BuildSummary {
         built: Vec::new(),

@@ -53,6 +53,21 @@ pub fn cache_root() -> PathBuf {
         .join("kernels")
 }
 
+/// [`cache_root`], created if missing: where it cannot be (a user whose
+/// home is not writable, as `nobody`'s) a usage error saying how to give
+/// another place, before anything is built.
+pub fn writable_cache_root() -> anyhow::Result<PathBuf> {
+    let root = cache_root();
+    std::fs::create_dir_all(&root).map_err(|e| {
+        crate::error::UsageError::new(format!(
+            "secperf keeps kernel builds and tracks in {} and cannot create it ({e}): set \
+             XDG_CACHE_HOME to a directory this user can write (e.g. XDG_CACHE_HOME=/var/tmp/$USER)",
+            root.display()
+        ))
+    })?;
+    Ok(root)
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     sha2::Sha256::digest(bytes)
