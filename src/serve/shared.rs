@@ -101,50 +101,7 @@ impl Mirror {
             .batch_execute("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .map_err(|e| unreachable(e.into()))?;
         let fingerprint = fingerprint(&mut client).map_err(unreachable)?;
-        let latest = || {
-            self.copy
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .clone()
-        };
-        let made = match latest() {
-            Some(c) if c.fingerprint == fingerprint => c,
-            stale => {
-                // One request copies; the others meanwhile read the copy
-                // before (a moment old), or wait for the first one.
-                let guard = match (self.copying.try_lock(), &stale) {
-                    (Ok(g), _) => Some(g),
-                    (Err(TryLockError::WouldBlock), Some(_)) => None,
-                    (Err(TryLockError::WouldBlock), None) => Some(
-                        self.copying
-                            .lock()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner()),
-                    ),
-                    (Err(TryLockError::Poisoned(p)), _) => Some(p.into_inner()),
-                };
-                match (guard, stale) {
-                    (None, Some(stale)) => stale,
-                    (_, _) => match latest() {
-                        // Made by the request that held the lock before.
-                        Some(c) if c.fingerprint == fingerprint => c,
-                        _ => {
-                            let pulled = crate::remote::pull::pull_from(&mut client, &self.shown)
-                                .map_err(unreachable)?;
-                            let c = Arc::new(Copy {
-                                path: pulled.path(),
-                                _pulled: Mutex::new(pulled),
-                                fingerprint,
-                            });
-                            *self
-                                .copy
-                                .lock()
-                                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(c.clone());
-                            c
-                        }
-                    },
-                }
-            }
-        };
+        let made = self.copy_for(&mut client, fingerprint, &unreachable)?;
         // Read only: nothing to keep, and a COMMIT that fails changes
         // nothing either.
         let _ = client.batch_execute("COMMIT");
@@ -156,6 +113,56 @@ impl Copy {
     /// The copy's file.
     pub fn path(&self) -> PathBuf {
         self.path.clone()
+    }
+}
+
+impl Mirror {
+    fn latest(&self) -> Option<Arc<Copy>> {
+        self.copy
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// The copy of the store whose fingerprint is `fingerprint`. One
+    /// request copies at a time; while it does, the others read the copy
+    /// before (a moment old), or wait where there is none yet.
+    fn copy_for(
+        &self,
+        client: &mut postgres::Client,
+        fingerprint: Vec<String>,
+        unreachable: &dyn Fn(anyhow::Error) -> Unread,
+    ) -> std::result::Result<Arc<Copy>, Unread> {
+        let stale = match self.latest() {
+            Some(c) if c.fingerprint == fingerprint => return Ok(c),
+            other => other,
+        };
+        let _copying = match self.copying.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => match stale {
+                Some(stale) => return Ok(stale),
+                None => self
+                    .copying
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            },
+        };
+        // Made by the request that held the lock before.
+        if let Some(c) = self.latest().filter(|c| c.fingerprint == fingerprint) {
+            return Ok(c);
+        }
+        let pulled = crate::remote::pull::pull_from(client, &self.shown).map_err(unreachable)?;
+        let c = Arc::new(Copy {
+            path: pulled.path(),
+            _pulled: Mutex::new(pulled),
+            fingerprint,
+        });
+        *self
+            .copy
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(c.clone());
+        Ok(c)
     }
 }
 

@@ -97,12 +97,7 @@ fn decision() -> Result<DecisionOpts, Refusal> {
 pub fn read(store: &Store, served: &Served, q: &Query) -> Result<(Report, f64), Refusal> {
     let mut runs = Vec::new();
     for &id in &q.runs {
-        if !matches!(store.resolve_run(&id.to_string()), Ok(found) if found == id) {
-            return Err(Refusal::missing(format!(
-                "no run {id} in {} (the list: /runs)",
-                served.shown
-            )));
-        }
+        super::existing_run(store, served, id)?;
         runs.push(store.load_run(id).map_err(|e| Refusal::failed(&e))?);
     }
     let bad = |e: anyhow::Error| {
@@ -126,14 +121,8 @@ pub fn read(store: &Store, served: &Served, q: &Query) -> Result<(Report, f64), 
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::q;
     use super::*;
-
-    fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     #[test]
     fn runs_are_numbers_two_to_eight_and_the_path_gives_them_back() {

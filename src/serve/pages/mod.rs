@@ -117,6 +117,18 @@ pub fn route(path: &str, query: &[(String, String)]) -> Result<(Page, Form), Ref
     }
 }
 
+/// A 404 unless run `id` is stored: by number only, since a label that
+/// happens to be digits names another run.
+pub fn existing_run(store: &crate::store::Store, served: &Served, id: i64) -> Result<(), Refusal> {
+    if matches!(store.resolve_run(&id.to_string()), Ok(found) if found == id) {
+        return Ok(());
+    }
+    Err(Refusal::missing(format!(
+        "no run {id} in {} (the list: /runs)",
+        served.shown
+    )))
+}
+
 fn run_id(text: &str) -> Result<i64, Refusal> {
     match text.parse::<i64>() {
         Ok(id) if id > 0 => Ok(id),
@@ -162,14 +174,7 @@ pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal>
             }
         }
         Page::Run(id) => {
-            // By number only: a label that happens to be digits names
-            // another run.
-            if !matches!(store.resolve_run(&id.to_string()), Ok(found) if found == *id) {
-                return Err(Refusal::missing(format!(
-                    "no run {id} in {} (the list: /runs)",
-                    served.shown
-                )));
-            }
+            existing_run(&store, served, *id)?;
             let doc =
                 crate::engine::document::load(&store, *id).map_err(|e| Refusal::failed(&e))?;
             match form {
@@ -289,10 +294,11 @@ pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    /// A decoded query of `pairs`.
+    pub(crate) fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
