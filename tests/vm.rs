@@ -530,3 +530,101 @@ fn instructions_are_counted_in_a_guest_exactly_and_labelled_so() {
     assert!(flat.contains("not time"), "{text}");
     assert!(!flat.contains(" ns │"), "{text}");
 }
+
+/// A directory with a `vng` whose QEMU fails the first `failures` boots
+/// with the assertion CI met (2026-12-03), then runs the guest's command
+/// here on the host, and a `qemu-system-x86_64` and `busybox` for
+/// secperf to find. It boots nothing: what is tested is what secperf does
+/// when the emulator fails.
+fn failing_emulator(dir: &std::path::Path, failures: u32) -> std::ffi::OsString {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let count = dir.join("boots");
+    let vng = format!(
+        "#!/bin/sh\n\
+         n=$(cat '{count}' 2>/dev/null || echo 0)\n\
+         echo $((n + 1)) > '{count}'\n\
+         if [ \"$n\" -lt {failures} ]; then\n\
+         echo 'Poking KASLR using RDRAND RDTSC...'\n\
+         echo \"qemu-system-x86_64: ../../hw/pci/msix.c:218: msix_table_mmio_write: Assertion \\`addr + size <= dev->msix_entries_nr * PCI_MSIX_ENTRY_SIZE' failed.\"\n\
+         exit 255\n\
+         fi\n\
+         while [ $# -gt 0 ]; do\n\
+         if [ \"$1\" = --exec ]; then exec sh -c \"$2\"; fi\n\
+         shift\n\
+         done\n\
+         exit 1\n",
+        count = count.display()
+    );
+    for (name, text) in [
+        ("vng", vng.as_str()),
+        ("qemu-system-x86_64", "#!/bin/sh\nexit 1\n"),
+        ("busybox", "#!/bin/sh\nexit 1\n"),
+    ] {
+        let p = bin.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut path = std::ffi::OsString::from(bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path
+}
+
+#[test]
+fn a_boot_is_made_again_when_qemu_itself_fails_and_given_up_after_three_tries() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("vmlinuz");
+    std::fs::write(
+        &image,
+        "not booted: the vng here runs the command on the host\n",
+    )
+    .unwrap();
+    let run = |failures: u32, sub: &str| {
+        let d = dir.path().join(sub);
+        let path = failing_emulator(&d, failures);
+        let out = secperf(&d.join("t.db"))
+            .env("PATH", path)
+            .args(["run", "-w", "getppid", "-t", "1", "--quick"])
+            .args(["--vm-accel", "emulated"])
+            .arg("--vm")
+            .arg(&image)
+            .output()
+            .unwrap();
+        let boots: u32 = std::fs::read_to_string(d.join("boots"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        (out, boots)
+    };
+
+    // QEMU fails once: a warning, a second boot, a run.
+    let (out, boots) = run(1, "once");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(boots, 2, "{err}");
+    assert_eq!(
+        err.matches("secperf: warning: QEMU itself failed during a boot (qemu-system-x86_64: ../../hw/pci/msix.c:218")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("booting again (try 2 of 3)"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("getppid"));
+
+    // QEMU fails every time: three boots, then exit 2 saying so, with the
+    // console's tail.
+    let (out, boots) = run(5, "always");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(boots, 3, "{err}");
+    assert!(
+        err.contains("QEMU itself failed in each of 3 tries of this boot"),
+        "{err}"
+    );
+    assert!(err.contains("not of the guest's kernel"), "{err}");
+    assert!(err.contains("  | Poking KASLR"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

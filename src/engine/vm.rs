@@ -154,12 +154,85 @@ impl BootSetup<'_> {
     }
 }
 
+/// How many times a boot is made again after the emulator itself failed
+/// (see [`emulator_failure`]), before the boot is an error.
+pub const EMULATOR_FAILURE_RETRIES: usize = 2;
+
 /// Boots a guest that runs this secperf binary with `guest_args`, its
 /// database and state in the guest (`guest.db` in the shared directory),
 /// and waits for it. A guest that does not boot, or whose secperf fails,
 /// is an error (exit code 2 for a boot that fails or a command the guest
 /// refused, with the console's tail).
+///
+/// When QEMU itself fails (an assertion of its device models, which under
+/// emulation is seen now and then early in a boot, depending on where
+/// KASLR put the kernel), the guest measured nothing and nothing of it is
+/// kept: the same boot is made again, up to [`EMULATOR_FAILURE_RETRIES`]
+/// times, saying so.
 pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
+    with_emulator_retries(
+        || boot_once(setup, guest_args),
+        |line, next| {
+            eprintln!(
+                "secperf: warning: QEMU itself failed during a boot ({line}): a fault of the \
+                 emulator, not of the guest's kernel; nothing of that boot is kept; booting \
+                 again (try {next} of {})",
+                EMULATOR_FAILURE_RETRIES + 1
+            )
+        },
+    )
+}
+
+/// A boot that ended because the emulator failed: its line, and the error
+/// to give when no try is left.
+pub struct EmulatorFailed {
+    pub line: String,
+    pub error: anyhow::Error,
+}
+
+/// Runs `attempt` until it does not end with the emulator failing, at most
+/// [`EMULATOR_FAILURE_RETRIES`] times more; `warn(line, next_try)` before
+/// each new try.
+fn with_emulator_retries<T>(
+    mut attempt: impl FnMut() -> Result<std::result::Result<T, EmulatorFailed>>,
+    mut warn: impl FnMut(&str, usize),
+) -> Result<T> {
+    let mut tries = 1;
+    loop {
+        match attempt()? {
+            Ok(v) => return Ok(v),
+            Err(failed) if tries <= EMULATOR_FAILURE_RETRIES => {
+                tries += 1;
+                warn(&failed.line, tries);
+            }
+            Err(failed) => {
+                return Err(failed.error.context(format!(
+                    "QEMU itself failed in each of {tries} tries of this boot (the last: {}); \
+                     a fault of the emulator, not of the guest's kernel: try a newer QEMU, or \
+                     run again",
+                    failed.line
+                )));
+            }
+        }
+    }
+}
+
+/// The console line saying that QEMU itself failed (an assertion or an
+/// abort of the emulator process), if any. QEMU's warnings do not count.
+pub fn emulator_failure(console_tail: &[String]) -> Option<&str> {
+    console_tail.iter().map(|l| l.trim()).find(|l| {
+        l.starts_with("qemu-system-")
+            && ((l.contains("Assertion") && l.ends_with("failed."))
+                || l.contains("Aborted")
+                || l.contains("core dumped"))
+    })
+}
+
+/// One boot (see [`boot`]); `Ok(Err(_))` when the emulator failed.
+fn boot_once(
+    setup: &BootSetup,
+    guest_args: &[String],
+) -> Result<std::result::Result<Guest, EmulatorFailed>> {
     let shared = tempfile::Builder::new()
         .prefix("secperf-vm-")
         .tempdir()
@@ -215,24 +288,33 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
         .and_then(|s| s.trim().parse::<i32>().ok());
     let stdout = std::fs::read_to_string(shared.path().join("stdout")).unwrap_or_default();
     match rc {
-        None => Err(UsageError::new(format!(
-            "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s ({}); \
-             its console ended with:\n{}",
-            outcome.vng_code,
-            outcome.wall_s,
-            if outcome.console_tail.iter().any(|l| l.contains("busybox")) {
-                "virtme-ng found no busybox for its initramfs: `apt-get install busybox-static`"
-            } else {
-                "check the image, and append= such as init= or root="
-            },
-            console(&outcome.console_tail)
-        ))
-        .into()),
-        Some(0) => Ok(Guest {
+        None => {
+            let failed = emulator_failure(&outcome.console_tail).map(str::to_string);
+            let error = UsageError::new(format!(
+                "the guest did not run secperf: virtme-ng exited with code {} after {:.1} s ({}); \
+                 its console ended with:\n{}",
+                outcome.vng_code,
+                outcome.wall_s,
+                if failed.is_some() {
+                    "QEMU itself failed"
+                } else if outcome.console_tail.iter().any(|l| l.contains("busybox")) {
+                    "virtme-ng found no busybox for its initramfs: `apt-get install busybox-static`"
+                } else {
+                    "check the image, and append= such as init= or root="
+                },
+                console(&outcome.console_tail)
+            ))
+            .into();
+            match failed {
+                Some(line) => Ok(Err(EmulatorFailed { line, error })),
+                None => Err(error),
+            }
+        }
+        Some(0) => Ok(Ok(Guest {
             shared,
             outcome,
             stdout,
-        }),
+        })),
         Some(130) => Err(anyhow::Error::new(Interrupted).context("the guest's secperf")),
         Some(2) => Err(UsageError::new(
             "the guest's secperf refused its arguments (its message is above)".to_string(),
@@ -439,4 +521,93 @@ pub fn prepare_guest() -> Result<()> {
     facts
         .write(&shared)
         .with_context(|| format!("writing {}", shared.join(guest::FACTS_FILE).display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSIX: &str = "qemu-system-x86_64: ../../hw/pci/msix.c:218: msix_table_mmio_write: \
+                        Assertion `addr + size <= dev->msix_entries_nr * PCI_MSIX_ENTRY_SIZE' failed.";
+
+    #[test]
+    fn an_assertion_of_qemu_is_the_emulator_failing_and_its_warnings_are_not() {
+        let tail = |lines: &[&str]| lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        // The console of CI's failed boot (2026-12-03), its last lines.
+        let seen = tail(&[
+            "[    0.000000] printk: bootconsole [earlyser0] enabled",
+            "Memory KASLR using RDRAND RDTSC...",
+            "Poking KASLR using RDRAND RDTSC...",
+            MSIX,
+        ]);
+        assert_eq!(emulator_failure(&seen), Some(MSIX));
+        for not_one in [
+            "qemu-system-x86_64: warning: host doesn't support requested feature",
+            "[    1.2] kernel BUG at mm/slub.c:42! Assertion failed.",
+            "Kernel panic - not syncing: VFS: Unable to mount root fs",
+        ] {
+            assert_eq!(emulator_failure(&tail(&[not_one])), None, "{not_one}");
+        }
+    }
+
+    fn failed() -> EmulatorFailed {
+        EmulatorFailed {
+            line: MSIX.into(),
+            error: UsageError::new("the guest did not run secperf".to_string()).into(),
+        }
+    }
+
+    #[test]
+    fn a_boot_is_made_again_after_the_emulator_failed_and_at_most_twice_more() {
+        // Fails once, then boots: one warning, the boot's result.
+        let mut calls = 0;
+        let mut warned = Vec::new();
+        let got = with_emulator_retries(
+            || {
+                calls += 1;
+                Ok(if calls == 1 { Err(failed()) } else { Ok(calls) })
+            },
+            |line, next| warned.push((line.to_string(), next)),
+        )
+        .unwrap();
+        assert_eq!(got, 2);
+        assert_eq!(warned, vec![(MSIX.to_string(), 2)]);
+
+        // Fails every time: three tries, then the last boot's error, still
+        // a usage error (exit 2), saying what happened.
+        let mut calls = 0;
+        let mut warned = Vec::new();
+        let err = with_emulator_retries::<()>(
+            || {
+                calls += 1;
+                Ok(Err(failed()))
+            },
+            |_, next| warned.push(next),
+        )
+        .unwrap_err();
+        assert_eq!(calls, EMULATOR_FAILURE_RETRIES + 1);
+        assert_eq!(warned, vec![2, 3]);
+        let text = format!("{err:#}");
+        assert!(
+            text.contains("QEMU itself failed in each of 3 tries"),
+            "{text}"
+        );
+        assert!(text.contains("the guest did not run secperf"), "{text}");
+        assert!(err.downcast_ref::<UsageError>().is_some());
+
+        // Any other error is not retried.
+        let mut calls = 0;
+        let err = with_emulator_retries::<()>(
+            || {
+                calls += 1;
+                Err(anyhow::anyhow!(
+                    "the guest's secperf failed with exit code 1"
+                ))
+            },
+            |_, _| panic!("no retry"),
+        )
+        .unwrap_err();
+        assert_eq!(calls, 1);
+        assert!(err.to_string().contains("exit code 1"));
+    }
 }
