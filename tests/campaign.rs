@@ -121,7 +121,7 @@ fn lab(test: &str) -> Option<(&'static Lab, MutexGuard<'static, ()>)> {
                     .lock()
                     .unwrap()
                     .push(vec!["pg-down".into(), dir.display().to_string()]);
-                let out = lab_cmd(&["pg-up", dir.to_str().unwrap(), "55433"]);
+                let out = lab_cmd(&["pg-up", dir.to_str().unwrap(), "25433"]);
                 let url = String::from_utf8_lossy(&out.stdout)
                     .lines()
                     .last()

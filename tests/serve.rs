@@ -793,7 +793,7 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
     }
     let dir = tempfile::tempdir().unwrap();
     let db = store(dir.path());
-    let pg = OwnPg::up(Path::new("/tmp/secperf-test-serve-pg"), 55438);
+    let pg = OwnPg::up(Path::new("/tmp/secperf-test-serve-pg"), 25438);
     let password = std::fs::read_to_string(pg.pgpass())
         .unwrap()
         .trim()
@@ -916,6 +916,56 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
         doc["total"].as_u64().unwrap() + 1,
         "{after}"
     );
+    // The copy was brought up to date in place (only the new run read),
+    // and says what a fresh copy of the store says: the list, the new run
+    // with every row under it, the tracks and bisections read again.
+    assert_eq!(after["runs"], cli(&["results", "list"])["runs"]);
+    // The newest id (it is listed by the run's start, which is run 1's).
+    let new_run = after["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_i64().unwrap())
+        .max()
+        .unwrap();
+    let (code, _, body) = get(&s, &format!("/runs/{new_run}.json"), None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        cli(&["results", "show", &new_run.to_string()])
+    );
+    for path in ["/tracks.json", "/bisections.json"] {
+        let (code, _, body) = get(&s, path, None);
+        assert_eq!(code, 200, "{path}: {body}");
+    }
+    // A run deleted in the store: the copy cannot be updated, and a new
+    // one is made.
+    let mut admin = secperf::remote::conn::connect(&pg.url.replacen(
+        "secperf@",
+        &format!("secperf:{password}@"),
+        1,
+    ))
+    .unwrap();
+    admin
+        .execute("DELETE FROM runs WHERE id = $1", &[&new_run])
+        .unwrap();
+    drop(admin);
+    let (_, _, body) = get(&s, "/runs.json", None);
+    let deleted: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(deleted["runs"], doc["runs"], "{deleted}");
+    let (code, _, _) = get(&s, &format!("/runs/{new_run}.json"), None);
+    assert_eq!(code, 404);
+    // Pushed again, it is back (with a new id).
+    let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, _, body) = get(&s, "/runs.json", None);
+    let after: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(after["runs"], cli(&["results", "list"])["runs"]);
+    assert_eq!(after["total"], doc["total"].as_u64().unwrap() + 1);
 
     // Stopped: 503 naming the store (no password), and back by itself.
     OwnPg::lab(&["pg-stop", pg.dir.to_str().unwrap()]);
@@ -927,7 +977,7 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
         assert!(body.contains("served again once it is back"), "{body}");
         assert!(!body.contains(&password), "{body}");
     }
-    OwnPg::lab(&["pg-up", pg.dir.to_str().unwrap(), "55438"]);
+    OwnPg::lab(&["pg-up", pg.dir.to_str().unwrap(), "25438"]);
     let (code, _, body) = get(&s, "/runs.json", None);
     assert_eq!(code, 200, "{body}");
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), after);
@@ -944,6 +994,8 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
         .unwrap();
     assert!(log.contains("cannot be read"), "{log}");
     assert!(!log.contains(&password), "{log}");
+    // Every update in place worked (none fell back to a new copy).
+    assert!(!log.contains("up to date failed"), "{log}");
 
     // Not reachable at start: exit 2 with what to do, no password.
     OwnPg::lab(&["pg-stop", pg.dir.to_str().unwrap()]);

@@ -21,7 +21,10 @@ PATH=$PATH:/usr/sbin:/sbin
 
 readonly HOSTS_DIR_DEFAULT=/tmp/secperf-lab
 readonly PG_DIR_DEFAULT=/tmp/secperf-lab-pg
-readonly PG_PORT_DEFAULT=55432
+# Below Linux's ephemeral ports (32768-60999): a port there can be held by
+# any client's connection (or its TIME_WAIT, for a minute), and PostgreSQL
+# then cannot listen on it (tests/serve.rs met this restarting its cluster).
+readonly PG_PORT_DEFAULT=25432
 readonly NS_PREFIX=secperf-h # netns secperf-hI; its veth's root side has the same name
 readonly MAX_HOSTS=254       # one 10.77.I.0/24 per host
 readonly SSHD=/usr/sbin/sshd

@@ -3,16 +3,19 @@
 //! REPEATABLE READ, so what it reads is one moment of the store). It reads
 //! the store's fingerprint (its schema version, how many runs and the
 //! newest, the newest track and bisection, the campaigns); when that
-//! changed since the last copy, the request copies the store, in that same
-//! transaction, into a private SQLite file (`remote::pull`, which every
-//! command that reads a shared store uses), and every page is then made
-//! from the copy by the same code as a results file's.
+//! changed since the last copy, the request brings the copy up to date, in
+//! that same transaction: the first time, and when the store's schema
+//! changed or it lost a run, by copying the store whole into a private
+//! SQLite file (`remote::pull`, which every command that reads a shared
+//! store uses); otherwise in place, reading only the runs pushed since and
+//! the small tables not under a run (`remote::pull::update`). Every page
+//! is then made from the copy by the same code as a results file's.
 //!
 //! A store that cannot be reached (stopped, or the network down) is a 503
 //! with the store's name and no password; the next request tries again, so
 //! the server recovers by itself once the store is back. No request waits
-//! on another's connection: copies are made one at a time, and while one
-//! is made the other requests read the copy before it (a moment old).
+//! on another's connection: copies are made or updated one at a time, and
+//! meanwhile the other requests read the copy as it was (a moment old).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, TryLockError};
@@ -25,8 +28,9 @@ use crate::remote::pull::Pulled;
 /// from. Its file goes when the last request holding it is done.
 pub struct Copy {
     /// Kept for its file (its connection is not used: each request opens
-    /// its own).
-    _pulled: Mutex<Pulled>,
+    /// its own); shared by the copies that [`crate::remote::pull::update`]
+    /// brought up to date in place.
+    _pulled: Arc<Mutex<Pulled>>,
     path: PathBuf,
     fingerprint: Vec<String>,
 }
@@ -152,17 +156,60 @@ impl Mirror {
         if let Some(c) = self.latest().filter(|c| c.fingerprint == fingerprint) {
             return Ok(c);
         }
-        let pulled = crate::remote::pull::pull_from(client, &self.shown).map_err(unreachable)?;
-        let c = Arc::new(Copy {
-            path: pulled.path(),
-            _pulled: Mutex::new(pulled),
-            fingerprint,
+        let c = Arc::new(match self.updated(client, &fingerprint) {
+            Some((pulled, path)) => Copy {
+                path,
+                _pulled: pulled,
+                fingerprint,
+            },
+            None => {
+                let pulled =
+                    crate::remote::pull::pull_from(client, &self.shown).map_err(unreachable)?;
+                Copy {
+                    path: pulled.path(),
+                    _pulled: Arc::new(Mutex::new(pulled)),
+                    fingerprint,
+                }
+            }
         });
         *self
             .copy
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(c.clone());
         Ok(c)
+    }
+}
+
+impl Mirror {
+    /// The latest copy's file brought up to date in place, when there is
+    /// one of the same schema and it can be (see
+    /// [`crate::remote::pull::update`]); None when only a new copy will
+    /// do (and then after any error: a new copy says what is wrong, if
+    /// anything still is).
+    fn updated(
+        &self,
+        client: &mut postgres::Client,
+        fingerprint: &[String],
+    ) -> Option<(Arc<Mutex<Pulled>>, PathBuf)> {
+        let latest = self.latest()?;
+        if latest.fingerprint.first() != fingerprint.first() {
+            return None;
+        }
+        match crate::remote::pull::update(client, &latest.path, &self.shown) {
+            Ok(crate::remote::pull::Updated::Runs(_)) => {
+                Some((latest._pulled.clone(), latest.path.clone()))
+            }
+            Ok(crate::remote::pull::Updated::NeedsNewCopy) => None,
+            Err(e) => {
+                eprintln!(
+                    "secperf: serve: bringing the copy of {} up to date failed ({}); copying it \
+                     anew",
+                    self.shown,
+                    first_line(&format!("{e:#}"))
+                );
+                None
+            }
+        }
     }
 }
 
