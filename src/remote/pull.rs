@@ -21,7 +21,56 @@ use crate::store::Store;
 /// A shared store copied to a temporary file, removed when dropped.
 pub struct Pulled {
     pub store: Store,
+    /// Locked while the copy is in use (see [`sweep_orphans`]); fields drop
+    /// in order: the store closes, the lock goes, then the directory.
+    _owner: std::fs::File,
     _dir: tempfile::TempDir,
+}
+
+/// What the directory of every copy is named with.
+const COPY_PREFIX: &str = "secperf-remote-";
+/// The file in a copy's directory its process holds an exclusive `flock`
+/// on while it lives. It appears already locked (made under another name,
+/// locked, then renamed), so a lock that can be taken means its process
+/// is gone.
+const OWNER_LOCK: &str = "owner.lock";
+
+/// Removes the copies under `root` whose process is gone: a `secperf serve`
+/// or `results list --db URL` stopped by Ctrl-C or killed leaves its copy
+/// (as large as the store), and the next copy made clears it. A copy
+/// without an owner lock (made by an older secperf, or being made) is left.
+pub fn sweep_orphans(root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(COPY_PREFIX) {
+            continue;
+        }
+        let Ok(owner) = std::fs::File::open(e.path().join(OWNER_LOCK)) else {
+            continue;
+        };
+        if owner.try_lock().is_ok() && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A new directory for a copy, with its owner lock held.
+fn copy_dir() -> Result<(tempfile::TempDir, std::fs::File)> {
+    sweep_orphans(&std::env::temp_dir());
+    let dir = tempfile::Builder::new()
+        .prefix(COPY_PREFIX)
+        .tempdir()
+        .context("creating a temporary directory for the shared store's copy")?;
+    let new = dir.path().join(format!("{OWNER_LOCK}.new"));
+    let owner = std::fs::File::create(&new)
+        .and_then(|f| f.lock().map(|()| f))
+        .and_then(|f| std::fs::rename(&new, dir.path().join(OWNER_LOCK)).map(|()| f))
+        .with_context(|| format!("locking {}", dir.path().join(OWNER_LOCK).display()))?;
+    Ok((dir, owner))
 }
 
 impl Pulled {
@@ -45,10 +94,7 @@ pub fn pull(url: &str) -> Result<Pulled> {
 pub fn pull_from(client: &mut postgres::Client, shown: &str) -> Result<Pulled> {
     let shown = shown.to_string();
     super::schema::check_readable(client, &shown)?;
-    let dir = tempfile::Builder::new()
-        .prefix("secperf-remote-")
-        .tempdir()
-        .context("creating a temporary directory for the shared store's copy")?;
+    let (dir, owner) = copy_dir()?;
     let path: PathBuf = dir.path().join("remote.db");
     let mut writer = Store::open(&path)?;
     // WAL, so that `secperf serve` can bring the copy up to date
@@ -64,7 +110,11 @@ pub fn pull_from(client: &mut postgres::Client, shown: &str) -> Result<Pulled> {
     let mut store = Store::open_read_only(&path)?;
     drop(writer);
     store.show_as(&shown);
-    Ok(Pulled { store, _dir: dir })
+    Ok(Pulled {
+        store,
+        _owner: owner,
+        _dir: dir,
+    })
 }
 
 fn copy_all(
@@ -230,6 +280,34 @@ fn copy_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_whose_process_is_gone_is_swept_and_a_live_one_is_not() {
+        let root = tempfile::tempdir().unwrap();
+        let copy = |name: &str, locked: bool| {
+            let d = root.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("remote.db"), "x").unwrap();
+            let f = std::fs::File::create(d.join(OWNER_LOCK)).unwrap();
+            if locked {
+                f.lock().unwrap();
+            }
+            (d, f)
+        };
+        // A live copy: its lock is held (by another open file: flock is
+        // per open file, as between processes).
+        let (live, _held) = copy("secperf-remote-live", true);
+        // Its process gone: the lock is free.
+        let (gone, f) = copy("secperf-remote-gone", false);
+        drop(f);
+        // Not a copy, and a copy of an older secperf (no lock file).
+        std::fs::create_dir(root.path().join("something-else")).unwrap();
+        std::fs::create_dir(root.path().join("secperf-remote-older")).unwrap();
+        assert_eq!(sweep_orphans(root.path()), 1);
+        assert!(live.exists() && !gone.exists());
+        assert!(root.path().join("something-else").exists());
+        assert!(root.path().join("secperf-remote-older").exists());
+    }
 
     #[test]
     fn the_runs_a_copy_lacks_and_a_store_that_lost_one() {
