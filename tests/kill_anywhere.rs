@@ -38,7 +38,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -175,10 +175,19 @@ fn tagged(tag: &str) -> Vec<(i32, String)> {
     out
 }
 
+/// Where the runs of the state directory `state` make their scratch
+/// directories (their TMPDIR), so that what they leave can be seen.
+fn scratch_root(state: &Path) -> PathBuf {
+    let root = state.parent().unwrap().join("scratch-root");
+    std::fs::create_dir_all(&root).unwrap();
+    root
+}
+
 /// Runs secperf in `state` on `db`; stdout, or a panic with what it said.
 fn secperf(state: &Path, db: &Path, args: &[&str]) -> String {
     let out = Command::new(SECPERF)
         .env("SECPERF_STATE_DIR", state)
+        .env("TMPDIR", scratch_root(state))
         .arg("--db")
         .arg(db)
         .args(args)
@@ -244,6 +253,7 @@ fn a_run_killed_anywhere_leaves_nothing_behind() {
         let stderr_path = tmp.path().join(format!("run-{i}.stderr"));
         let mut child = Command::new(SECPERF)
             .env("SECPERF_STATE_DIR", &state)
+            .env("TMPDIR", scratch_root(&state))
             .env(TAG, &tag)
             .arg("--db")
             .arg(&db)
@@ -359,6 +369,25 @@ fn a_run_killed_anywhere_leaves_nothing_behind() {
             left.len()
         );
     }
+
+    // Every killed run's scratch directory is gone: the next start in its
+    // state directory removed it once the journal was empty and its
+    // workers were gone (one more start each, for workers that took a
+    // moment to die).
+    for i in 0..kills() {
+        secperf(
+            &tmp.path().join(format!("state-{i}")),
+            &db,
+            &["results", "list"],
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(scratch_root(&tmp.path().join("state-0")))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("secperf-"))
+        .collect();
+    assert!(left.is_empty(), "scratch directories left: {left:?}");
 
     // Take the own rule out again; the guard then puts back what was found.
     AuditSocket::open()

@@ -211,6 +211,12 @@ pub fn main() -> i32 {
             for r in restored {
                 eprintln!("secperf: restored after an earlier interrupted run: {r}");
             }
+            for d in crate::safety::sweep_scratch_at_start() {
+                eprintln!(
+                    "secperf: removed {}, the scratch directory of an earlier run that was killed",
+                    d.display()
+                );
+            }
         }
         Err(e) => eprintln!(
             "secperf: warning: could not restore state left by an earlier run: {e:#} (try `secperf restore`)"

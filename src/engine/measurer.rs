@@ -207,7 +207,8 @@ impl Measurer for Live<'_> {
         // the half deletes goes while audit rules that could watch it are
         // loaded (the kernel would drop such a rule without uncounting it:
         // phantom rules, docs/findings.md). A SIGKILL leaves it in place
-        // for the next start's restore.
+        // for the next start, which removes it once the journal is empty
+        // (`safety::scratch`).
         let scratch = runner::scratch_dir(def, &opts.scratch_root)?;
         let applied = match t.mechanism.scope() {
             Scope::System => {

@@ -158,14 +158,55 @@ pub fn measure_observed(
 }
 
 /// A fresh scratch directory for one measurement of `def` under `root`
-/// (`secperf-<workload>-XXXXXX`), removed when dropped.
-pub fn scratch_dir(def: &WorkloadDef, root: &Path) -> Result<tempfile::TempDir> {
+/// (`secperf-<workload>-XXXXXX`), removed when dropped, and recorded in
+/// the state directory while it lives so that a SIGKILL does not leave it
+/// for good ([`crate::safety::scratch`]).
+pub fn scratch_dir(def: &WorkloadDef, root: &Path) -> Result<Scratch> {
     std::fs::create_dir_all(root)
         .with_context(|| format!("creating scratch directory {}", root.display()))?;
-    tempfile::Builder::new()
+    let dir = tempfile::Builder::new()
         .prefix(&format!("{SCRATCH_PREFIX}{}-", def.name))
         .tempdir_in(root)
-        .with_context(|| format!("creating a scratch directory in {}", root.display()))
+        .with_context(|| format!("creating a scratch directory in {}", root.display()))?;
+    let record = crate::safety::scratch::record(&crate::safety::state_dir(), dir.path());
+    Ok(Scratch {
+        dir: Some(dir),
+        _record: record,
+    })
+}
+
+/// A scratch directory ([`scratch_dir`]): removed when dropped, then its
+/// record.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: Option<tempfile::TempDir>,
+    _record: Option<crate::safety::scratch::Record>,
+}
+
+impl Scratch {
+    pub fn path(&self) -> &Path {
+        self.dir
+            .as_ref()
+            .expect("a scratch directory until dropped")
+            .path()
+    }
+
+    /// Keeps the directory (and forgets its record, so that no later
+    /// start removes it); returns its path.
+    pub fn keep(mut self) -> PathBuf {
+        self._record.take();
+        self.dir
+            .take()
+            .expect("a scratch directory until dropped")
+            .keep()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // The directory first: its record goes after (field order).
+        self.dir.take();
+    }
 }
 
 /// What every scratch directory's name starts with.

@@ -36,6 +36,7 @@
 
 pub mod journal;
 pub mod measure_lock;
+pub mod scratch;
 
 pub use measure_lock::MeasureLock;
 
@@ -373,6 +374,18 @@ pub fn recover_at_start() -> Result<Vec<String>> {
     recover_in(&state_dir(), &registry)
 }
 
+/// Called at every start after [`recover_at_start`]: with the journal
+/// empty (nothing a killed run changed is still in effect), removes the
+/// scratch directories of measurements that were killed
+/// ([`scratch::sweep`]). Returns them, for a message on stderr.
+pub fn sweep_scratch_at_start() -> Vec<PathBuf> {
+    let dir = state_dir();
+    if journal::path(&dir).exists() {
+        return Vec::new();
+    }
+    scratch::sweep(&dir)
+}
+
 /// [`recover_at_start`] in `dir` with mechanisms from `lookup`.
 fn recover_in(dir: &Path, lookup: Lookup) -> Result<Vec<String>> {
     recover_waiting(dir, lookup, ORPHAN_WAIT)
@@ -475,6 +488,14 @@ pub fn restore_command(json: bool) -> Result<()> {
     }
     let lock = StateLock::acquire_in(&dir, RESTORE_WAIT)?;
     let restored = recover_locked(&lock, &registry)?;
+    drop(lock);
+    // Undone: the scratch directories of the killed run can go now.
+    for d in sweep_scratch_at_start() {
+        eprintln!(
+            "secperf: removed {}, the scratch directory of an earlier run that was killed",
+            d.display()
+        );
+    }
     report_restored(&dir, &restored, json)
 }
 
