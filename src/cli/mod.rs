@@ -201,6 +201,11 @@ pub fn main() -> i32 {
         eprintln!("secperf: error: preparing the VM guest: {e:#}");
         return crate::error::exit_code(&e);
     }
+    // Scratch directories are recorded in the state directory, so that
+    // the next start can remove those of a run that was killed.
+    crate::runner::scratch::set_records_dir(
+        crate::safety::state_dir().join(crate::runner::scratch::RECORDS),
+    );
     let recovered = if matches!(cli.command, Command::Restore) {
         Ok(Vec::new())
     } else {

@@ -208,7 +208,7 @@ impl Measurer for Live<'_> {
         // loaded (the kernel would drop such a rule without uncounting it:
         // phantom rules, docs/findings.md). A SIGKILL leaves it in place
         // for the next start, which removes it once the journal is empty
-        // (`safety::scratch`).
+        // (`runner::scratch`).
         let scratch = runner::scratch_dir(def, &opts.scratch_root)?;
         let applied = match t.mechanism.scope() {
             Scope::System => {

@@ -12,6 +12,7 @@
 
 pub mod counted;
 pub mod procfs;
+pub mod scratch;
 pub mod shm;
 pub mod workers;
 
@@ -160,7 +161,7 @@ pub fn measure_observed(
 /// A fresh scratch directory for one measurement of `def` under `root`
 /// (`secperf-<workload>-XXXXXX`), removed when dropped, and recorded in
 /// the state directory while it lives so that a SIGKILL does not leave it
-/// for good ([`crate::safety::scratch`]).
+/// for good ([`scratch`]).
 pub fn scratch_dir(def: &WorkloadDef, root: &Path) -> Result<Scratch> {
     std::fs::create_dir_all(root)
         .with_context(|| format!("creating scratch directory {}", root.display()))?;
@@ -168,7 +169,7 @@ pub fn scratch_dir(def: &WorkloadDef, root: &Path) -> Result<Scratch> {
         .prefix(&format!("{SCRATCH_PREFIX}{}-", def.name))
         .tempdir_in(root)
         .with_context(|| format!("creating a scratch directory in {}", root.display()))?;
-    let record = crate::safety::scratch::record(&crate::safety::state_dir(), dir.path());
+    let record = scratch::record_here(dir.path());
     Ok(Scratch {
         dir: Some(dir),
         _record: record,
@@ -180,7 +181,7 @@ pub fn scratch_dir(def: &WorkloadDef, root: &Path) -> Result<Scratch> {
 #[derive(Debug)]
 pub struct Scratch {
     dir: Option<tempfile::TempDir>,
-    _record: Option<crate::safety::scratch::Record>,
+    _record: Option<scratch::Record>,
 }
 
 impl Scratch {

@@ -36,7 +36,6 @@
 
 pub mod journal;
 pub mod measure_lock;
-pub mod scratch;
 
 pub use measure_lock::MeasureLock;
 
@@ -377,13 +376,14 @@ pub fn recover_at_start() -> Result<Vec<String>> {
 /// Called at every start after [`recover_at_start`]: with the journal
 /// empty (nothing a killed run changed is still in effect), removes the
 /// scratch directories of measurements that were killed
-/// ([`scratch::sweep`]). Returns them, for a message on stderr.
+/// ([`crate::runner::scratch::sweep`]). Returns them, for a message on
+/// stderr.
 pub fn sweep_scratch_at_start() -> Vec<PathBuf> {
     let dir = state_dir();
     if journal::path(&dir).exists() {
         return Vec::new();
     }
-    scratch::sweep(&dir)
+    crate::runner::scratch::sweep(&dir.join(crate::runner::scratch::RECORDS))
 }
 
 /// [`recover_at_start`] in `dir` with mechanisms from `lookup`.

@@ -1,7 +1,11 @@
 //! Scratch directories a killed measurement left behind.
 //!
+//! (The records live in the safety state directory, which `cli` names
+//! once at start with [`set_records_dir`]; the runner sits below `safety`
+//! and does not look it up.)
+//!
 //! Each measurement works in a scratch directory of its own
-//! (`secperf-<workload>-XXXXXX`, [`crate::runner::scratch_dir`]), removed
+//! (`secperf-<workload>-XXXXXX`, [`super::scratch_dir`]), removed
 //! when it ends. A measurement killed with SIGKILL cannot remove it, and
 //! it must not be removed while audit rules that may watch it are loaded
 //! (the kernel would drop such a rule without uncounting it: phantom
@@ -18,9 +22,25 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The state directory's folder of records.
-const RECORDS: &str = "scratch";
+pub const RECORDS: &str = "scratch";
+
+/// Where this process records its scratch directories (the state
+/// directory's [`RECORDS`]); unset, they are not recorded.
+static RECORDS_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Names the folder of records for this process (once, at start).
+pub fn set_records_dir(dir: PathBuf) {
+    let _ = RECORDS_DIR.set(dir);
+}
+
+/// The record of `scratch` in this process's folder of records, when one
+/// was named.
+pub fn record_here(scratch: &Path) -> Option<Record> {
+    record(RECORDS_DIR.get()?, scratch)
+}
 /// What a record's name ends with once it is locked.
 const RECORD_EXT: &str = "rec";
 
@@ -38,19 +58,18 @@ impl Drop for Record {
     }
 }
 
-/// Records `scratch` in `state`'s records. None when it cannot be (a
-/// state directory that cannot be written): the scratch directory works
-/// as well, and is only not removed after a SIGKILL.
-pub fn record(state: &Path, scratch: &Path) -> Option<Record> {
-    let dir = state.join(RECORDS);
+/// Records `scratch` in the folder of records `dir`. None when it cannot
+/// be (a state directory that cannot be written): the scratch directory
+/// works as well, and is only not removed after a SIGKILL.
+pub fn record(dir: &Path, scratch: &Path) -> Option<Record> {
     std::fs::DirBuilder::new()
         .recursive(true)
-        .create(&dir)
+        .create(dir)
         .ok()?;
     let mut new = tempfile::Builder::new()
         .prefix("scratch-")
         .suffix(".new")
-        .tempfile_in(&dir)
+        .tempfile_in(dir)
         .ok()?;
     new.write_all(scratch.as_os_str().as_encoded_bytes()).ok()?;
     new.as_file().lock().ok()?;
@@ -61,12 +80,13 @@ pub fn record(state: &Path, scratch: &Path) -> Option<Record> {
     Some(Record { path, _lock: file })
 }
 
-/// Removes the scratch directories under `state`'s records whose process
-/// is gone, and their records. Call only with the journal empty. Returns
+/// Removes the scratch directories named in the folder of records `dir`
+/// whose process is gone, and their records. Call only with the journal
+/// empty. Returns
 /// the directories removed. A record names a directory whose name starts
 /// with `secperf-`; anything else it names is left.
-pub fn sweep(state: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(state.join(RECORDS)) else {
+pub fn sweep(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut removed = Vec::new();
@@ -87,10 +107,9 @@ pub fn sweep(state: &Path) -> Vec<PathBuf> {
         let scratch = PathBuf::from(std::ffi::OsString::from(
             String::from_utf8_lossy(&named).into_owned(),
         ));
-        let ours = scratch.file_name().is_some_and(|n| {
-            n.to_string_lossy()
-                .starts_with(crate::runner::SCRATCH_PREFIX)
-        });
+        let ours = scratch
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(super::SCRATCH_PREFIX));
         let is_dir = std::fs::symlink_metadata(&scratch).is_ok_and(|m| m.is_dir());
         if ours && is_dir && std::fs::remove_dir_all(&scratch).is_ok() {
             removed.push(scratch.clone());
@@ -109,6 +128,7 @@ mod tests {
     #[test]
     fn a_killed_measurements_scratch_is_removed_and_a_live_ones_is_not() {
         let state = tempfile::tempdir().unwrap();
+        let records = state.path().join(RECORDS);
         let root = tempfile::tempdir().unwrap();
         let scratch = |name: &str| {
             let d = root.path().join(name);
@@ -117,20 +137,20 @@ mod tests {
             d
         };
         let live = scratch("secperf-open-live01");
-        let held = record(state.path(), &live).unwrap();
+        let held = record(&records, &live).unwrap();
         assert!(held.path.extension().is_some_and(|x| x == RECORD_EXT));
         // What a SIGKILL leaves: the record, its lock gone with the
         // process.
         let killed = scratch("secperf-open-dead01");
-        let dead_rec = state.path().join(RECORDS).join("scratch-dead01.rec");
+        let dead_rec = records.join("scratch-dead01.rec");
         std::fs::write(&dead_rec, killed.as_os_str().as_encoded_bytes()).unwrap();
         // A record naming what is not a scratch directory.
         let other = root.path().join("not-ours");
         std::fs::create_dir(&other).unwrap();
-        let foreign_rec = state.path().join(RECORDS).join("scratch-other1.rec");
+        let foreign_rec = records.join("scratch-other1.rec");
         std::fs::write(&foreign_rec, other.as_os_str().as_encoded_bytes()).unwrap();
 
-        assert_eq!(sweep(state.path()), vec![killed.clone()]);
+        assert_eq!(sweep(&records), vec![killed.clone()]);
         assert!(!killed.exists() && !dead_rec.exists());
         assert!(live.exists() && held.path.exists(), "a live scratch stays");
         assert!(other.exists(), "only secperf- directories are removed");
@@ -138,6 +158,6 @@ mod tests {
         let held_path = held.path.clone();
         drop(held);
         assert!(!held_path.exists());
-        assert!(sweep(state.path()).is_empty());
+        assert!(sweep(&records).is_empty());
     }
 }
