@@ -21,6 +21,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -104,19 +105,20 @@ pub fn sweep(dir: &Path) -> Vec<PathBuf> {
         let Ok(named) = std::fs::read(&rec) else {
             continue;
         };
-        let scratch = PathBuf::from(std::ffi::OsString::from(
-            String::from_utf8_lossy(&named).into_owned(),
-        ));
+        let scratch = PathBuf::from(std::ffi::OsStr::from_bytes(&named));
         let ours = scratch
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with(super::SCRATCH_PREFIX));
-        let is_dir = std::fs::symlink_metadata(&scratch).is_ok_and(|m| m.is_dir());
-        if ours && is_dir && std::fs::remove_dir_all(&scratch).is_ok() {
-            removed.push(scratch.clone());
+        if !ours {
+            continue;
         }
-        if ours && (removed.last() == Some(&scratch) || !is_dir) {
-            let _ = std::fs::remove_file(&rec);
+        if std::fs::symlink_metadata(&scratch).is_ok_and(|m| m.is_dir()) {
+            if std::fs::remove_dir_all(&scratch).is_err() {
+                continue;
+            }
+            removed.push(scratch);
         }
+        let _ = std::fs::remove_file(&rec);
     }
     removed
 }
