@@ -802,12 +802,15 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
         .unwrap()
         .to_string();
     assert!(password.len() >= 8, "the lab's password");
-    let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let push = || {
+        let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    push();
     let cli = |args: &[&str]| {
         let mut all = vec!["--json"];
         all.extend(args);
@@ -882,12 +885,7 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
     )
     .unwrap();
     drop(c);
-    let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    push();
     // Requests at once after a push: one copies, the others read the copy
     // before it or wait for the new one; every one is answered.
     let totals: Vec<u64> = std::thread::scope(|scope| {
@@ -956,12 +954,7 @@ fn a_shared_store_is_served_as_a_file_is_and_a_stopped_one_is_503_until_it_is_ba
     let (code, _, _) = get(&s, &format!("/runs/{new_run}.json"), None);
     assert_eq!(code, 404);
     // Pushed again, it is back (with a new id).
-    let out = pg.secperf(db.to_str().unwrap(), &["results", "push", &pg.url]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    push();
     let (_, _, body) = get(&s, "/runs.json", None);
     let after: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(after["runs"], cli(&["results", "list"])["runs"]);
