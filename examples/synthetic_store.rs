@@ -37,7 +37,7 @@ fn main() -> anyhow::Result<()> {
             "UPDATE runs SET uuid = ?1 WHERE id = ?2",
             rusqlite::params![uuid::Uuid::new_v4().to_string(), run],
         )?;
-        store.import_run(&src, run, None, None)?;
+        store.import_run(&src, run, None, None, None)?;
         if (i + 1) % 500 == 0 {
             eprintln!("{} of {n} runs", i + 1);
         }

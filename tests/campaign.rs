@@ -367,16 +367,18 @@ fn many_runs(dir: &Path, n: usize) -> PathBuf {
     let mut i = 0;
     while store.list_runs().unwrap().len() < n {
         let id = ids[i % ids.len()];
-        let new = store.import_run(&src, id, None, None).unwrap_or_else(|_| {
-            // The copy has the same uuid: give the source run a new one.
-            let c = rusqlite::Connection::open(&src).unwrap();
-            c.execute(
-                "UPDATE runs SET uuid = ?1 WHERE id = ?2",
-                rusqlite::params![uuid_v4(), id],
-            )
-            .unwrap();
-            store.import_run(&src, id, None, None).unwrap()
-        });
+        let new = store
+            .import_run(&src, id, None, None, None)
+            .unwrap_or_else(|_| {
+                // The copy has the same uuid: give the source run a new one.
+                let c = rusqlite::Connection::open(&src).unwrap();
+                c.execute(
+                    "UPDATE runs SET uuid = ?1 WHERE id = ?2",
+                    rusqlite::params![uuid_v4(), id],
+                )
+                .unwrap();
+                store.import_run(&src, id, None, None, None).unwrap()
+            });
         assert!(new > 0);
         i += 1;
     }

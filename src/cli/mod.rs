@@ -227,7 +227,11 @@ pub fn main() -> i32 {
             "secperf: warning: could not restore state left by an earlier run: {e:#} (try `secperf restore`)"
         ),
     }
-    match dispatch(cli) {
+    let done = dispatch(cli);
+    for notice in crate::store::migrations::take_notices() {
+        eprintln!("secperf: note: {notice}");
+    }
+    match done {
         Ok(()) => 0,
         Err(e) if e.downcast_ref::<crate::error::Exit>().is_some() => exit_code(&e),
         Err(e) => {

@@ -697,8 +697,11 @@ pub fn measure(
         meta.system = p;
     }
     if let (Some(o), Some(first)) = (meta.system.as_object_mut(), records[0].boots.first()) {
-        // The VM's facts (the accelerator above all) mark every figure.
-        o.insert("vm".into(), serde_json::to_value(first)?);
+        // The VM's facts (the accelerator above all) mark every figure; the
+        // run is the host's, stamped by its clock.
+        let mut facts = first.clone();
+        facts.stamps = Some(crate::vm::Stamps::Host { guest: None });
+        o.insert("vm".into(), serde_json::to_value(facts)?);
     }
     let run_id = store.begin_run(&meta)?;
     store.add_run_note(

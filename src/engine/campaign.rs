@@ -516,7 +516,7 @@ fn pull_runs(plan: &Plan, host: &str, store: &Mutex<&mut Store>) -> Result<Vec<i
         if guard.has_run_uuid(&uuid)? {
             continue;
         }
-        let new = guard.import_run(&file, id, None, None)?;
+        let new = guard.import_run(&file, id, None, None, None)?;
         guard.tag_campaign_run(new, &plan.record.id, host)?;
         ids.push(new);
     }

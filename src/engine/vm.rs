@@ -150,6 +150,7 @@ impl BootSetup<'_> {
             wall_s: guest.outcome.wall_s,
             guest: GuestFacts::load(guest.shared.path()).unwrap_or_default(),
             icount: self.icount.then(icount::QemuFacts::host),
+            stamps: None,
         }
     }
 }
@@ -409,6 +410,22 @@ pub fn measure_in_guest(
     let guest_store = Store::open_read_only(&guest_db)?;
     let stored = guest_store.load_run(guest_run)?;
     drop(guest_store);
+    // Every stored time is the host's: the guest's clock counts
+    // instructions under icount, and runs ahead of the host's.
+    let outcome = &guest.outcome;
+    let host = crate::store::HostSpan {
+        started_at: outcome.host_started_at,
+        inner_from: outcome.host_started_at
+            + chrono::Duration::nanoseconds((outcome.boot_s.unwrap_or(0.0) * 1e9) as i64),
+        finished_at: outcome.host_finished_at,
+    };
+    let mut facts = facts;
+    facts.stamps = Some(crate::vm::Stamps::Host {
+        guest: Some(crate::vm::GuestClock {
+            started_at: stored.meta.started_at,
+            finished_at: stored.finished_at,
+        }),
+    });
     let mut system = stored.meta.system.clone();
     if let Some(o) = system.as_object_mut() {
         o.insert("vm".into(), serde_json::to_value(&facts)?);
@@ -417,7 +434,13 @@ pub fn measure_in_guest(
         host_argv.to_vec(),
         seed_of(&stored.meta.command),
     );
-    let run_id = store.import_run(&guest_db, guest_run, Some(&command), Some(&system))?;
+    let run_id = store.import_run(
+        &guest_db,
+        guest_run,
+        Some(&command),
+        Some(&system),
+        Some(host),
+    )?;
     Ok(GuestRun {
         run_id: Some(run_id),
         facts,

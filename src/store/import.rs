@@ -11,6 +11,7 @@
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, params};
 
+use super::guest_clock::{HostSpan, put_on_host_clock};
 use super::{Store, disk_full};
 
 /// Tables keyed by a run, and the tables keyed by their rows.
@@ -34,13 +35,16 @@ pub const RUN_CHILDREN: &[(&str, &[(&str, &str)])] = &[
 impl Store {
     /// Copies run `run_id` of the database at `src` into this store, with
     /// everything recorded under it, in one transaction. Returns the new
-    /// run's id. `system_json`, when given, replaces the run's.
+    /// run's id. `system_json`, when given, replaces the run's; `host`,
+    /// when given, puts the run's times on the host's clock (a guest's run,
+    /// [`super::guest_clock`]).
     pub fn import_run(
         &mut self,
         src: &std::path::Path,
         run_id: i64,
         command: Option<&str>,
         system: Option<&serde_json::Value>,
+        host: Option<HostSpan>,
     ) -> Result<i64> {
         let what_text = format!(
             "copying run {run_id} of {} into {}",
@@ -51,7 +55,7 @@ impl Store {
         self.conn
             .execute("ATTACH DATABASE ?1 AS src", [src.to_string_lossy()])
             .with_context(what)?;
-        let copied = self.import_attached(run_id, command, system);
+        let copied = self.import_attached(run_id, command, system, host);
         let detached = self.conn.execute("DETACH DATABASE src", []);
         let id = copied
             .with_context(what)
@@ -75,6 +79,7 @@ impl Store {
         run_id: i64,
         command: Option<&str>,
         system: Option<&serde_json::Value>,
+        host: Option<HostSpan>,
     ) -> Result<i64> {
         let version = |db: &str| -> Result<i64> {
             Ok(self
@@ -157,6 +162,9 @@ impl Store {
                     )?;
                 }
             }
+        }
+        if let Some(host) = host {
+            put_on_host_clock(&tx, new_run, host)?;
         }
         tx.commit()?;
         Ok(new_run)

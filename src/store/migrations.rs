@@ -308,7 +308,33 @@ CREATE INDEX comparisons_workload ON comparisons(workload, run_id);
 CREATE INDEX comparisons_mechanism ON comparisons(mechanism, run_id);
 CREATE INDEX comparisons_verdict ON comparisons(verdict, run_id);
 "#,
+    // 17: every stored time is the host's. A run measured in a `--vm`
+    // guest was stamped by the guest's clock, which under icount counts
+    // instructions and ran minutes ahead. No table changes: the step is
+    // Rust ([`STEPS`]), which mends those runs from their guest facts and
+    // records in each guest run's `vm.stamps` whose clock its times are.
+    r#"
+-- data only: store::guest_clock::mend
+"#,
 ];
+
+/// Steps in Rust, run after the SQL of the migration with the same number
+/// (1-based) in its transaction; each may return a sentence for the user
+/// (what it could not do).
+type Step = fn(&Connection) -> Result<Option<String>>;
+const STEPS: &[(usize, Step)] = &[(17, super::guest_clock::mend)];
+
+/// What the migrations of this process had to tell the user, each naming
+/// its database; taken (and printed) by the command line at its end.
+static NOTICES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The migrations' notices so far, emptied.
+pub fn take_notices() -> Vec<String> {
+    NOTICES
+        .lock()
+        .map(|mut n| std::mem::take(&mut *n))
+        .unwrap_or_default()
+}
 
 /// The columns a migration renamed: (the migration's number, table, old
 /// name, new name). A shared store ([`crate::remote`]), whose tables are
@@ -381,9 +407,21 @@ pub fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         }
         tx.execute_batch(MIGRATIONS[version])
             .with_context(|| format!("schema migration {} failed", version + 1))?;
+        let mut said = Vec::new();
+        for (_, step) in STEPS.iter().filter(|(n, _)| *n == version + 1) {
+            said.extend(
+                step(&tx).with_context(|| format!("schema migration {} failed", version + 1))?,
+            );
+        }
         tx.pragma_update(None, "user_version", (version + 1) as i64)
             .with_context(|| format!("cannot record schema version {}", version + 1))?;
         tx.commit()
             .with_context(|| format!("cannot commit schema migration {}", version + 1))?;
+        if let Ok(mut notices) = NOTICES.lock() {
+            notices.extend(
+                said.into_iter()
+                    .map(|s| format!("results database {}: {s}", path.display())),
+            );
+        }
     }
 }

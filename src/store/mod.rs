@@ -35,6 +35,8 @@ pub mod campaigns;
 mod codec;
 mod comparisons;
 mod cost_probes;
+mod guest_clock;
+pub use guest_clock::HostSpan;
 mod import;
 pub use import::RUN_CHILDREN;
 pub mod migrations;

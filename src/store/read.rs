@@ -232,7 +232,8 @@ impl Store {
 
     /// Turns what a user typed into a run id: a run id (`42`), `latest`,
     /// `latest~N` (N runs before the latest), a label (its latest run) or
-    /// `LABEL~N`. An id that does not exist is tried as a label.
+    /// `LABEL~N`. An id that does not exist is tried as a label. The latest
+    /// run is the one stored last (the highest id), whatever its stamps say.
     pub fn resolve_run(&self, spec: &str) -> Result<i64> {
         let spec = spec.trim();
         if let Ok(id) = spec.parse::<i64>()
@@ -292,7 +293,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT id FROM runs WHERE ?1 IS NULL OR label = ?1
-                 ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?2",
+                 ORDER BY id DESC LIMIT 1 OFFSET ?2",
                 params![label, back],
                 |r| r.get(0),
             )

@@ -871,7 +871,7 @@ fn a_run_imported_from_another_database_reads_back_the_same() {
     let source = Store::open_read_only(&src).unwrap();
     let mut dst = Store::open(&dir.path().join("dst.db")).unwrap();
     for &id in &ids {
-        let new = dst.import_run(&src, id, None, None).unwrap();
+        let new = dst.import_run(&src, id, None, None, None).unwrap();
         let mut want = source.load_run(id).unwrap();
         let got = dst.load_run(new).unwrap();
         want.run_id = got.run_id;
@@ -892,19 +892,25 @@ fn a_run_imported_from_another_database_reads_back_the_same() {
         assert_eq!(count(&dst, table), count(&source, table), "{table}");
     }
     // A run already here (the same uuid) is not copied twice.
-    let e = dst.import_run(&src, ids[0], None, None).unwrap_err();
+    let e = dst.import_run(&src, ids[0], None, None, None).unwrap_err();
     assert!(format!("{e:#}").contains("already stored here"), "{e:#}");
     // The command and the system facts can be replaced on the way in.
     let system = serde_json::json!({"vm": {"accel": "emulated"}});
     let mut dst = Store::open(&dir.path().join("dst2.db")).unwrap();
     let new = dst
-        .import_run(&src, ids[0], Some("secperf run --vm x"), Some(&system))
+        .import_run(
+            &src,
+            ids[0],
+            Some("secperf run --vm x"),
+            Some(&system),
+            None,
+        )
         .unwrap();
     let got = dst.load_run(new).unwrap();
     assert_eq!(got.meta.command, "secperf run --vm x");
     assert_eq!(got.meta.system, system);
     // A run that is not there is an error naming it.
-    let e = dst.import_run(&src, 999_999, None, None).unwrap_err();
+    let e = dst.import_run(&src, 999_999, None, None, None).unwrap_err();
     assert!(format!("{e:#}").contains("no run 999999"), "{e:#}");
 }
 
@@ -959,4 +965,166 @@ fn comparisons_stored_in_ns_columns_migrate_as_time_with_their_figures() {
             .unwrap();
         assert!(cols.contains(&new.to_string()) && !cols.contains(&old.to_string()));
     }
+}
+
+/// A run as a guest stored it: started at `start` by the guest's clock,
+/// finished at `end`, with a result inside it at `inner` (both ends).
+fn guest_run(
+    store: &mut Store,
+    system: serde_json::Value,
+    start: i64,
+    inner: i64,
+    end: i64,
+) -> i64 {
+    let mut m = meta("guest", t(start, 0));
+    m.system = system;
+    let id = store.begin_run(&m).expect("begin");
+    let mut r = result("getppid", 1, &[1.0, 2.0]);
+    r.started_at = t(inner, 0);
+    r.finished_at = t(inner + 1, 0);
+    store.add_result(id, &r).expect("result");
+    store
+        .conn
+        .execute(
+            "UPDATE runs SET finished_at = ?1 WHERE id = ?2",
+            params![codec::time_to_sql(&t(end, 0)), id],
+        )
+        .expect("finish");
+    id
+}
+
+#[test]
+fn a_guest_run_is_copied_onto_the_hosts_clock() {
+    // Issue 53: a guest under icount stamped its run minutes in the future.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("guest.db");
+    let mut guest = Store::open(&src).unwrap();
+    // The guest's clock: started at +1000 s, a result at +1060 s, ended at
+    // +1100 s; the host booted it at 0, the guest's secperf started at +5 s
+    // and the guest was done at +15 s.
+    let id = guest_run(&mut guest, json!({}), 1000, 1060, 1100);
+    drop(guest);
+    let mut host = Store::open(&dir.path().join("host.db")).unwrap();
+    let span = HostSpan {
+        started_at: t(0, 0),
+        inner_from: t(5, 0),
+        finished_at: t(15, 0),
+    };
+    let new = host.import_run(&src, id, None, None, Some(span)).unwrap();
+    let run = host.load_run(new).unwrap();
+    assert_eq!(run.meta.started_at, t(0, 0));
+    assert_eq!(run.finished_at, Some(t(15, 0)));
+    // 60 of the guest's 100 s in: 6 of the host's 10 s after +5 s.
+    assert_eq!(run.results[0].started_at, t(11, 0));
+    assert_eq!(run.results[0].finished_at, t(11, 100_000_000));
+    // An unfinished guest run stays unfinished.
+    let mut guest = Store::open(&src).unwrap();
+    let id = guest_run(&mut guest, json!({}), 2000, 2010, 2020);
+    guest
+        .conn
+        .execute("UPDATE runs SET finished_at = NULL WHERE id = ?1", [id])
+        .unwrap();
+    drop(guest);
+    let new = host.import_run(&src, id, None, None, Some(span)).unwrap();
+    let run = host.load_run(new).unwrap();
+    assert_eq!(run.meta.started_at, t(0, 0));
+    assert_eq!(run.finished_at, None);
+    assert_eq!(
+        run.results[0].finished_at,
+        t(15, 0),
+        "its last stamp: the end"
+    );
+}
+
+#[test]
+fn latest_is_the_run_stored_last_whatever_its_stamps() {
+    // Issue 53: a guest's run stamped in the future hid the runs after it.
+    let (_dir, mut store) = open_temp();
+    let future = store.begin_run(&meta("a", t(10_000, 0))).expect("begin");
+    let now = store.begin_run(&meta("b", t(0, 0))).expect("begin");
+    assert_eq!(store.resolve_run("latest").unwrap(), now);
+    assert_eq!(store.resolve_run("latest~1").unwrap(), future);
+}
+
+#[test]
+fn migration_17_mends_guest_runs_from_their_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let mut store = Store::open(&path).unwrap();
+    let vm = |icount: bool, uptime: Option<f64>| {
+        json!({"vm": {
+            "accel": "emulated", "vcpus": 1, "memory": "2048M", "image": "/boot/vmlinuz",
+            "image_sha256": null, "append": "", "boot_s": 20.0, "wall_s": 50.0,
+            "guest": {"release": "6.1", "cmdline": "", "build_id": null, "uptime_s": uptime},
+            "icount": if icount { json!({"qemu": "QEMU 7.2", "options": "-icount"}) } else { json!(null) },
+        }})
+    };
+    // Counted instructions, with the guest's uptime: its kernel read the
+    // host's clock at 1000 - 130 = 870, so the host started it at 850.
+    let mended = guest_run(&mut store, vm(true, Some(130.0)), 1000, 1010, 1020);
+    // Counted, but without the uptime: left, and said.
+    let unmended = guest_run(&mut store, vm(true, None), 5000, 5010, 5020);
+    // A guest whose clock kept time: left as it was.
+    let kept = guest_run(&mut store, vm(false, Some(30.0)), 300, 310, 320);
+    // A kernel A/B: the host's own run.
+    let ab = guest_run(&mut store, vm(true, None), 400, 410, 420);
+    store
+        .add_run_note(ab, crate::vm::arms::NOTE, &json!([]))
+        .unwrap();
+    // A run on the host itself is not touched.
+    let local = store.begin_run(&meta("local", t(600, 0))).unwrap();
+    store
+        .conn
+        .pragma_update(None, "user_version", 16)
+        .expect("back to 16");
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    let notices: Vec<String> = migrations::take_notices()
+        .into_iter()
+        .filter(|n| n.contains(&path.display().to_string()))
+        .collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains(&format!("run {unmended} was measured"))
+            && notices[0].contains("ahead of the host's"),
+        "{notices:?}"
+    );
+    let stamps = |id: i64| {
+        let run = store.load_run(id).unwrap();
+        let s: crate::vm::Stamps =
+            serde_json::from_value(run.meta.system["vm"]["stamps"].clone()).unwrap();
+        (run, s)
+    };
+    let (run, s) = stamps(mended);
+    assert_eq!(run.meta.started_at, t(850, 0));
+    assert_eq!(run.finished_at, Some(t(900, 0)));
+    // The result, 10 of the guest's 20 s in, half way from 870 to 900.
+    assert_eq!(run.results[0].started_at, t(885, 0));
+    match s {
+        crate::vm::Stamps::Mended { guest, within_s } => {
+            assert_eq!(guest.started_at, t(1000, 0));
+            assert_eq!(within_s, 20.0);
+        }
+        other => panic!("not mended: {other:?}"),
+    }
+    assert!(s_note(&stamps(mended).1).contains("mended"));
+    let (run, s) = stamps(unmended);
+    assert_eq!(run.meta.started_at, t(5000, 0), "left as it was");
+    assert!(
+        matches!(&s, crate::vm::Stamps::Unmended { why } if why.contains("uptime")),
+        "{s:?}"
+    );
+    assert!(s_note(&s).contains("not mended"));
+    let (run, s) = stamps(kept);
+    assert_eq!(run.meta.started_at, t(300, 0));
+    assert_eq!(s, crate::vm::Stamps::GuestKeptTime);
+    let (run, s) = stamps(ab);
+    assert_eq!(run.meta.started_at, t(400, 0));
+    assert_eq!(s, crate::vm::Stamps::Host { guest: None });
+    let run = store.load_run(local).unwrap();
+    assert!(run.meta.system.get("vm").is_none());
+}
+
+fn s_note(s: &crate::vm::Stamps) -> String {
+    s.note().unwrap_or_default()
 }

@@ -70,6 +70,68 @@ pub struct VmFacts {
     /// icount options; absent for a guest whose clock kept time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icount: Option<icount::QemuFacts>,
+    /// Whose clock the run's stored times are; absent in a boot's facts
+    /// (a kernel A/B's run is the host's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamps: Option<Stamps>,
+}
+
+/// Whose clock a guest's run was stamped by. Under icount a guest's clock
+/// counts instructions, and idle time passes in no time at all, so its
+/// stamps run minutes ahead of the host's: every stored time is the
+/// host's, and this says how it was got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "clock", rename_all = "snake_case")]
+pub enum Stamps {
+    /// Stamped by the host: the run starts when the host booted the guest
+    /// and ends when the guest was done, by the host's clock; a time inside
+    /// it (a result's start) is the guest's, placed in proportion on the
+    /// host's span from the guest starting secperf to its end. `guest`
+    /// keeps what the guest's clock said (absent for a kernel A/B, whose
+    /// run the host records itself).
+    Host {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        guest: Option<GuestClock>,
+    },
+    /// Stored by an older secperf with the guest's instruction-counting
+    /// clock, and mended from the guest's facts: the guest kernel read the
+    /// host's clock while booting (its stamp less its uptime), so the run
+    /// started within `within_s` (the boot's length) before that reading.
+    Mended { guest: GuestClock, within_s: f64 },
+    /// Stored by an older secperf with the clock of a guest that kept the
+    /// host's time (not counting instructions): left as it was, within
+    /// about a second of the host's.
+    GuestKeptTime,
+    /// Stored by an older secperf with the guest's instruction-counting
+    /// clock, without the facts to mend it: the times are the guest's,
+    /// ahead of the host's, and `why` says what is missing.
+    Unmended { why: String },
+}
+
+/// What a guest's own clock said of its run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuestClock {
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Stamps {
+    /// A sentence for a run's facts where its times are not plainly the
+    /// host's (None where they are).
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Stamps::Host { .. } | Stamps::GuestKeptTime => None,
+            Stamps::Mended { within_s, .. } => Some(format!(
+                "times: stored by an older secperf with the guest's instruction-counting clock, \
+                 mended onto the host's from the guest's uptime (the start within {within_s:.0} s)"
+            )),
+            Stamps::Unmended { why } => Some(format!(
+                "times: the guest's instruction-counting clock, ahead of the host's (stored by an \
+                 older secperf, and not mended: {why})"
+            )),
+        }
+    }
 }
 
 impl VmFacts {

@@ -100,6 +100,11 @@ pub struct Outcome {
     pub boot_s: Option<f64>,
     /// Seconds from starting virtme-ng to its exit.
     pub wall_s: f64,
+    /// The host's clock when virtme-ng started, and when it exited: a
+    /// guest's own clock may be far from it (under icount it counts
+    /// instructions), so these stamp the guest's run.
+    pub host_started_at: chrono::DateTime<chrono::Utc>,
+    pub host_finished_at: chrono::DateTime<chrono::Utc>,
     /// virtme-ng's exit code.
     pub vng_code: i32,
     /// The last console lines (kernel messages, virtme-ng's, the guest
@@ -177,6 +182,7 @@ pub fn run(
 ) -> Result<Result<Outcome, (Stopped, Vec<String>)>> {
     let me = std::env::current_exe().context("finding secperf's own binary for the VM guard")?;
     let begun = Instant::now();
+    let host_started_at = chrono::Utc::now();
     let mut guard = Command::new(me)
         .arg("vm-guard")
         .arg("--")
@@ -209,6 +215,8 @@ pub fn run(
             return Ok(Ok(Outcome {
                 boot_s: started.map(|t| (t - begun).as_secs_f64()),
                 wall_s,
+                host_started_at,
+                host_finished_at: chrono::Utc::now(),
                 vng_code: status.code().unwrap_or(-1),
                 console_tail: tail,
             }));

@@ -60,6 +60,7 @@ pub fn guest(doc: &RunDoc, m: &mut dyn Markup) {
         ));
     }
     items.extend(g.prepared.iter().cloned());
+    items.extend(facts.stamps.as_ref().and_then(crate::vm::Stamps::note));
     m.list(&items);
 }
 
