@@ -89,13 +89,14 @@ impl TypedValueParser for Candidates {
 /// Where and how tasks run, and what the run is called.
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// Task counts: a comma-separated ladder ("1,2,4") or "auto" (1, 2, 4, ...
-    /// up to the online CPU count, which is always included) [default: auto
-    /// for `run`, 1 for `overhead`].
+    /// Task counts, comma-separated ("1,2,4"), or "auto". "auto" is 1, 2,
+    /// 4, ... up to the online CPU count, which is always included
+    /// [default: auto for `run`, 1 for `overhead`].
     #[arg(short, long, value_name = "N,...|auto")]
     pub tasks: Option<String>,
 
-    /// Tasks as forked processes or as threads of one process.
+    /// Tasks as processes or as threads: forked processes, or threads of
+    /// one process.
     #[arg(long, value_enum, default_value_t = Mode::Process)]
     pub mode: Mode,
 
@@ -103,17 +104,17 @@ pub struct TaskArgs {
     #[arg(long)]
     pub no_pin: bool,
 
-    /// Workload parameter, repeatable: WORKLOAD.KEY=VALUE, or KEY=VALUE for
-    /// every selected workload that has KEY (e.g. open.depth=8).
-    #[arg(short, long = "param", value_name = "[WORKLOAD.]KEY=VALUE")]
+    /// Workload parameter, repeatable (e.g. open.depth=8). WORKLOAD.KEY=VALUE,
+    /// or KEY=VALUE for every selected workload that has KEY.
+    #[arg(short, long = "param", value_name = "[WORKLOAD.]KEY=V")]
     pub params: Vec<String>,
 
     /// A label to find this run by later (`secperf results show LABEL`).
     #[arg(short, long, value_name = "TEXT")]
     pub label: Option<String>,
 
-    /// Directory for the files workloads create (choose the filesystem under
-    /// test) [default: the system temporary directory].
+    /// Directory for the files workloads create: choose the filesystem
+    /// under test [default: the system temporary directory].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
 }
@@ -122,8 +123,9 @@ pub struct TaskArgs {
 /// `calibrate`): one measurement at a time on a machine.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// When another secperf is measuring on this machine, fail at once
-    /// (exit code 2, naming it) instead of waiting for it to finish.
+    /// Fail at once if another secperf is measuring: when another secperf
+    /// is measuring on this machine, exit with code 2, naming it, instead
+    /// of waiting for it to finish.
     #[arg(long)]
     pub no_wait: bool,
 }
@@ -157,16 +159,16 @@ pub struct ReportFormatArgs {
 /// into [`DecisionOpts`].
 #[derive(Debug, Args)]
 pub struct DecisionArgs {
-    /// Significance level of the whole table, after its correction across
-    /// rows: `overhead`'s sequential design (the default) holds its false
+    /// Significance level of the whole table: after its correction across
+    /// rows, `overhead`'s sequential design (the default) holds its false
     /// discovery rate at P (e-BH); `--error-rate fwer`, `--pairs` and
     /// `compare` hold the chance of any false verdict at P (Holm).
     #[arg(long, default_value_t = 0.05, value_name = "P")]
     pub alpha: f64,
 
-    /// Noise band, percent: a change is slower/faster only when its whole
-    /// 95% interval lies outside +-noise [default: 1 for time, 0.5 for
-    /// --metric instructions].
+    /// Noise band, percent [default: 1; 0.5 for instructions]. A change is
+    /// slower or faster only when its whole 95% interval lies outside
+    /// +-noise; the default is 0.5 with --metric instructions.
     #[arg(long, value_name = "PCT")]
     pub noise: Option<f64>,
 
@@ -307,10 +309,11 @@ impl SequentialArgs {
 /// `--profile` and its settings (`overhead`, `suite`, `run`).
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// After the timed pairs, measure extra profiled pairs whose tasks are
-    /// sampled (cpu-clock, kernel call chains) and attribute each
-    /// difference to kernel functions in ns/op. Headline figures come only
-    /// from the timed pairs.
+    /// Say where the added time goes, by kernel function: after the timed
+    /// pairs, measure extra profiled pairs whose tasks are sampled
+    /// (cpu-clock, kernel call chains) and attribute each difference to
+    /// kernel functions in ns/op. Headline figures come only from the timed
+    /// pairs.
     #[arg(long)]
     pub profile: bool,
 
@@ -376,11 +379,11 @@ pub struct CommandArgs {
     /// When the server is ready for its client: tcp:PORT (it accepts
     /// connections on 127.0.0.1:PORT, which must be free before it
     /// starts), unix:PATH, or delay:MS (a fixed wait) [default: delay:1000]
-    #[arg(long, value_name = "tcp:PORT|unix:PATH|delay:MS", requires = "server")]
+    #[arg(long, value_name = "WHEN", requires = "server")]
     pub ready: Option<String>,
 
-    /// How long to wait for the server to be ready, milliseconds
-    /// [default: 10000]
+    /// How long the server may take to be ready, ms [default: 10000]. In
+    /// milliseconds.
     #[arg(long, value_name = "MS", requires = "server")]
     pub ready_timeout: Option<u64>,
 
@@ -447,13 +450,14 @@ pub struct PairArgs {
     #[arg(long, value_name = "N")]
     pub max_pairs: Option<u32>,
 
-    /// Length of one sample (time slice), milliseconds [default: 60, 30 with --quick].
+    /// Length of one sample, ms [default: 60; 30 --quick]. A sample is one
+    /// time slice, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub sample_ms: Option<u64>,
 
-    /// Samples kept in each half of a pair [default: 2, 1 with --quick, 3
-    /// for a kernel A/B counting instructions, whose halves are then the
-    /// least of their samples].
+    /// Samples kept in each half of a pair [default: 2; 1 --quick]. A kernel
+    /// A/B counting instructions keeps 3 by default, and each half is then
+    /// the least of its samples.
     #[arg(long, value_name = "N")]
     pub samples_per_half: Option<u32>,
 
@@ -616,7 +620,7 @@ pub struct MetricArgs {
     /// equivalence margin default to 0.5%. On a host, the PMU's retired
     /// instructions (user and kernel) of each task and what it starts,
     /// read at every slice; a host without a PMU (most VMs) is refused.
-    #[arg(long, value_name = "time|instructions", value_parser = metric_value)]
+    #[arg(long, value_name = "MEASURE", value_parser = metric_value)]
     pub metric: Option<crate::model::Metric>,
 }
 

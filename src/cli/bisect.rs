@@ -50,7 +50,9 @@ pub struct BisectArgs {
     #[arg(long, value_name = "ARGS", default_value = "")]
     pub append: String,
 
-    /// A config fragment for every build, applied after secperf's.
+    /// A config fragment for every build. It is applied last: after the
+    /// architecture's defconfig, virtme-ng's fragment and the options
+    /// secperf needs (audit, seccomp, the LSMs), so that its settings win.
     #[arg(long, value_name = "FRAGMENT")]
     pub config: Option<PathBuf>,
 
@@ -74,8 +76,8 @@ pub struct BisectArgs {
     #[arg(long, value_name = "REV")]
     pub skip: Vec<String>,
 
-    /// Steps the error budget keeps for skips, beyond log2 of the
-    /// revisions.
+    /// Steps kept for skips, beyond log2 of the revisions: the error budget
+    /// is shared over log2 of the revisions and these.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub extra_steps: usize,
 

@@ -27,9 +27,9 @@ use crate::workloads::select::{parse_list, resolve_params};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// Time one comparison may take, for sizing the calibration (about 3x
-    /// this in all) and for the smallest effect detectable in it: 60s, 2m,
-    /// 1h, or plain seconds (90).
+    /// Time one comparison may take: 60s, 2m, 1h, or plain seconds (90).
+    /// It sizes the calibration (about 3x this in all) and the smallest
+    /// effect detectable in it.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub budget: String,
 
@@ -44,19 +44,19 @@ pub struct CalibrateArgs {
     #[arg(long = "test", value_enum, default_value_t = super::args::TestArg::Both, value_name = "TEST")]
     pub test: super::args::TestArg,
 
-    /// Side by side: measure every A/A and injected comparison to the
-    /// budget of a survey-sized table (32 pairs), then replay the sign test
-    /// and the t-test on the same pairs, as measured and with outlier halves
-    /// injected, alone and in tables of 29 (FWER and FDR). 203 A/A and 40
+    /// Compare the sign test and the t-test on the same pairs. Measure every
+    /// A/A and injected comparison to the budget of a survey-sized table
+    /// (32 pairs), then replay the sign test and the t-test on the same
+    /// pairs, as measured and with outlier halves injected, alone and in tables of 29 (FWER and FDR). 203 A/A and 40
     /// short comparisons per injected size (58 and 10 with --quick);
     /// --aa-comparisons and --injected-comparisons override. Not with
     /// --pairs.
     #[arg(long)]
     pub side_by_side: bool,
 
-    /// Measure nothing: replay every sequential test (sign, t, both) on
-    /// the pairs of the calibration stored as run RUN (`secperf results
-    /// list`), as --side-by-side does, with today's stopping rules. The
+    /// Replay a stored calibration's pairs, measuring nothing. Every
+    /// sequential test (sign, t, both) is replayed on the pairs of the
+    /// calibration stored as run RUN (`secperf results list`), as --side-by-side does, with today's stopping rules. The
     /// calibration must have measured every comparison to one budget
     /// (--side-by-side or --pairs).
     #[arg(long, value_name = "RUN", conflicts_with_all = [
@@ -76,14 +76,14 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "K")]
     pub aa_comparisons: Option<u32>,
 
-    /// Short comparisons per injected slowdown [default: from --budget, 10
-    /// with --quick]; 0 leaves the injected slowdowns out (the A/A control
+    /// Short comparisons per injected slowdown [default: by --budget]. 10
+    /// with --quick; 0 leaves the injected slowdowns out (the A/A control
     /// only: the noise that `overhead --equivalence auto` sizes its margin
     /// from).
     #[arg(long, value_name = "M")]
     pub injected_comparisons: Option<u32>,
 
-    /// Seed for the AB/BA coin and the bootstrap [default: from the clock].
+    /// Seed for the AB/BA coin and the bootstrap [default: the clock].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 

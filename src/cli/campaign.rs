@@ -25,8 +25,9 @@ pub struct CampaignArgs {
     /// never runs two measurements at once).
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub parallel: u32,
-    /// Rerun only the hosts of campaign ID that have no finished run in
-    /// this store yet (its hosts and command are the recorded ones).
+    /// Rerun the hosts of campaign ID without a finished run: those with
+    /// none in this store yet (its hosts and command are the recorded
+    /// ones).
     #[arg(long, value_name = "ID", conflicts_with = "hosts")]
     pub resume: Option<String>,
     /// ssh -F FILE: an ssh configuration file instead of ~/.ssh/config.

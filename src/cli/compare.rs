@@ -29,8 +29,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub decision: super::args::DecisionArgs,
 
-    /// Compare runs measured in an emulated VM guest with runs that were
-    /// not (refused otherwise: the difference would be the emulator's).
+    /// Compare emulated guests' runs with others' too: runs measured in an
+    /// emulated VM guest with runs that were not (refused otherwise: the
+    /// difference would be the emulator's).
     #[arg(long)]
     pub force: bool,
 

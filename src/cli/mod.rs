@@ -7,6 +7,7 @@ mod bisect;
 mod calibrate;
 mod campaign;
 mod compare;
+mod help;
 mod kernels;
 mod list;
 mod output;
@@ -77,15 +78,15 @@ pub enum Command {
     Overhead(Box<overhead::OverheadArgs>),
     /// Measure workloads under the current security configuration and store the results.
     Run(run::RunArgs),
-    /// Predict what a policy (seccomp, audit, Landlock) would cost a
-    /// program without switching it: its syscalls are counted (read-only,
+    /// Predict what a policy would cost a program, without switching it.
+    /// A seccomp, audit or Landlock policy: its syscalls are counted (read-only,
     /// a running --pid or one run of -- CMD), each priced by a per-syscall
     /// cost model measured here by A/B pairs (stored and reused), summed
     /// against its CPU time: % with a 95% interval, and which calls pay.
     Predict(predict::PredictArgs),
-    /// List the workloads, what they do and which security hooks they reach,
-    /// and the mechanisms with whether each can be measured here (or, with
-    /// --vm, in a guest of that kernel).
+    /// List the workloads and the mechanisms: what each workload does and
+    /// which security hooks it reaches, and whether each mechanism can be
+    /// measured here (or, with --vm, in a guest of that kernel).
     List(list::ListArgs),
     /// Show the machine's security configuration (recorded with every run);
     /// --active also checks for phantom audit rules (a few seconds, root).
@@ -99,8 +100,8 @@ pub enum Command {
     /// detection and interval coverage of known injected slowdowns, and the
     /// smallest slowdown detectable in a time budget.
     Calibrate(calibrate::CalibrateArgs),
-    /// Reproduce a published measurement (one of five kernel mailing-list posts)
-    /// with one command and print it in the shape of the post's table;
+    /// Reproduce a published measurement: one of five kernel mailing-list
+    /// posts, with one command, printed in the shape of the post's table;
     /// `secperf suite list` shows them, each with its citation.
     ///
     /// A suite measures the current configuration (stored as results) and
@@ -122,9 +123,9 @@ pub enum Command {
     /// seed it used, and its policy files as they were read (a copy stands
     /// in for a file that changed since). Stored as a new run.
     Rerun(rerun::RerunArgs),
-    /// Run one measuring command on many hosts over OpenSSH (your ssh
-    /// config, agent and known_hosts), each host measuring itself, and pull
-    /// every host's finished run into this store, tagged with the campaign
+    /// Run one measuring command on many hosts over OpenSSH: your ssh
+    /// config, agent and known_hosts, each host measuring itself, and every
+    /// host's finished run pulled into this store, tagged with the campaign
     /// and the host (and pushed on when --db is a postgresql:// URL).
     /// `--resume ID` reruns only the hosts without a finished run.
     Campaign(campaign::CampaignArgs),
@@ -152,8 +153,8 @@ pub enum Command {
     /// bisections; every page's JSON document at its path with `.json`.
     /// Listens on 127.0.0.1:8457 unless --bind says otherwise.
     Serve(serve::ServeArgs),
-    /// Kernels built from source for `--kernel NAME=SOURCE` arms, cached
-    /// under $XDG_CACHE_HOME/secperf/kernels: list them (size in MiB,
+    /// Kernels built from source for `--kernel NAME=SOURCE` arms: cached
+    /// under $XDG_CACHE_HOME/secperf/kernels, list them (size in MiB,
     /// build time in seconds) or prune them.
     Kernels {
         #[command(subcommand)]
@@ -255,7 +256,7 @@ where
     // A negative number is a value (then refused by the option's own
     // check), never an unknown option with clap's tip to write `-- -3`,
     // which would start a command.
-    let matches = Cli::command()
+    let matches = help::shortened(Cli::command())
         .mut_subcommands(|s| s.allow_negative_numbers(true))
         .try_get_matches_from(&args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;

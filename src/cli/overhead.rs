@@ -26,8 +26,8 @@ pub struct OverheadArgs {
           value_parser = super::args::Candidates::mechanism_specs(), hide_possible_values = true)]
     pub mechanisms: Vec<String>,
 
-    /// Workloads, comma-separated or "all" [default: the workloads each
-    /// mechanism's hooks touch].
+    /// Workloads, comma-separated, or "all". By default, the workloads each
+    /// mechanism's hooks touch.
     #[arg(short, long, value_name = "NAME,...|all",
           value_parser = super::args::Candidates::workloads(), hide_possible_values = true)]
     pub workloads: Option<String>,
@@ -61,7 +61,7 @@ pub struct OverheadArgs {
     #[arg(long, value_name = "PCT", conflicts_with = "pairs")]
     pub precision: Option<f64>,
 
-    /// Sweep one parameter: one comparison per value, and a straight line
+    /// Sweep one parameter, one comparison per value. A straight line is
     /// fitted to the per-pair differences (ns/op added = intercept + slope x
     /// value, each with a 95% interval, and a test of whether a line fits).
     /// KEY is a mechanism parameter (seccomp filters, landlock rules or
@@ -107,13 +107,16 @@ pub struct OverheadArgs {
     /// runtime setting the kernels share, e.g. -m audit:rules=FILE).
     /// --pairs and --max-pairs may go down to 3 here (a pair is two
     /// boots). --profile profiles a half of each workload in the first
-    /// --profile-pairs pairs' boots, symbolised in the guest.
+    /// --profile-pairs pairs' boots, symbolised in the guest. The keys
+    /// after NAME=IMAGE|SOURCE, comma-separated: rev=REV, patch=FILE
+    /// (repeatable), config=FRAGMENT, cpus=N, memory=SIZE, append=ARGS.
     #[arg(long = "kernel",
-          value_name = "NAME=IMAGE|SOURCE[,rev=REV][,patch=FILE]...[,config=FRAGMENT][,cpus=N][,memory=SIZE][,append=ARGS]",
+          value_name = "NAME=KERNEL,...",
           conflicts_with_all = ["vm", "sweep"])]
     pub kernels: Vec<String>,
 
-    /// With --kernel and a baseline built from source: a third arm, the
+    /// Add an arm that measures code layout alone: with --kernel and a
+    /// baseline built from source, a third arm, the
     /// baseline rebuilt with an inert change that moves code (a 32-byte
     /// function nothing calls, early in the link), compared with the
     /// baseline beside the real comparison: how much code layout alone
@@ -121,13 +124,15 @@ pub struct OverheadArgs {
     #[arg(long, requires = "kernels")]
     pub layout_control: bool,
 
-    /// With --kernel: a config fragment for every arm built from source
-    /// that has no config= of its own (applied after secperf's).
+    /// A config fragment for the arms built from source: with --kernel, for
+    /// every arm without a config= of its own. It is applied last: after
+    /// the architecture's defconfig, virtme-ng's fragment and the options
+    /// secperf needs (audit, seccomp, the LSMs), so that its settings win.
     #[arg(long, value_name = "FRAGMENT", requires = "kernels")]
     pub kernel_config: Option<std::path::PathBuf>,
 
-    /// With --kernel: show the boot plan (arms, boot order, workloads,
-    /// time) and exit without booting.
+    /// Show the boot plan and exit without booting: with --kernel, its arms,
+    /// boot order, workloads and time.
     #[arg(long, requires = "kernels")]
     pub dry_run: bool,
 

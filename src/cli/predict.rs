@@ -28,8 +28,8 @@ pub enum PredictFormat {
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// The policy: NAME[:VARIANT][,KEY=VALUE...] of seccomp, audit or
-    /// landlock, e.g. seccomp:profile=docker.json,
+    /// The policy whose cost is predicted. NAME[:VARIANT][,KEY=VALUE...] of
+    /// seccomp, audit or landlock, e.g. seccomp:profile=docker.json,
     /// audit:rules=/etc/audit/rules.d/stig.rules,
     /// landlock:ro=/usr:/etc,rw=/tmp.
     #[arg(short, long = "mechanism", value_name = "SPEC")]
@@ -43,17 +43,17 @@ pub struct PredictArgs {
     #[arg(long, value_name = "PID")]
     pub pid: Option<i32>,
 
-    /// With --pid: how long to count, seconds [default: 10]: the first
-    /// third with one counter per thread (the target's CPU time per call),
-    /// the rest with one per syscall and thread (the calls by name, whose
+    /// How long to count a --pid, seconds [default: 10]. The first third
+    /// with one counter per thread (the target's CPU time per call), the
+    /// rest with one per syscall and thread (the calls by name, whose
     /// ~370 counters a thread inflate a busy server's CPU time: nginx used
     /// 70% more while so counted).
     #[arg(long = "for", value_name = "SECONDS", requires = "pid")]
     pub window_s: Option<f64>,
 
-    /// With -- CMD: run it this many times, each counted, and predict for
-    /// the run whose CPU time is the median (the first run may read from
-    /// disk; the counts of such programs barely change).
+    /// How many times to run and count the command after `--`. The
+    /// prediction is for the run whose CPU time is the median (the first
+    /// run may read from disk; the counts of such programs barely change).
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,

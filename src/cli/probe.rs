@@ -19,7 +19,7 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub active: bool,
 
-    /// With --active: rounds of the three profiled halves (1 to 20). One
+    /// Rounds of --active's three profiled halves (1 to 20). One
     /// round tells in about 1.5 s; three give a steadier cost.
     #[arg(long, default_value_t = 3, value_name = "N", requires = "active")]
     pub rounds: u32,

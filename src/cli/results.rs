@@ -12,7 +12,7 @@ use crate::store::Store;
 pub enum ResultsCommand {
     /// List stored runs, newest first, then the bisections and the tracks.
     List,
-    /// Show one run: its configuration summary and results table; or, with
+    /// Show one run: its results, then its configuration. Or, with
     /// --campaign, every host's run of a campaign side by side (ns/op and
     /// overhead % with 95% intervals, one column or row per host) and what
     /// differs between the hosts (kernel, CPU, mitigations, LSMs).
@@ -43,8 +43,8 @@ pub enum ResultsCommand {
         #[arg(short, long, value_name = "PATH", requires = "format")]
         output: Option<PathBuf>,
     },
-    /// Export runs: JSON is the run document (as `--json` of the command that
-    /// made it); CSV has one row per sample of a result and one per pair of
+    /// Export runs as JSON or CSV. JSON is the run document (as `--json` of
+    /// the command that made it); CSV has one row per sample of a result and one per pair of
     /// a comparison.
     Export {
         /// Run ids, labels, `latest` or `latest~N`.
@@ -56,9 +56,9 @@ pub enum ResultsCommand {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Copy finished runs into a shared PostgreSQL store, each exactly once
-    /// (a run is known by the UUID it got when it started: pushing twice,
-    /// or again after an interrupted push, stores nothing twice). Creates
+    /// Copy finished runs into a shared PostgreSQL store, each once: a run
+    /// is known by the UUID it got when it started, so pushing twice, or
+    /// again after an interrupted push, stores nothing twice. Creates
     /// or upgrades the store's tables. The password comes from the URL,
     /// PGPASSWORD or ~/.pgpass and is never printed.
     Push {

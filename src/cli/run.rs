@@ -30,7 +30,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub samples: Option<u32>,
 
-    /// Length of one sample (a time slice), milliseconds [default: 500, 200 with --quick].
+    /// Length of one sample, ms [default: 500; 200 --quick]. A sample is
+    /// one time slice, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub sample_ms: Option<u64>,
 

@@ -19,8 +19,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR:PORT", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
     pub bind: SocketAddr,
 
-    /// A file holding a token (one line, 16 characters or more, readable
-    /// by its owner only): every request must then carry it, as
+    /// Require a token, held in this file, of every request. The file is
+    /// one line, 16 characters or more, readable by its owner only; every
+    /// request must then carry it, as
     /// `Authorization: Bearer TOKEN` or, in a browser, by opening a page
     /// once with `?token=TOKEN` (a cookie keeps it).
     #[arg(long, value_name = "FILE")]

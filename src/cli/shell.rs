@@ -23,8 +23,9 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// Write secperf.1 and one page per command (secperf-overhead.1, ...)
-    /// into this directory instead of printing secperf.1 on stdout.
+    /// Write every page into this directory: secperf.1 and one page per
+    /// command (secperf-overhead.1, ...), instead of printing secperf.1 on
+    /// stdout.
     /// Install, e.g.: `secperf man --dir /usr/local/share/man/man1`.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -32,7 +33,7 @@ pub struct ManArgs {
 
 /// Prints the completion script for one shell.
 pub fn completions(args: CompletionsArgs) -> Result<()> {
-    let mut cmd = Cli::command();
+    let mut cmd = super::help::shortened(Cli::command());
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "secperf", &mut out);
     super::emit(&String::from_utf8(out).context("completion script is not UTF-8")?);
@@ -41,7 +42,7 @@ pub fn completions(args: CompletionsArgs) -> Result<()> {
 
 /// Prints secperf(1), or writes every page into `--dir`.
 pub fn man(args: ManArgs, json: bool) -> Result<()> {
-    let cmd = Cli::command();
+    let cmd = super::help::shortened(Cli::command());
     match args.dir {
         None => {
             let mut out = Vec::new();

@@ -45,22 +45,22 @@ pub struct SuiteArgs {
     #[arg(short, long, value_name = "TEXT")]
     pub label: Option<String>,
 
-    /// A stored run of the same suite (id, label, `latest~N`) to print
-    /// beside this one, e.g. the other boot or kernel. With --json: this
+    /// A stored run of this suite to print beside this one: an id, a
+    /// label or `latest~N`, e.g. the other boot or kernel. With --json: this
     /// run's document, its suite part's sections computed against RUN.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
 
-    /// Print the report of a stored run of this suite instead of measuring.
+    /// Print a stored run of this suite instead of measuring: its report.
     #[arg(long, value_name = "RUN", conflicts_with_all = ["quick", "label", "seed", "scratch", "profile"])]
     pub report: Option<String>,
 
-    /// Seed for the AB/BA coin and the bootstrap [default: from the clock].
+    /// Seed for the AB/BA coin and the bootstrap [default: the clock].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Directory for the files workloads create (the filesystem under test)
-    /// [default: the system temporary directory].
+    /// Directory for the files workloads create: choose the filesystem
+    /// under test [default: the system temporary directory].
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
 
@@ -84,14 +84,18 @@ pub struct SuiteArgs {
     /// labelled NAME), then prints the second against the first in the
     /// post's tables (unpaired: for an A/B paired across boots use
     /// `overhead --kernel`). A directory is a kernel source tree to build,
-    /// as with `overhead --kernel` (rev=, patch=, config=).
+    /// as with `overhead --kernel`. The keys after NAME=IMAGE|SOURCE,
+    /// comma-separated: rev=REV, patch=FILE (repeatable), config=FRAGMENT,
+    /// cpus=N, memory=SIZE, append=ARGS.
     #[arg(long = "kernel",
-          value_name = "NAME=IMAGE|SOURCE[,rev=REV][,patch=FILE]...[,config=FRAGMENT][,cpus=N][,memory=SIZE][,append=ARGS]",
+          value_name = "NAME=KERNEL,...",
           conflicts_with_all = ["vm", "baseline", "report", "label"])]
     pub kernels: Vec<String>,
 
-    /// With --kernel: a config fragment for every arm built from source
-    /// that has no config= of its own.
+    /// A config fragment for the arms built from source: with --kernel, for
+    /// every arm without a config= of its own. It is applied last: after
+    /// the architecture's defconfig, virtme-ng's fragment and the options
+    /// secperf needs (audit, seccomp, the LSMs), so that its settings win.
     #[arg(long, value_name = "FRAGMENT", requires = "kernels")]
     pub kernel_config: Option<std::path::PathBuf>,
 }

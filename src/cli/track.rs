@@ -62,12 +62,14 @@ pub struct TrackArgs {
     #[arg(long, value_name = "ARGS", default_value = "")]
     pub append: String,
 
-    /// A config fragment for every build, applied after secperf's.
+    /// A config fragment for every build. It is applied last: after the
+    /// architecture's defconfig, virtme-ng's fragment and the options
+    /// secperf needs (audit, seccomp, the LSMs), so that its settings win.
     #[arg(long, value_name = "FRAGMENT")]
     pub config: Option<PathBuf>,
 
-    /// The change that counts, percent of the workload's figure per
-    /// operation (ns, or instructions with --metric instructions): a test
+    /// The change that counts, percent of the figure per op: of the
+    /// workload's ns, or its instructions with --metric instructions. A test
     /// alarms when its whole interval lies beyond half of it, slower or
     /// faster.
     #[arg(long, default_value_t = 5.0, value_name = "PCT")]
@@ -85,7 +87,7 @@ pub struct TrackArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub batch: usize,
 
-    /// Pairs of boots a test may take before it stops without an alarm.
+    /// Pairs of boots a test may take: then it stops without an alarm.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub max_pairs: u32,
 
@@ -94,13 +96,13 @@ pub struct TrackArgs {
     #[arg(long, conflicts_with = "interval")]
     pub once: bool,
 
-    /// How long to wait between looks at the branch when not --once, e.g.
-    /// 30m, 1h, 2h30m.
+    /// How long to wait between looks at the branch: e.g. 30m, 1h, 2h30m
+    /// (not with --once).
     #[arg(long, value_name = "DURATION", default_value = "1h")]
     pub interval: humantime::Duration,
 
-    /// Also write the track's metrics in Prometheus's text format to this
-    /// file after every test (for the node exporter's textfile collector:
+    /// Also write the track's metrics to this file, for Prometheus: in its
+    /// text format, after every test (for the node exporter's textfile collector:
     /// the latest change and level, tests and alarms so far).
     #[arg(long, value_name = "FILE")]
     pub prometheus: Option<PathBuf>,

@@ -14,13 +14,13 @@ use crate::vm::accel::AccelChoice;
 /// Where a measuring command runs (`run`, `overhead`, `suite`, `calibrate`).
 #[derive(Debug, Args)]
 pub struct VmArgs {
-    /// Run the command inside a VM booted from this kernel image with
-    /// virtme-ng (the host's filesystem read-only, copy-on-write; the same
-    /// secperf binary), and store its run here. append= takes the rest of
+    /// Run in a VM guest of this kernel image: booted with virtme-ng (the
+    /// host's filesystem read-only, copy-on-write; the same secperf
+    /// binary), its run stored here. append= takes the rest of
     /// the value (commas included); --vm adds the lsm= that -m selinux,
     /// apparmor or bpf-lsm need. cpus: vCPUs [default: up to 2]; memory:
     /// QEMU's size syntax [default: 2G].
-    #[arg(long, value_name = "IMAGE[,cpus=N][,memory=SIZE][,append=ARGS]")]
+    #[arg(long, value_name = "IMAGE[,KEY=V...]")]
     pub vm: Option<String>,
 
     /// The guest's accelerator: kvm, emulated (QEMU's TCG; every figure is
@@ -30,8 +30,8 @@ pub struct VmArgs {
     #[arg(long, value_enum, value_name = "ACCEL")]
     pub vm_accel: Option<AccelChoice>,
 
-    /// Stop a guest (and fail) after this many seconds, boot included
-    /// [default: 7200].
+    /// Stop a guest after SECONDS, boot included [default: 7200]. The
+    /// command then fails.
     #[arg(long, value_name = "SECONDS")]
     pub vm_timeout: Option<u64>,
 }
