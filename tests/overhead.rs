@@ -477,3 +477,41 @@ fn instructions_are_counted_on_a_host_with_a_pmu() {
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("insns"), "{text}");
 }
+
+#[test]
+fn an_output_path_is_checked_before_measuring_and_a_late_failure_names_the_stored_run() {
+    // Issue 53: `-o /nonexistent/dir/x.txt` measured, then failed without
+    // saying that the run was stored.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    let started = std::time::Instant::now();
+    let out = secperf(&db)
+        .args(["overhead", "-m", "none", "-w", "getppid"])
+        .args(TINY)
+        .args(["--format", "email", "-o", "/nonexistent/dir/x.txt"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("-o /nonexistent/dir/x.txt: directory /nonexistent/dir does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("pair"), "nothing was measured: {err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // A file that passes the check and fails when written (a full disk):
+    // the run is stored, and the error says so.
+    let out = secperf(&db)
+        .args(["overhead", "-m", "none", "-w", "getppid"])
+        .args(TINY)
+        .args(["--format", "csv", "-o", "/dev/full"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Stored as run 1"), "{err}");
+    assert!(
+        err.contains("showing run 1, which is stored (`secperf results show 1`"),
+        "{err}"
+    );
+}

@@ -155,6 +155,20 @@ pub struct ReportFormatArgs {
     pub output: Option<PathBuf>,
 }
 
+impl ReportFormatArgs {
+    /// Checks `-o` before anything is measured: a file that can be
+    /// written, or for benchstat a directory that can be (or be made).
+    pub fn check_output(&self) -> Result<()> {
+        match (&self.output, self.format) {
+            (Some(p), Some(crate::report::formats::Format::Benchstat)) => {
+                super::paths::check_output_dir(p, "-o")
+            }
+            (Some(p), _) => super::paths::check_output_file(p, "-o"),
+            (None, _) => Ok(()),
+        }
+    }
+}
+
 /// The thresholds of the verdicts (`overhead`, `compare`), checked once
 /// into [`DecisionOpts`].
 #[derive(Debug, Args)]

@@ -144,6 +144,9 @@ fn key(args: &BisectArgs, source: &Path, good: &str, bad: &str) -> String {
 }
 
 pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
+    if let Some(log) = &args.log {
+        super::paths::check_output_file(log, "--log")?;
+    }
     if !(args.threshold > 0.0 && args.threshold < 1000.0) {
         usage_bail!(
             "--threshold {}: give a slowdown in percent above 0 (e.g. 5)",

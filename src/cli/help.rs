@@ -217,7 +217,11 @@ mod tests {
         );
         assert_eq!(summary(text, None, 35), "Results database, here: a file");
         assert_eq!(
-            summary("The results database file (SQLite): here and there. More", None, 34),
+            summary(
+                "The results database file (SQLite): here and there. More",
+                None,
+                34
+            ),
             "The results database file (SQLite)"
         );
         assert_eq!(

@@ -12,6 +12,7 @@ mod kernels;
 mod list;
 mod output;
 mod overhead;
+mod paths;
 mod predict;
 mod probe;
 mod reading;

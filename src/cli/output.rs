@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::report::doc::RunDoc;
 use crate::report::formats::{Format, RenderOpts, markup_kind, render, render_benchstat_files};
@@ -81,15 +81,27 @@ pub fn show_measured(
     report: &super::args::ReportFormatArgs,
 ) -> Result<()> {
     let doc = crate::engine::document::load(&session.store, session.run_id)?;
-    show_run(
+    let shown = show_run(
         &doc,
         json,
         report.format,
         report.output.as_deref(),
         Parts::MEASURED,
-    )?;
-    eprintln!("secperf: {}", session.stored_line(label));
-    Ok(())
+    );
+    then_stored(shown, &session.stored_line(label), session.run_id)
+}
+
+/// After a measured run is shown (`shown`): where it is stored, on
+/// stderr, whether showing it worked or not, so that a view that failed
+/// (a file that could not be written) does not make the run look lost.
+pub fn then_stored(shown: Result<()>, stored: &str, run_id: i64) -> Result<()> {
+    eprintln!("secperf: {stored}");
+    shown.with_context(|| {
+        format!(
+            "showing run {run_id}, which is stored (`secperf results show {run_id}` shows it, \
+             with --format and -o as you like)"
+        )
+    })
 }
 
 /// The text [`show_run`] writes (benchstat aside, which writes files).

@@ -229,6 +229,7 @@ impl OverheadArgs {
 
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     super::output::refuse_json_beside(json, args.report.format.as_ref())?;
+    args.report.check_output()?;
     args.metric
         .refuse_with(args.profile.profile, args.command.server.is_some())?;
     args.metric
@@ -380,15 +381,18 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let run_id = kernel_ab_stored(args, &crate::engine::session::argv(), &db_path)?;
     let store = crate::store::Store::open_read_only(&db_path)?;
     let doc = crate::engine::document::load(&store, run_id)?;
-    super::output::show_run(
+    let shown = super::output::show_run(
         &doc,
         json,
         args.report.format,
         args.report.output.as_deref(),
         crate::report::sections::Parts::MEASURED,
-    )?;
-    eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
-    Ok(())
+    );
+    super::output::then_stored(
+        shown,
+        &format!("stored as run {run_id} in {}", db_path.display()),
+        run_id,
+    )
 }
 
 /// The VM's accelerator and timeout.

@@ -108,6 +108,9 @@ struct ProbeRun {
 
 pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     super::output::refuse_json_beside(json, args.format.as_ref())?;
+    if let Some(o) = &args.output {
+        super::paths::check_output_file(o, "-o")?;
+    }
     let format = if json {
         PredictFormat::Json
     } else {

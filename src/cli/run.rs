@@ -106,6 +106,7 @@ impl RunArgs {
 
 pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     super::output::refuse_json_beside(json, args.report.format.as_ref())?;
+    args.report.check_output()?;
     if args.vm.vm.is_some() {
         let show = super::vm::Show::Run {
             json,

@@ -102,6 +102,7 @@ pub struct SuiteArgs {
 
 pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     super::output::refuse_json_beside(json, args.output.format.as_ref())?;
+    args.output.check_output()?;
     if args.name == "list" {
         return list(json);
     }
@@ -221,15 +222,14 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
     measured.map_err(|e| session.stopped(e))?;
     session.finish()?;
     let run = session.store.load_run(session.run_id)?;
-    show(
+    let shown = show(
         &session.store,
         &run,
         baseline.as_ref().map(|b| &b.0),
         &args.output,
         json,
-    )?;
-    eprintln!("secperf: {}", session.stored_line(&label));
-    Ok(())
+    );
+    super::output::then_stored(shown, &session.stored_line(&label), session.run_id)
 }
 
 /// `suite NAME --kernel A=... --kernel B=...`: the suite in a guest of each

@@ -284,6 +284,9 @@ fn dirty_head(source: &Path) -> Result<()> {
 
 pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
     check(&args)?;
+    if let Some(file) = &args.prometheus {
+        super::paths::check_output_file(file, "--prometheus")?;
+    }
     if super::reading::shared_url(db).is_some() {
         usage_bail!(
             "track stores its tests in a results file: give --db FILE, then `secperf results \

@@ -227,8 +227,8 @@ pub fn relay_counted(
     let Some(run_id) = guest.run_id else {
         anyhow::bail!("the guest's secperf stored no run");
     };
-    match show {
-        Show::GuestStdout { .. } => {}
+    let shown = match show {
+        Show::GuestStdout { .. } => Ok(()),
         Show::Run { json, report } => {
             let store = crate::store::Store::open_read_only(&db_path)?;
             let doc = crate::engine::document::load(&store, run_id)?;
@@ -238,11 +238,14 @@ pub fn relay_counted(
                 report.and_then(|r| r.format),
                 report.and_then(|r| r.output.as_deref()),
                 Parts::MEASURED,
-            )?;
+            )
         }
-    }
-    eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
-    Ok(())
+    };
+    super::output::then_stored(
+        shown,
+        &format!("stored as run {run_id} in {}", db_path.display()),
+        run_id,
+    )
 }
 
 #[cfg(test)]
