@@ -116,12 +116,22 @@ mod tests {
             (dir.path().join("missing/x.txt"), "does not exist"),
             (dir.path().to_path_buf(), "is a directory"),
             (ok.join("y.txt"), "is not a directory"),
-            (Path::new("/proc/version").to_path_buf(), "cannot write"),
         ] {
             let e = check_output_file(&path, "-o").unwrap_err();
             assert_eq!(exit_code(&e), 2, "{e}");
             assert!(e.to_string().contains(says), "{path:?}: {e}");
             assert!(e.to_string().contains("-o"), "{e}");
+        }
+        // A place this user may not write (root may write almost
+        // anywhere: a read-only directory only refuses others).
+        let locked = dir.path().join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o500))
+            .unwrap();
+        // SAFETY: geteuid(2) has no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            let e = check_output_file(&locked.join("x"), "-o").unwrap_err();
+            assert!(e.to_string().contains("cannot write"), "{e}");
         }
         check_output_dir(&dir.path().join("new"), "-o").unwrap();
         check_output_dir(dir.path(), "-o").unwrap();
