@@ -396,7 +396,7 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
 }
 
 /// The VM's accelerator and timeout.
-type VmChoice = (crate::vm::accel::AccelChoice, std::time::Duration);
+type VmChoice = (crate::vm::accel::AccelChoice, crate::vm::process::Timeouts);
 
 /// A kernel A/B's arms (the layout control's included), plan and VM
 /// options, every build tool checked (once).

@@ -38,7 +38,9 @@ pub fn revision_ab(
         metric,
         seed,
         accel: AccelChoice::Auto,
-        timeout: Duration::from_secs(super::vm::DEFAULT_TIMEOUT_S),
+        timeout: crate::vm::process::Timeouts::total(Duration::from_secs(
+            super::vm::DEFAULT_TIMEOUT_S,
+        )),
         db,
     }
 }

@@ -10,6 +10,7 @@ use clap::Args;
 use crate::engine::vm::{VmRequest, measure_in_guest};
 use crate::report::sections::Parts;
 use crate::vm::accel::AccelChoice;
+use crate::vm::process::Timeouts;
 
 /// Where a measuring command runs (`run`, `overhead`, `suite`, `calibrate`).
 #[derive(Debug, Args)]
@@ -34,6 +35,15 @@ pub struct VmArgs {
     /// command then fails.
     #[arg(long, value_name = "SECONDS")]
     pub vm_timeout: Option<u64>,
+
+    /// Stop a booting guest whose console is silent this long [default:
+    /// 120]. A kernel prints within seconds of its start under emulation,
+    /// so a silent guest is a file QEMU cannot boot or a kernel that hangs
+    /// early; the error shows the console's last lines. Once secperf runs
+    /// in the guest it prints a line at least every round, and the guest
+    /// is stopped after 900 s of silence (or this, if longer). Seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub vm_silence: Option<u64>,
 }
 
 /// The default of --vm-timeout, seconds.
@@ -43,10 +53,12 @@ impl VmArgs {
     /// The accelerator and the per-guest limit, checked; `booting` says
     /// whether this command boots a guest (--vm, or `overhead --kernel`):
     /// the VM options mean nothing otherwise.
-    pub fn resolve(&self, booting: bool) -> Result<(AccelChoice, Duration)> {
-        if !booting && (self.vm_accel.is_some() || self.vm_timeout.is_some()) {
+    pub fn resolve(&self, booting: bool) -> Result<(AccelChoice, Timeouts)> {
+        if !booting
+            && (self.vm_accel.is_some() || self.vm_timeout.is_some() || self.vm_silence.is_some())
+        {
             crate::usage_bail!(
-                "--vm-accel and --vm-timeout apply to a guest: add --vm IMAGE (or, on \
+                "--vm-accel, --vm-timeout and --vm-silence apply to a guest: add --vm IMAGE (or, on \
                  overhead, --kernel NAME=IMAGE twice)"
             );
         }
@@ -54,9 +66,20 @@ impl VmArgs {
         if timeout == 0 {
             crate::usage_bail!("--vm-timeout 0: give the seconds a guest may take (e.g. 3600)");
         }
+        let silent_boot = match self.vm_silence {
+            None => crate::vm::process::SILENT_BOOT,
+            Some(0) => crate::usage_bail!(
+                "--vm-silence 0: give the seconds a booting guest's console may stay silent (e.g. \
+                 120)"
+            ),
+            Some(s) => Duration::from_secs(s),
+        };
         Ok((
             self.vm_accel.unwrap_or(AccelChoice::Auto),
-            Duration::from_secs(timeout),
+            Timeouts {
+                total: Duration::from_secs(timeout),
+                silent_boot,
+            },
         ))
     }
 }
@@ -72,6 +95,7 @@ const HOST_ONLY: &[(&str, bool)] = &[
     ("--kernel-config", true),
     ("--vm-accel", true),
     ("--vm-timeout", true),
+    ("--vm-silence", true),
     ("--db", true),
 ];
 const OUTPUT: &[(&str, bool)] = &[

@@ -554,7 +554,7 @@ pub struct BootRequest<'a> {
     /// control) the baseline rebuilt with an inert change.
     pub arms: &'a [KernelArm],
     pub accel: AccelChoice,
-    pub timeout: std::time::Duration,
+    pub timeout: crate::vm::process::Timeouts,
     /// The guest's arguments (the host's less the VM, database and output
     /// options).
     pub guest_args: Vec<String>,

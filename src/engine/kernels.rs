@@ -196,7 +196,7 @@ pub fn plan(reqs: &[ArmRequest]) -> Result<Vec<(String, Option<Planned>)>> {
 pub struct Guests {
     pub accel: crate::vm::accel::AccelChoice,
     /// The limit on each guest, boot included.
-    pub timeout: std::time::Duration,
+    pub timeout: crate::vm::process::Timeouts,
     /// The `overhead` words each guest is given (no VM, database or output
     /// options: the host stores and shows the run).
     pub words: Vec<String>,

@@ -11,7 +11,6 @@
 //! (`cli::revision_ab_plan`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -42,7 +41,7 @@ pub struct RevisionAb {
     pub seed: u64,
     /// The guests' accelerator and the limit on each, boot included.
     pub accel: AccelChoice,
-    pub timeout: Duration,
+    pub timeout: crate::vm::process::Timeouts,
     /// The results file every test is stored in.
     pub db: PathBuf,
 }
@@ -327,7 +326,7 @@ mod tests {
             metric,
             seed: 7,
             accel: AccelChoice::Auto,
-            timeout: Duration::from_secs(7200),
+            timeout: crate::vm::process::Timeouts::total(std::time::Duration::from_secs(7200)),
             db: "/tmp/r.db".into(),
         }
     }

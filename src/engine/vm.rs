@@ -31,8 +31,8 @@ pub const BOOT_LIMIT: Duration = Duration::from_secs(300);
 pub struct VmRequest {
     pub spec: VmSpec,
     pub accel: AccelChoice,
-    /// Limit for the whole guest, boot included.
-    pub timeout: Duration,
+    /// Limits for the whole guest, boot included, and its console's silence.
+    pub timeout: process::Timeouts,
     /// The guest's arguments after the binary (the host's, less the VM,
     /// database and output options).
     pub guest_args: Vec<String>,
@@ -119,7 +119,7 @@ pub struct BootSetup<'a> {
     /// Words secperf adds to the command line (`lsm=`).
     pub extra_append: Vec<String>,
     pub vng: &'a Path,
-    pub timeout: Duration,
+    pub timeout: process::Timeouts,
     /// Set by Ctrl-C.
     pub stop: &'a AtomicBool,
     /// Count instructions with QEMU's icount (`--metric instructions`).
@@ -277,8 +277,10 @@ fn boot_once(
         icount: setup.icount,
     });
     let limits = Limits {
-        boot: BOOT_LIMIT.min(setup.timeout),
-        total: setup.timeout,
+        boot: BOOT_LIMIT.min(setup.timeout.total),
+        total: setup.timeout.total,
+        silent_boot: setup.timeout.silent_boot,
+        silent: process::SILENT.max(setup.timeout.silent_boot),
     };
     let outcome = match process::run(setup.vng, &args, limits, setup.stop)? {
         Ok(o) => o,
@@ -498,6 +500,24 @@ fn stopped_error(why: Stopped, tail: &[String], limits: Limits) -> anyhow::Error
             "the guest did not start secperf within {} s, and was stopped; its console ended \
              with:\n{}",
             limits.boot.as_secs(),
+            console(tail)
+        ))
+        .into(),
+        Stopped::Silent { for_s, booting } => UsageError::new(format!(
+            "the guest's console printed nothing for {for_s} s {}, and the guest was stopped (its \
+             QEMU is gone; nothing of it was stored); {}; its console ended with:\n{}",
+            if booting {
+                "while it booted"
+            } else {
+                "while secperf ran in it"
+            },
+            if booting {
+                "a kernel prints within seconds of its start, so the image may not boot (check \
+                 it with `file IMAGE`: a bzImage reads \"Linux kernel x86 boot executable\"), or \
+                 the kernel hangs early (try append=earlyprintk=serial)"
+            } else {
+                "secperf in the guest prints a line at least every round, so it hangs"
+            },
             console(tail)
         ))
         .into(),

@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn arms_are_checked() {
-        let f = tempfile::NamedTempFile::new().unwrap();
+        let f = crate::vm::spec::tests::image();
         let p = f.path().display().to_string();
         let a = parse_arm(&format!("audit0={p},append=audit=0")).unwrap();
         assert_eq!(a.name, "audit0");
@@ -229,7 +229,7 @@ mod tests {
         assert_eq!(s.patches.len(), 1);
         assert_eq!(r.vm.cpus, Some(2));
         assert_eq!(r.vm.append, "audit=1 lsm=a,b");
-        let f = tempfile::NamedTempFile::new().unwrap();
+        let f = crate::vm::spec::tests::image();
         let image = parse_request(&format!("base={}", f.path().display())).unwrap();
         assert!(image.source.is_none());
         let e = parse_request(&format!("x={src},colour=red")).unwrap_err();

@@ -90,7 +90,40 @@ pub struct Limits {
     pub boot: Duration,
     /// Until the guest has finished, boot included.
     pub total: Duration,
+    /// The longest the console may stay silent while the guest boots: a
+    /// file QEMU cannot boot (a kernel's config instead of its image)
+    /// prints nothing at all, and a kernel that hangs early stops printing.
+    pub silent_boot: Duration,
+    /// The longest the console may stay silent once secperf runs in the
+    /// guest (its progress lines come at least every round).
+    pub silent: Duration,
 }
+
+/// How long a guest may take, as the user set it (`--vm-timeout`,
+/// `--vm-silence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The whole guest, boot included.
+    pub total: Duration,
+    /// The console's silence while the guest boots.
+    pub silent_boot: Duration,
+}
+
+impl Timeouts {
+    /// `total`, with the default silence.
+    pub fn total(total: Duration) -> Timeouts {
+        Timeouts {
+            total,
+            silent_boot: SILENT_BOOT,
+        }
+    }
+}
+
+/// [`Limits::silent_boot`] by default: a boot under emulation prints its
+/// first kernel messages within seconds, on a loaded host within a minute.
+pub const SILENT_BOOT: Duration = Duration::from_secs(120);
+/// [`Limits::silent`] by default.
+pub const SILENT: Duration = Duration::from_secs(900);
 
 /// How one guest ended.
 #[derive(Debug, Clone)]
@@ -118,6 +151,12 @@ pub enum Stopped {
     Interrupted,
     BootTimeout,
     Timeout,
+    /// The console printed nothing for this long (while booting when
+    /// secperf had not started in the guest).
+    Silent {
+        for_s: u64,
+        booting: bool,
+    },
 }
 
 /// A running guest, and what its console said so far.
@@ -132,6 +171,8 @@ struct Running {
 struct Console {
     tail: VecDeque<String>,
     started: Option<Instant>,
+    /// When the console last printed a line.
+    last_line: Option<Instant>,
 }
 
 impl Running {
@@ -221,13 +262,28 @@ pub fn run(
                 console_tail: tail,
             }));
         }
-        let started = running.console.lock().ok().and_then(|c| c.started);
+        let (started, last_line) = running
+            .console
+            .lock()
+            .map(|c| (c.started, c.last_line))
+            .unwrap_or_default();
+        let quiet = last_line.unwrap_or(begun).elapsed();
+        let silent = if started.is_some() {
+            limits.silent
+        } else {
+            limits.silent_boot
+        };
         let why = if stop.load(Ordering::Relaxed) {
             Some(Stopped::Interrupted)
         } else if started.is_none() && begun.elapsed() > limits.boot {
             Some(Stopped::BootTimeout)
         } else if begun.elapsed() > limits.total {
             Some(Stopped::Timeout)
+        } else if quiet > silent {
+            Some(Stopped::Silent {
+                for_s: quiet.as_secs(),
+                booting: started.is_none(),
+            })
         } else {
             None
         };
@@ -274,6 +330,7 @@ fn read_console(out: impl Read, console: &Mutex<Console>) {
             .trim_end_matches(['\n', '\r'])
             .to_string();
         let Ok(mut c) = console.lock() else { break };
+        c.last_line = Some(Instant::now());
         if line.trim() == vng::START {
             showing = true;
             c.started.get_or_insert_with(Instant::now);
