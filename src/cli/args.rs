@@ -201,7 +201,12 @@ impl DecisionArgs {
     /// The thresholds; `--equivalence auto` is refused here (only
     /// `overhead` can size it, [`DecisionArgs::resolve_auto`]).
     pub fn resolve(&self) -> Result<DecisionOpts> {
-        let (opts, auto) = self.resolve_auto(crate::model::Metric::Time)?;
+        self.resolve_for(crate::model::Metric::Time)
+    }
+
+    /// As [`DecisionArgs::resolve`], for figures of `metric`.
+    pub fn resolve_for(&self, metric: crate::model::Metric) -> Result<DecisionOpts> {
+        let (opts, auto) = self.resolve_auto(metric)?;
         if auto {
             crate::usage_bail!(
                 "--equivalence auto: only `overhead` sizes the margin from this machine's \

@@ -43,7 +43,7 @@ pub struct CompareArgs {
 pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
     // The table is the default, so only another format conflicts.
     super::output::refuse_json_beside(json, Some(&args.format).filter(|f| **f != Format::Table))?;
-    let decision = args.decision.resolve()?;
+    args.decision.resolve()?;
     let (store, _) = super::reading::open(db)?;
     let runs = args
         .runs
@@ -51,6 +51,13 @@ pub fn compare(args: CompareArgs, db: Option<&Path>, json: bool) -> Result<()> {
         .map(|spec| store.load_run(store.resolve_run(spec)?))
         .collect::<Result<Vec<_>>>()?;
     crate::compare::check_metrics(&runs)?;
+    // The noise band and margin of the runs' metric (0.5% for counted
+    // instructions) where none is given.
+    let metric = runs
+        .first()
+        .map(|r| crate::model::metric::of_params(&r.meta.params))
+        .unwrap_or_default();
+    let decision = args.decision.resolve_for(metric)?;
     crate::compare::check_emulation(&runs, args.force)?;
     let command = format!("secperf compare {}", args.runs.join(" "));
     let report = build(

@@ -36,8 +36,8 @@ pub struct VmArgs {
     #[arg(long, value_name = "SECONDS")]
     pub vm_timeout: Option<u64>,
 
-    /// Stop a booting guest whose console is silent this long [default:
-    /// 120]. A kernel prints within seconds of its start under emulation,
+    /// Stop a guest silent this long while booting [default: 120]. That is
+    /// a guest whose console prints nothing for SECONDS. A kernel prints within seconds of its start under emulation,
     /// so a silent guest is a file QEMU cannot boot or a kernel that hangs
     /// early; the error shows the console's last lines. Once secperf runs
     /// in the guest it prints a line at least every round, and the guest

@@ -42,7 +42,8 @@ pub struct RowKey {
     pub label: String,
 }
 
-/// A run's rows: key -> ns/op samples, in first-seen order.
+/// A run's rows: key -> samples of the run's figure per operation (ns, or
+/// counted instructions), in first-seen order.
 pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
     let mut out: Vec<(RowKey, Vec<f64>)> = Vec::new();
     let mut push = |key: RowKey, values: Vec<f64>| match out.iter_mut().find(|(k, _)| *k == key) {
@@ -140,6 +141,11 @@ pub fn check_metrics(runs: &[StoredRun]) -> anyhow::Result<()> {
 
 pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     let base = &runs[0];
+    // One metric for every run ([`check_metrics`]): its unit and words.
+    let metric = crate::model::metric::of_params(&base.meta.params);
+    let unit = metric.per_op_short();
+    let more = crate::report::number::change_words(metric).0;
+    let either = crate::report::number::either_way(metric);
     let base_series = series(base);
     let others: Vec<BTreeMap<RowKey, Vec<f64>>> = runs[1..]
         .iter()
@@ -225,7 +231,17 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
         }
     }
     for run in runs {
-        if emulated(run) {
+        if metric == crate::model::Metric::Instructions {
+            // Counted instructions are exact under emulation: what they
+            // miss is what an instruction costs, not the emulator's speed.
+            if crate::vm::VmFacts::of(&run.meta.system).is_some_and(|f| f.icount.is_some()) {
+                warnings.push(format!(
+                    "{}: instructions counted in a VM guest by QEMU's icount: exact counts, \
+                     not time (a cache miss or a serialising instruction counts as one)",
+                    run.name()
+                ));
+            }
+        } else if emulated(run) {
             warnings.push(format!(
                 "{}: measured in an emulated VM guest: {}",
                 run.name(),
@@ -239,13 +255,13 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
     Report {
         title: "secperf compare".into(),
         design: DesignKind::Unpaired,
-        unit: "ns/op".into(),
+        unit: unit.into(),
         sign_convention: format!(
-            "% change of ns/op against {}: positive = slower; the change is the \
-             Hodges-Lehmann shift of log ns/op between the runs' samples, p the Mann-Whitney \
+            "% change of {unit} against {}: positive = {more}; the change is the \
+             Hodges-Lehmann shift of log {unit} between the runs' samples, p the Mann-Whitney \
              test's, {} across the column, and the interval that test inverted at the \
              column's level (alpha / rows under Holm), so it lies outside +-{}% exactly where \
-             the verdict is slower or faster (p < {} and the whole interval outside the band)",
+             the verdict is {either} (p < {} and the whole interval outside the band)",
             base.name(),
             match opts.decision.error_rate {
                 crate::stats::decision::ErrorRate::Fwer => "Holm-corrected",

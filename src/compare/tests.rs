@@ -254,3 +254,69 @@ fn an_emulated_run_beside_a_native_one_is_refused_without_force() {
         r.warnings
     );
 }
+
+#[test]
+fn counted_instructions_are_compared_in_instructions() {
+    // Issue 53: two instruction runs were compared in "median ns/op", their
+    // CSV unit ns/op, under "timings are not those of real hardware".
+    let counted = |id: i64, centre: f64| {
+        let mut r = run(id, "", "6.1.0", vec![result("getppid", &noisy(centre, 20))]);
+        r.meta.params["metric"] = json!("instructions");
+        r.meta.system["vm"] = json!({
+            "accel": "emulated", "vcpus": 1, "memory": "2048M", "image": "/boot/vmlinuz-6.1",
+            "image_sha256": null, "append": "", "boot_s": 20.0, "wall_s": 25.0,
+            "guest": {"release": "6.1.0", "cmdline": "", "build_id": "ab", "uptime_s": 19.0},
+            "icount": {"version": "QEMU 7.2", "options": "-icount shift=0,sleep=off"}
+        });
+        r
+    };
+    let r = build(
+        &[counted(1, 330.7), counted(2, 477.3)],
+        &OPTS,
+        "secperf compare 1 2",
+    );
+    assert_eq!(r.unit, "instructions/op");
+    assert!(
+        r.sign_convention.contains("positive = more instructions"),
+        "{}",
+        r.sign_convention
+    );
+    assert!(
+        !r.sign_convention.contains(" ns/op"),
+        "{}",
+        r.sign_convention
+    );
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("timings")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("instructions counted")),
+        "{:?}",
+        r.warnings
+    );
+    let text = crate::report::formats::render(
+        &r,
+        crate::report::formats::Format::Table,
+        &crate::report::formats::RenderOpts { color: false },
+    )
+    .unwrap();
+    assert!(text.contains("Values: median instructions/op"), "{text}");
+    assert!(text.contains("330.7 insns"), "{text}");
+    assert!(
+        text.contains("verdict more or fewer instructions"),
+        "{text}"
+    );
+    assert!(!text.contains(" ns ") && !text.contains(" ns/op"), "{text}");
+    let csv = crate::report::formats::render(
+        &r,
+        crate::report::formats::Format::Csv,
+        &crate::report::formats::RenderOpts { color: false },
+    )
+    .unwrap();
+    assert!(csv.contains(",instructions/op,"), "{csv}");
+    assert!(!csv.contains(",ns/op,"), "{csv}");
+}

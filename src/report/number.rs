@@ -12,6 +12,7 @@
 //! - `~` no difference detected: the interval includes no change, and its
 //!   bounds say how large a difference could hide.
 
+use crate::model::Metric;
 use crate::stats::decision::{DecisionOpts, Verdict};
 use crate::stats::paired::OverheadPct;
 
@@ -112,6 +113,8 @@ pub fn p_short(p: f64) -> String {
 pub fn value_with_unit(v: f64, unit: &str) -> String {
     if unit == "ns/op" {
         ns(v)
+    } else if unit == crate::model::Metric::Instructions.per_op_short() {
+        crate::model::Metric::Instructions.format(v)
     } else if unit.is_empty() {
         si(v)
     } else {
@@ -167,8 +170,59 @@ pub fn mark(v: Verdict) -> &'static str {
     }
 }
 
-/// The legend of the marks, with the table's thresholds.
+/// The words of a change in `metric`, up then down: time is slower or
+/// faster; counted instructions are more or fewer.
+pub fn change_words(metric: Metric) -> (&'static str, &'static str) {
+    match metric {
+        Metric::Time => ("slower", "faster"),
+        Metric::Instructions => ("more instructions", "fewer instructions"),
+    }
+}
+
+/// Both ways a change in `metric` can go: "slower or faster", "more or
+/// fewer instructions".
+pub fn either_way(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Time => "slower or faster",
+        Metric::Instructions => "more or fewer instructions",
+    }
+}
+
+/// A verdict in the words of `metric` ("more instructions" where time's
+/// reads "slower"). The data formats keep the verdict's own name.
+pub fn verdict_text(metric: Metric, v: Verdict) -> String {
+    let (up, down) = change_words(metric);
+    match v {
+        Verdict::Slower => up.to_string(),
+        Verdict::Faster => down.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Where a sequential comparison stopped, in the words of `metric`.
+pub fn stopped_text(metric: Metric, s: crate::stats::sequential::StopReason) -> String {
+    use crate::stats::sequential::StopReason;
+    let (up, down) = change_words(metric);
+    match s {
+        StopReason::Slower => format!("settled: {up}"),
+        StopReason::Faster => format!("settled: {down}"),
+        other => other.describe().to_string(),
+    }
+}
+
+/// The legend of the marks, with the table's thresholds (a run of time's).
 pub fn marks_legend(d: &DecisionOpts) -> String {
+    marks_legend_in(d, Metric::Time)
+}
+
+/// The legend of the marks, with the table's thresholds, in the words of
+/// `metric`.
+pub fn marks_legend_in(d: &DecisionOpts, metric: Metric) -> String {
+    let either = either_way(metric);
+    let of = match metric {
+        Metric::Time => "",
+        Metric::Instructions => " of the instructions",
+    };
     let margin = if d.equivalence_auto {
         format!(
             "{}% (--equivalence auto: the margin a comparison with no difference shows itself \
@@ -181,9 +235,9 @@ pub fn marks_legend(d: &DecisionOpts) -> String {
         format!("{}%", d.equivalence_pct)
     };
     format!(
-        "* slower or faster: p < {} after correction and the whole interval outside \
-         +-{}%; = negligible: the whole interval within +-{margin} (equivalence, as by two \
-         one-sided tests at its level); ~ no difference detected: the interval bounds what \
+        "* {either}: p < {} after correction and the whole interval outside \
+         +-{}%{of}; = negligible: the whole interval within +-{margin}{of} (equivalence, as by \
+         two one-sided tests at its level); ~ no difference detected: the interval bounds what \
          could hide.",
         d.alpha, d.noise_pct
     )

@@ -120,7 +120,29 @@ pub(crate) fn put_on_host_clock(
             params![time_to_sql(&placing.at(at)), id],
         )?;
     }
+    // The guest's probe of its configuration, stamped when it was taken.
+    conn.execute(
+        "UPDATE main.runs SET system_json = json_set(system_json, '$.probed_at', ?1)
+         WHERE id = ?2 AND json_valid(system_json)
+           AND json_type(system_json, '$.probed_at') = 'text'",
+        params![
+            time_to_sql(&placing.at(probed_at(conn, run_id)?.unwrap_or(guest.started_at))),
+            run_id
+        ],
+    )?;
     Ok(guest)
+}
+
+/// The `probed_at` of run `run_id`'s system facts, if it has one.
+fn probed_at(conn: &Connection, run_id: i64) -> Result<Option<DateTime<Utc>>> {
+    let text: Option<String> = conn.query_row(
+        "SELECT CASE WHEN json_valid(system_json) THEN json_extract(system_json, '$.probed_at') END
+         FROM main.runs WHERE id = ?1",
+        [run_id],
+        |r| r.get(0),
+    )?;
+    text.map(|t| time_from_sql(&t, "runs.system_json probed_at"))
+        .transpose()
 }
 
 /// Migration 17's step: every run measured in a `--vm` guest before the
@@ -141,7 +163,7 @@ pub(crate) fn mend(conn: &Connection) -> Result<Option<String>> {
     };
     let mut unmended = Vec::new();
     for (id, text) in runs {
-        let mut system: serde_json::Value = serde_json::from_str(&text)
+        let system: serde_json::Value = serde_json::from_str(&text)
             .with_context(|| format!("run {id}'s system_json is not JSON"))?;
         let kernel_ab = conn
             .query_row(
@@ -168,10 +190,10 @@ pub(crate) fn mend(conn: &Connection) -> Result<Option<String>> {
                 }
             }
         };
-        system["vm"]["stamps"] = serde_json::to_value(&stamps)?;
         conn.execute(
-            "UPDATE main.runs SET system_json = ?1 WHERE id = ?2",
-            params![serde_json::to_string(&system)?, id],
+            "UPDATE main.runs SET system_json = json_set(system_json, '$.vm.stamps', json(?1))
+             WHERE id = ?2",
+            params![serde_json::to_string(&stamps)?, id],
         )?;
     }
     Ok((!unmended.is_empty()).then(|| {

@@ -1002,7 +1002,9 @@ fn a_guest_run_is_copied_onto_the_hosts_clock() {
     // The guest's clock: started at +1000 s, a result at +1060 s, ended at
     // +1100 s; the host booted it at 0, the guest's secperf started at +5 s
     // and the guest was done at +15 s.
-    let id = guest_run(&mut guest, json!({}), 1000, 1060, 1100);
+    let probed =
+        json!({"probed_at": codec::time_to_sql(&t(1010, 0)), "kernel": {"release": "6.1"}});
+    let id = guest_run(&mut guest, probed, 1000, 1060, 1100);
     drop(guest);
     let mut host = Store::open(&dir.path().join("host.db")).unwrap();
     let span = HostSpan {
@@ -1017,6 +1019,12 @@ fn a_guest_run_is_copied_onto_the_hosts_clock() {
     // 60 of the guest's 100 s in: 6 of the host's 10 s after +5 s.
     assert_eq!(run.results[0].started_at, t(11, 0));
     assert_eq!(run.results[0].finished_at, t(11, 100_000_000));
+    // The guest's probe too: 10 of its 100 s in.
+    assert_eq!(
+        run.meta.system["probed_at"],
+        json!(codec::time_to_sql(&t(6, 0)))
+    );
+    assert_eq!(run.meta.system["kernel"]["release"], "6.1");
     // An unfinished guest run stays unfinished.
     let mut guest = Store::open(&src).unwrap();
     let id = guest_run(&mut guest, json!({}), 2000, 2010, 2020);

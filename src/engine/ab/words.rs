@@ -48,7 +48,7 @@ pub fn describe_measured(c: &Comparison, design: &Design) -> String {
             "{figure} ({} of at most {} pairs, {})",
             c.pairs,
             s.max_pairs,
-            s.stopped.describe()
+            crate::report::number::stopped_text(c.measure.metric().unwrap_or_default(), s.stopped)
         ),
         None => format!("{figure} ({} pairs)", c.pairs),
     }

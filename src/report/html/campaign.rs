@@ -17,8 +17,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::Doc;
 use super::blocks::{anchor, para};
 use super::plots::{
-    GRID, WIDTH, forest, label_style, label_width, range, series_color, shorten, svg, tick,
-    tick_style, time_unit, title_style,
+    GRID, WIDTH, forest, label_style, label_width, range, series_color, shorten, svg, tick_style,
+    time_unit, title_style,
 };
 use super::writer;
 use crate::report::campaign::{CampaignView, HostCell, Item, ItemKind};
@@ -297,7 +297,7 @@ fn intervals(title: &str, rows: &[Row]) -> Result<String> {
             .light_line_style(WHITE)
             .bold_line_style(GRID)
             .x_desc(desc.as_str())
-            .x_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&super::plots::ticks(lo, hi))
             .label_style(tick_style())
             .axis_desc_style(label_style())
             .draw()?;

@@ -127,9 +127,9 @@ pub fn render(runs: &[RunDoc], generated: DateTime<Utc>) -> Result<Page> {
         .iter()
         .any(|r| r.metric() == crate::model::Metric::Instructions)
     {
-        " In a run of counted instructions (--metric instructions) each figure in ns/op is \
-         instructions per operation instead: QEMU's icount made the guest's clock count one \
-         ns per instruction."
+        " In a run of counted instructions (--metric instructions), instructions/op is the \
+         instructions one task executes for one operation, counted exactly (QEMU's icount, or \
+         the PMU): not time, and drawn apart from it."
     } else {
         ""
     };

@@ -59,6 +59,8 @@ pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
         .collect();
     let interval = bar_interval(run);
     let unit = run.metric().per_op_short();
+    let up = crate::report::number::change_words(run.metric()).0;
+    let either = crate::report::number::either_way(run.metric());
     let svg = forest::draw(
         &format!("Overhead, {}", run.name()),
         &rows,
@@ -71,9 +73,9 @@ pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
         &svg,
         &format!(
             "Dot: overhead = exp(median over pairs of ln(treatment/baseline)) - 1, in % of the \
-             baseline's {unit} (positive: slower with the mechanism); bar: its {interval}, \
+             baseline's {unit} (positive: {up} with the mechanism); bar: its {interval}, \
              the one its verdict was decided on (as in the table below); shaded: the \
-             ±{noise}% noise band, inside which nothing is called slower or faster; colour: \
+             ±{noise}% noise band, inside which nothing is called {either}; colour: \
              the verdict ({}).",
             crate::report::sections::verdict_method(run)
         ),
@@ -134,7 +136,8 @@ pub fn pairs_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
             })
             .collect();
         let label = crate::report::label::comparison(c);
-        let svg = pairs::draw(&label, &pairs)?;
+        let metric = c.measure.metric().unwrap_or(run.metric());
+        let svg = pairs::draw(&label, &pairs, metric)?;
         let ba = pairs.iter().filter(|p| p.ba).count();
         doc.plot(
             "pairs",

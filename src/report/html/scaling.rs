@@ -10,7 +10,8 @@ use anyhow::Result;
 use super::Doc;
 use super::blocks::para;
 use super::plots::lines::{Axes, Point, Series};
-use super::plots::{BASELINE, TREATMENT, lines, series_color, time_unit};
+use super::plots::{BASELINE, TREATMENT, lines, per_op_unit, series_color};
+use crate::model::Metric;
 use crate::report::doc::RunDoc;
 
 /// One curve before it is drawn: points (tasks, value, low, high).
@@ -147,14 +148,23 @@ pub fn section(doc: &mut Doc, runs: &[RunDoc]) -> Result<()> {
         "",
         "Each workload measured at two or more task counts, runs overlaid. ops/s counts \
          every task together (higher is better); ns/op is the time one task takes for one \
-         operation (flat is perfect scaling). Bars: 95% intervals of the median over \
+         operation (flat is perfect scaling), and instructions/op, in a run that counted \
+         them, the instructions it executes for one. Bars: 95% intervals of the median over \
          samples (results). For comparisons the values are the medians over pairs of each \
          arm (dashed: baseline), and ops/s = tasks x 10^9 / ns/op.",
     ));
+    let metrics: Vec<Metric> = runs.iter().map(RunDoc::metric).collect();
     for (key, curves) in results.iter().chain(comparisons.iter()) {
+        // One metric a chart: counted instructions are not drawn over
+        // time, and give no throughput (ops/s of an instruction count
+        // would be operations per 10^9 instructions).
+        let metric = metrics[curves[0].run];
+        let curves: Vec<&Curve> = curves.iter().filter(|c| metrics[c.run] == metric).collect();
         doc.push("<div class=\"grid\">\n");
-        chart(doc, key, curves, Measure::Ops)?;
-        chart(doc, key, curves, Measure::Ns)?;
+        if metric == Metric::Time {
+            chart(doc, key, &curves, Measure::Ops, metric)?;
+        }
+        chart(doc, key, &curves, Measure::PerOp, metric)?;
         doc.push("</div>\n");
     }
     doc.close();
@@ -164,14 +174,16 @@ pub fn section(doc: &mut Doc, runs: &[RunDoc]) -> Result<()> {
 #[derive(Clone, Copy)]
 enum Measure {
     Ops,
-    Ns,
+    /// The run's figure per operation of one task: ns, or instructions.
+    PerOp,
 }
 
-fn chart(doc: &mut Doc, key: &str, curves: &[Curve], m: Measure) -> Result<()> {
+fn chart(doc: &mut Doc, key: &str, curves: &[&Curve], m: Measure, metric: Metric) -> Result<()> {
     let several_runs = curves.iter().any(|c| c.run != curves[0].run);
     let (div, unit) = match m {
         Measure::Ops => (1.0, "ops/s"),
-        Measure::Ns => time_unit(
+        Measure::PerOp => per_op_unit(
+            metric,
             curves
                 .iter()
                 .flat_map(|c| c.ns.iter().map(|p| p.y))
@@ -189,7 +201,7 @@ fn chart(doc: &mut Doc, key: &str, curves: &[Curve], m: Measure) -> Result<()> {
             };
             let points = match m {
                 Measure::Ops => &c.ops,
-                Measure::Ns => &c.ns,
+                Measure::PerOp => &c.ns,
             };
             Series {
                 name: c.name.clone(),
@@ -209,7 +221,10 @@ fn chart(doc: &mut Doc, key: &str, curves: &[Curve], m: Measure) -> Result<()> {
         .collect();
     let what = match m {
         Measure::Ops => "throughput, all tasks",
-        Measure::Ns => "time per operation, one task",
+        Measure::PerOp => match metric {
+            Metric::Time => "time per operation, one task",
+            Metric::Instructions => "instructions per operation, one task",
+        },
     };
     let axes = Axes {
         title: format!("{key}: {unit}"),

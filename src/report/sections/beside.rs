@@ -15,14 +15,16 @@ use super::super::number::{figure, level_label};
 use crate::model::{Measure, Per};
 use crate::stats::decision::Verdict;
 
-/// A measure's verdict in words that say which way it went: time's and
-/// instructions' are slower and faster; a figure of a client's, higher or
-/// lower (requests/s higher is better, a latency higher is worse).
+/// A measure's verdict in words that say which way it went: time's are
+/// slower and faster, counted instructions' more and fewer; a figure of a
+/// client's, higher or lower (requests/s higher is better, a latency
+/// higher is worse).
 pub fn verdict_word(measure: &Measure, v: Verdict) -> String {
     match (measure.metric(), v) {
         (None, Verdict::Slower) => "higher".into(),
         (None, Verdict::Faster) => "lower".into(),
-        _ => v.to_string(),
+        (None, v) => v.to_string(),
+        (Some(metric), v) => crate::report::number::verdict_text(metric, v),
     }
 }
 

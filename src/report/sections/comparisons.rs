@@ -13,7 +13,9 @@
 use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
-use super::super::number::{figure, level_label, marks_legend, overhead, p_value};
+use super::super::number::{
+    either_way, figure, level_label, marks_legend_in, overhead, p_value, verdict_text,
+};
 use crate::model::Comparison;
 use crate::stats::decision::{ErrorRate, SeqTest};
 
@@ -103,7 +105,11 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             )
             .tone(Tone::of(o.verdict)),
             Cell::value(p_value(o.p_value), o.p_value),
-            Cell::text(o.verdict.to_string()).tone(Tone::of(o.verdict)),
+            Cell::value(
+                verdict_text(c.measure.metric().unwrap_or(metric), o.verdict),
+                o.verdict.to_string(),
+            )
+            .tone(Tone::of(o.verdict)),
             Cell::value("", c.treatment_per_op),
             Cell::value("", c.measure.name.as_str()),
             Cell::value("", c.hodges_lehmann_pct),
@@ -145,13 +151,14 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             crate::report::number::count(n, "comparison")
         ),
     };
+    let either = either_way(metric);
     let correction = match decision.error_rate {
         ErrorRate::Fwer => {
             format!("p: Holm-corrected over {over} (the family-wise error rate)")
         }
         ErrorRate::Fdr => format!(
             "p: e-BH-adjusted over {over} (the false discovery rate: at most alpha of the \
-             slower/faster verdicts false, on average)"
+             {either} verdicts false, on average)"
         ),
     };
     t.footer(format!(
@@ -180,12 +187,12 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
              inverted (from the Walsh averages), so it excludes 0 exactly where the p-value is \
              below its level"
         },
-        marks_legend(&decision)
+        marks_legend_in(&decision, metric)
     ));
     if let Some(a) = doc.comparisons.iter().find_map(|c| c.ci_alpha) {
         t.footer(format!(
             "Intervals are at {}, the level the verdicts were decided at ({}), not 95%: \
-             an interval wholly outside the noise band is a slower or faster verdict, and \
+             an interval wholly outside the noise band is a {either} verdict, and \
              one that reaches into it is not. Each comparison's own 95% interval is in \
              --json (own_ci_low_pct, own_ci_high_pct).",
             level_label(a),
@@ -193,7 +200,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
                 ErrorRate::Fwer =>
                     format!("alpha / {n} under Holm, Bonferroni's simultaneous level"),
                 ErrorRate::Fdr => format!(
-                    "alpha x R / {n} for the R slower or faster rows under e-BH, the e-BY \
+                    "alpha x R / {n} for the R {either} rows under e-BH, the e-BY \
                      intervals: their false coverage rate is at most alpha"
                 ),
             }

@@ -158,8 +158,14 @@ fn grid(report: &Report) -> Table {
         t.row(cells);
     }
     if n > 1 {
+        let metric = if report.unit == crate::model::Metric::Instructions.per_op_short() {
+            crate::model::Metric::Instructions
+        } else {
+            crate::model::Metric::Time
+        };
+        let either = crate::report::number::either_way(metric);
         t.footer(format!(
-            "* a change (verdict slower or faster); = negligible; ~ no difference \
+            "* a change (verdict {either}); = negligible; ~ no difference \
              detected. A later column's value is the baseline's x (1 + its change), so the \
              values give the change shown; each run's own median is in --format csv and \
              --json. cv: the samples' coefficient \

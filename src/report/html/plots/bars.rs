@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    GRID, Mark, label_style, label_width, legend, legend_height, range, svg, tick, tick_style,
+    GRID, Mark, label_style, label_width, legend, legend_height, range, svg, tick_style, ticks,
     time_unit, title_style,
 };
 
@@ -64,7 +64,7 @@ pub fn draw(
             .y_labels(0)
             .light_line_style(WHITE)
             .bold_line_style(GRID)
-            .x_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&ticks(0.0, hi))
             .x_desc(format!("{x_desc}, {unit}"))
             .label_style(tick_style())
             .axis_desc_style(label_style())

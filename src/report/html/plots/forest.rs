@@ -59,9 +59,18 @@ pub fn draw(
     let labels: Vec<String> = rows.iter().map(|r| shorten(&r.label, MAX_LABEL)).collect();
     let label_w = label_width(labels.iter().map(|l| l.chars().count()), 100, 440);
     let mut entries = vec![(format!("noise band ±{noise_pct}%"), Mark::Swatch(SHADE))];
+    // The verdicts in the words of what the overhead is of.
+    let metric = if unit == crate::model::Metric::Instructions.per_op_short() {
+        crate::model::Metric::Instructions
+    } else {
+        crate::model::Metric::Time
+    };
     for v in VERDICTS {
         if rows.iter().any(|r| r.verdict == v) {
-            entries.push((v.to_string(), Mark::Dot(verdict_color(v))));
+            entries.push((
+                crate::report::number::verdict_text(metric, v),
+                Mark::Dot(verdict_color(v)),
+            ));
         }
     }
     let legend_h = legend_height(&entries, WIDTH);

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    BLACK_ISH, GRID, Mark, label_style, legend, legend_height, range, svg, tick, tick_style,
+    BLACK_ISH, GRID, Mark, label_style, legend, legend_height, range, svg, tick, tick_style, ticks,
     title_style,
 };
 
@@ -92,10 +92,11 @@ pub fn draw(axes: &Axes, series: &[Series]) -> Result<String> {
             .x_label_area_size(44)
             .y_label_area_size(70)
             .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
+        let (y_label, x_label) = (ticks(y_lo, y_hi), ticks(x_lo, x_hi));
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(WHITE)
             .bold_line_style(GRID)
-            .y_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&y_label)
             .x_desc(x_desc.as_str())
             .y_desc(axes.y_desc.as_str())
             .label_style(tick_style())
@@ -104,7 +105,7 @@ pub fn draw(axes: &Axes, series: &[Series]) -> Result<String> {
             // Ticks only at the values measured (drawn below).
             mesh.x_labels(0).disable_x_mesh();
         } else {
-            mesh.x_label_formatter(&|v| tick(*v));
+            mesh.x_label_formatter(&x_label);
         }
         mesh.draw()?;
         if axes.whole_x {

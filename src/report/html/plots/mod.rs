@@ -189,6 +189,38 @@ pub fn tick(v: f64) -> String {
     }
 }
 
+/// Tick labels for an axis from `lo` to `hi`: one scale for the whole
+/// axis (k, M, G from the largest value, as [`tick`]), and as many
+/// decimals as keep ticks a tenth of the range apart distinct, so that an
+/// axis from 330.6 to 331.0 reads 330.6, 330.7, ... and not 331 five times.
+pub fn ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
+    let top = lo.abs().max(hi.abs());
+    let (div, suffix) = match top {
+        a if a >= 1e9 => (1e9, "G"),
+        a if a >= 1e6 => (1e6, "M"),
+        a if a >= 1e4 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    let step = (hi - lo).abs() / 10.0 / div;
+    let decimals = if step.is_finite() && step > 0.0 {
+        (-step.log10()).ceil().clamp(0.0, 9.0) as usize
+    } else {
+        0
+    };
+    move |v: &f64| {
+        let text = format!("{:.decimals$}", v / div);
+        if text
+            .trim_start_matches('-')
+            .chars()
+            .all(|c| c == '0' || c == '.')
+        {
+            "0".to_string()
+        } else {
+            format!("{text}{suffix}")
+        }
+    }
+}
+
 /// The unit a time axis is drawn in: the divisor from ns and its name,
 /// chosen from the largest value (as [`crate::report::ns`] does).
 pub fn time_unit(max_ns: f64) -> (f64, &'static str) {
@@ -197,6 +229,16 @@ pub fn time_unit(max_ns: f64) -> (f64, &'static str) {
         a if a >= 1e6 => (1e6, "ms/op"),
         a if a >= 1e4 => (1e3, "us/op"),
         _ => (1.0, "ns/op"),
+    }
+}
+
+/// The unit an axis of a metric's figures per operation is drawn in: a
+/// time's as [`time_unit`]; counted instructions in instructions (ticks
+/// scale them with k, M).
+pub fn per_op_unit(metric: crate::model::Metric, max: f64) -> (f64, &'static str) {
+    match metric {
+        crate::model::Metric::Time => time_unit(max),
+        crate::model::Metric::Instructions => (1.0, "instructions/op"),
     }
 }
 
@@ -309,6 +351,34 @@ pub fn shorten(label: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_are_distinct_at_every_scale() {
+        // Issue 53: getppid's axis of counted instructions read "331" five
+        // times.
+        for (lo, hi) in [
+            (330.6, 331.0),
+            (0.0, 1.0),
+            (1.0e6, 1.0005e6),
+            (-2.0, 2.0),
+            (12_000.0, 12_010.0),
+            (0.001, 0.0012),
+        ] {
+            let label = ticks(lo, hi);
+            let labels: Vec<String> = (0..=10)
+                .map(|i| lo + (hi - lo) * i as f64 / 10.0)
+                .map(|v| label(&v))
+                .collect();
+            let mut distinct = labels.clone();
+            distinct.dedup();
+            assert_eq!(distinct.len(), labels.len(), "{lo}..{hi}: {labels:?}");
+        }
+        assert_eq!(ticks(0.0, 100.0)(&50.0), "50");
+        assert_eq!(ticks(330.6, 331.0)(&330.65), "330.65");
+        assert_eq!(ticks(0.0, 2.0e6)(&1.5e6), "1.5M");
+        assert_eq!(ticks(-1.0, 1.0)(&-0.0), "0");
+        assert_eq!(ticks(0.0, 3.5e6)(&0.0), "0");
+    }
 
     #[test]
     fn ranges_pad_and_survive_degenerate_input() {

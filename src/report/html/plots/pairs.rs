@@ -1,14 +1,17 @@
-//! One comparison's pairs in measurement order: both arms' ns/op per pair,
-//! so drift over the run and an order effect (AB against BA) show. Pairs
-//! measured BA (treatment first) are shaded and drawn with triangles.
+//! One comparison's pairs in measurement order: both arms' figure per
+//! operation per pair (ns/op, or instructions/op for a run that counted
+//! them), so drift over the run and an order effect (AB against BA) show.
+//! Pairs measured BA (treatment first) are shaded and drawn with
+//! triangles.
 
 use anyhow::Result;
 use plotters::prelude::*;
 
 use super::{
-    BASELINE, GRID, Mark, SHADE, TREATMENT, label_style, legend, legend_height, range, svg, tick,
-    tick_style, time_unit, title_style,
+    BASELINE, GRID, Mark, SHADE, TREATMENT, label_style, legend, legend_height, per_op_unit, range,
+    svg, tick_style, ticks, title_style,
 };
+use crate::model::Metric;
 
 /// One pair, in the order it was measured.
 #[derive(Debug, Clone, Copy)]
@@ -21,8 +24,8 @@ pub struct Pair {
 
 pub const WIDTH: u32 = 640;
 
-/// The chart of `pairs`.
-pub fn draw(title: &str, pairs: &[Pair]) -> Result<String> {
+/// The chart of `pairs`, figures of `metric`.
+pub fn draw(title: &str, pairs: &[Pair], metric: Metric) -> Result<String> {
     let entries = vec![
         ("baseline".to_string(), Mark::Line(BASELINE)),
         ("treatment".to_string(), Mark::Line(TREATMENT)),
@@ -40,8 +43,9 @@ pub fn draw(title: &str, pairs: &[Pair]) -> Result<String> {
     let values = pairs
         .iter()
         .flat_map(|p| [p.baseline_per_op, p.treatment_per_op]);
-    let (div, unit) = time_unit(values.clone().fold(0.0, f64::max));
+    let (div, unit) = per_op_unit(metric, values.clone().fold(0.0, f64::max));
     let (lo, hi) = range(values.map(|v| v / div), false);
+    let y_label = ticks(lo, hi);
     let n = pairs.len().max(1) as f64;
     svg(WIDTH, height, |root| {
         let (upper, lower) = root.split_vertically(height - legend_h);
@@ -65,7 +69,7 @@ pub fn draw(title: &str, pairs: &[Pair]) -> Result<String> {
                     String::new()
                 }
             })
-            .y_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&y_label)
             .x_desc("pair, in measurement order")
             .y_desc(unit)
             .label_style(tick_style())
@@ -125,11 +129,41 @@ mod tests {
                 treatment_per_op: 340.0 - i as f64,
             })
             .collect();
-        let svg = draw("getppid", &pairs).unwrap();
+        let svg = draw("getppid", &pairs, Metric::Time).unwrap();
         // Three BA pairs: three shaded columns.
         let shade = "fill=\"#ECECEC\"";
         assert_eq!(svg.matches(shade).count(), 3, "3 shaded columns: {svg}");
         assert!(svg.contains("ns/op"));
         assert!(svg.contains("baseline") && svg.contains("treatment"));
+    }
+
+    #[test]
+    fn counted_instructions_are_drawn_in_instructions_with_distinct_ticks() {
+        // Issue 53: an instruction run's pairs were drawn in ns/op, its
+        // five ticks all reading "331".
+        let pairs: Vec<Pair> = (0..3)
+            .map(|i| Pair {
+                ba: i == 1,
+                baseline_per_op: 330.6 + 0.1 * i as f64,
+                treatment_per_op: 330.8 + 0.05 * i as f64,
+            })
+            .collect();
+        let svg = draw("getppid", &pairs, Metric::Instructions).unwrap();
+        assert!(svg.contains("instructions/op"), "{svg}");
+        assert!(
+            !svg.lines().any(|l| ["ns/op", "us/op"].contains(&l.trim())),
+            "{svg}"
+        );
+        let labels: Vec<&str> = svg
+            .split("</text>")
+            .filter_map(|t| t.rsplit('>').next())
+            .map(str::trim)
+            .filter(|t| t.starts_with("330") || t.starts_with("331"))
+            .collect();
+        let mut distinct = labels.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert!(labels.len() >= 3, "{labels:?}");
+        assert_eq!(distinct.len(), labels.len(), "{labels:?}");
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use plotters::prelude::*;
 
 use super::{
-    GRID, Mark, label_style, legend, legend_height, range, svg, tick, tick_style, title_style,
+    GRID, Mark, label_style, legend, legend_height, range, svg, tick_style, ticks, title_style,
 };
 
 /// What one sweep chart shows.
@@ -68,8 +68,8 @@ pub fn draw(c: &SweepChart) -> Result<String> {
             .configure_mesh()
             .light_line_style(WHITE)
             .bold_line_style(GRID)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&ticks(x_lo, x_hi))
+            .y_label_formatter(&ticks(y_lo, y_hi))
             .x_desc(c.x_desc.as_str())
             .y_desc("ns/op added (treatment - baseline)")
             .label_style(tick_style())
