@@ -110,7 +110,7 @@ struct OverheadSteps {
 
 impl StepTester for OverheadSteps {
     fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
-        eprintln!("secperf: bisect: testing {}", revision.short());
+        crate::say!("secperf: bisect: testing {}", revision.short());
         self.ab.test("good", &self.good, revision, alpha, "bisect")
     }
 }
@@ -305,7 +305,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             Ok(record)
         };
     if !all_before.is_empty() {
-        eprintln!(
+        crate::say!(
             "secperf: bisect: going on from {} finished step(s) stored in {}{}",
             done.len(),
             db_path.display(),
@@ -319,7 +319,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             }
         );
     }
-    eprintln!(
+    crate::say!(
         "secperf: bisect {id}: stored in {} as it goes (`secperf results show --bisection \
          {id}`)",
         db_path.display()
@@ -341,7 +341,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
                 crate::engine::bisect::in_progress(&good, &revisions, &opts, &finished, left),
                 &finished,
             )?;
-            eprintln!(
+            crate::say!(
                 "secperf: bisect: {} of at most {k}: {} is {}{} ({:.0} s building and \
                  booting; {:.0} s in all so far); {left} revision(s) left",
                 if s.index + 1 == revisions.len() {

@@ -196,7 +196,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     let measuring = args.wait.lock()?;
 
     let c = plan.counts;
-    eprintln!(
+    crate::say!(
         "secperf: calibrating on {}: {} A/A comparisons; {} injected slowdown(s), each {} truth \
          comparisons of {} pairs + {} of {} pairs; about {:.0} s of measurement",
         plan.workload.name,
@@ -209,7 +209,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         plan.estimate_s()
     );
     if let Some(reason) = &plan.injected_skipped {
-        eprintln!("secperf: injected slowdowns skipped: {reason}");
+        crate::say!("secperf: injected slowdowns skipped: {reason}");
     }
     let mut session = Session::begin_measuring(
         measuring,

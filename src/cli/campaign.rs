@@ -67,7 +67,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
         None => crate::store::resolve_db_path(db)?,
     };
     if let Some(url) = &push_to {
-        eprintln!(
+        crate::say!(
             "secperf: campaign: each host's runs are kept in {} (${} names another file), then \
              pushed to {}",
             local.display(),
@@ -120,7 +120,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
             record
         }
     };
-    eprintln!(
+    crate::say!(
         "secperf: campaign {} on {} host(s), {} at a time: secperf {}",
         record.id,
         record.hosts.len(),
@@ -132,7 +132,7 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
         ssh,
         push_to: push_to.as_deref(),
     };
-    let say = |line: &str| eprintln!("{line}");
+    let say = |line: &str| crate::say!("{line}");
     let outcome = campaign::run(&plan, &mut store, &say)?;
     if json {
         super::print_json(&outcome)?;

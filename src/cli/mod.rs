@@ -192,7 +192,7 @@ pub fn main() -> i32 {
         return match crate::vm::process::guard(argv) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("secperf: error: {e:#}");
+                crate::say!("secperf: error: {e:#}");
                 1
             }
         };
@@ -200,7 +200,7 @@ pub fn main() -> i32 {
     // In a VM guest the host booted: record the kernel, and give SELinux a
     // policy when it has none.
     if let Err(e) = crate::engine::vm::prepare_guest() {
-        eprintln!("secperf: error: preparing the VM guest: {e:#}");
+        crate::say!("secperf: error: preparing the VM guest: {e:#}");
         return crate::error::exit_code(&e);
     }
     // Scratch directories are recorded in the state directory, so that
@@ -216,28 +216,28 @@ pub fn main() -> i32 {
     match recovered {
         Ok(restored) => {
             for r in restored {
-                eprintln!("secperf: restored after an earlier interrupted run: {r}");
+                crate::say!("secperf: restored after an earlier interrupted run: {r}");
             }
             for d in crate::safety::sweep_scratch_at_start() {
-                eprintln!(
+                crate::say!(
                     "secperf: removed {}, the scratch directory of an earlier run that was killed",
                     d.display()
                 );
             }
         }
-        Err(e) => eprintln!(
+        Err(e) => crate::say!(
             "secperf: warning: could not restore state left by an earlier run: {e:#} (try `secperf restore`)"
         ),
     }
     let done = dispatch(cli);
     for notice in crate::store::migrations::take_notices() {
-        eprintln!("secperf: note: {notice}");
+        crate::say!("secperf: note: {notice}");
     }
     match done {
         Ok(()) => 0,
         Err(e) if e.downcast_ref::<crate::error::Exit>().is_some() => exit_code(&e),
         Err(e) => {
-            eprintln!("secperf: error: {e:#}");
+            crate::say!("secperf: error: {e:#}");
             exit_code(&e)
         }
     }
@@ -323,7 +323,7 @@ pub(crate) fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("secperf: error: writing to stdout: {e}");
+            crate::say!("secperf: error: writing to stdout: {e}");
         }
         std::process::exit(if e.kind() == std::io::ErrorKind::BrokenPipe {
             0
@@ -343,19 +343,19 @@ fn command_trial(
     if let Some(p) = params.get(crate::workloads::service::NAME) {
         let label = crate::workloads::service::label(p).unwrap_or_default();
         if let Some(ms) = p.get("ready").and_then(|r| r.strip_prefix("delay:")) {
-            eprintln!(
+            crate::say!(
                 "secperf: note: each half gives the server {ms} ms to start (--ready delay:{ms}); \
                  --ready tcp:PORT or unix:PATH starts the client as soon as it listens"
             );
         }
-        eprintln!("secperf: a trial run of `{label}` (no mechanism) ...");
+        crate::say!("secperf: a trial run of `{label}` (no mechanism) ...");
         let (wall_ms, metrics) = crate::workloads::service::trial(p)?;
         let figures: Vec<String> = metrics
             .iter()
             .take(4)
             .map(|m| format!("{} {}", m.name, m.value))
             .collect();
-        eprintln!(
+        crate::say!(
             "secperf: the client took {wall_ms:.1} ms on a trial run{}",
             if figures.is_empty() {
                 String::new()
@@ -374,7 +374,7 @@ fn command_trial(
     };
     let argv = crate::workloads::command::argv_of(p)?;
     let t = crate::workloads::command::trial(p)?;
-    eprintln!(
+    crate::say!(
         "secperf: `{}` took {:.1} ms on a trial run (CPU: user {:.1} ms, sys {:.1} ms)",
         crate::workloads::command::shown(&argv),
         t.wall_ms,

@@ -95,7 +95,7 @@ pub fn show_measured(
 /// stderr, whether showing it worked or not, so that a view that failed
 /// (a file that could not be written) does not make the run look lost.
 pub fn then_stored(shown: Result<()>, stored: &str, run_id: i64) -> Result<()> {
-    eprintln!("secperf: {stored}");
+    crate::say!("secperf: {stored}");
     shown.with_context(|| {
         format!(
             "showing run {run_id}, which is stored (`secperf results show {run_id}` shows it, \

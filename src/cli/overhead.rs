@@ -276,10 +276,10 @@ pub(super) fn measure(
         * (plan.max_pairs_total() + plan.cases.len() as u64 * profiled_pairs)
         * design.slices_per_half();
     for w in &plan.warnings {
-        eprintln!("secperf: warning: {w}");
+        crate::say!("secperf: warning: {w}");
     }
     for note in &plan.treatment_notes {
-        eprintln!("secperf: {note}");
+        crate::say!("secperf: {note}");
     }
     let run_ms = super::command_trial(
         &plan
@@ -294,14 +294,14 @@ pub(super) fn measure(
         format!(" + {} profiled pairs at {} Hz", p.pairs, p.hz)
     });
     match &plan.stop {
-        Some(stop) => eprintln!(
+        Some(stop) => crate::say!(
             "secperf: {} x {} to {} pairs{profiled} (sequential: each stops once its verdict is \
              settled), at most about {seconds:.0} s of measurement",
             crate::report::number::count(plan.cases.len(), "comparison"),
             stop.min_pairs,
             plan.pairs,
         ),
-        None => eprintln!(
+        None => crate::say!(
             "secperf: {} x {} pairs{profiled}, about {seconds:.0} s of measurement",
             crate::report::number::count(plan.cases.len(), "comparison"),
             plan.pairs,
@@ -335,7 +335,7 @@ pub(super) fn measure(
             (case, plan.design_for(control), role)
         });
     if crate::engine::warmup::counting() {
-        eprintln!("secperf: a warm-up half of each workload first (counted instructions)");
+        crate::say!("secperf: a warm-up half of each workload first (counted instructions)");
         let designs: Vec<_> = plan.control.iter().map(|&c| plan.design_for(c)).collect();
         crate::engine::warmup::warm_up(
             plan.cases

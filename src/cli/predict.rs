@@ -145,7 +145,7 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         // After the window, a third of it more with one counter per thread:
         // the target's CPU time per call without the by-name counters.
         let light_window = window / 3;
-        eprintln!(
+        crate::say!(
             "secperf: counting the syscalls of pid {pid} and its descendants for {:.0} s, each \
              by name, then {:.1} s more with one counter per thread to time its calls \
              (read-only: nothing is applied to them)",
@@ -156,11 +156,11 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         let (counted, tree, when) = counts::count_pid(pid, window, light_window, &mut |left| {
             let s = left.as_secs();
             if s % 5 == 0 && s != last && s > 0 {
-                eprintln!("secperf: {s} s left");
+                crate::say!("secperf: {s} s left");
                 last = s;
             }
         })?;
-        eprintln!(
+        crate::say!(
             "secperf: counted pid {pid} and its tree ({}) for {:.1} s: {}",
             tree.describe(),
             counted.wall_ns as f64 / 1e9,
@@ -180,7 +180,7 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         counted
     } else {
         let runs = args.runs;
-        eprintln!(
+        crate::say!(
             "secperf: counting the syscalls of {target} ({runs} run{}, no policy applied)",
             if runs == 1 { "" } else { "s" }
         );
@@ -206,7 +206,7 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         let (with_term, said) = predict::cold::for_target(plan, &args.mechanism, cpu_ns_per_call)?;
         plan = with_term;
         match said {
-            predict::cold::Said::Progress(line) => eprintln!("secperf: {target} {line}"),
+            predict::cold::Said::Progress(line) => crate::say!("secperf: {target} {line}"),
             predict::cold::Said::Note(note) => plan.notes.push(note),
         }
     }
@@ -231,8 +231,8 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     match &args.output {
         Some(path) => {
             std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("secperf: {}", predict::render::headline(&prediction));
-            eprintln!("secperf: wrote {}", path.display());
+            crate::say!("secperf: {}", predict::render::headline(&prediction));
+            crate::say!("secperf: wrote {}", path.display());
         }
         None => print!("{out}"),
     }
@@ -297,14 +297,14 @@ fn probe_figures(
              machine (`predict --remeasure` once the load stops, or `predict -m SPEC -- CMD` \
              there first: stored probes are reused)"
         );
-        eprintln!("secperf: warning: {warning}");
+        crate::say!("secperf: warning: {warning}");
         *busy_note = Some(warning);
     }
     for workload in workloads {
         let missing: Vec<usize> = (0..plan.probes.len())
             .filter(|&i| figures[i].is_none() && plan.probes[i].workload == workload)
             .collect();
-        eprintln!(
+        crate::say!(
             "secperf: measuring the cost model's probes on {workload} (stored for this machine \
              and reused): {}",
             missing

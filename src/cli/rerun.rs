@@ -24,13 +24,13 @@ pub fn rerun(args: RerunArgs, db: Option<&Path>, json: bool) -> Result<()> {
         crate::engine::document::load(&store, id)?
     };
     let rerun = crate::engine::rerun::prepare(&doc)?;
-    eprintln!(
+    crate::say!(
         "secperf: repeating run {}: {}",
         doc.run_id,
         shell_words::join(&rerun.argv)
     );
     for note in &rerun.notes {
-        eprintln!("secperf: {note}");
+        crate::say!("secperf: {note}");
     }
     let mut cli = super::parse_args(&rerun.argv).map_err(|e| {
         crate::error::UsageError::new(format!(

@@ -118,7 +118,7 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let plan = args.plan()?;
     let measuring = args.wait.lock()?;
     if let Some(run_ms) = super::command_trial(&plan.params)? {
-        eprintln!(
+        crate::say!(
             "secperf: {} slices of at least {} ms each, about {:.0} s of measurement",
             plan.slices(),
             plan.sample_ms,

@@ -41,7 +41,7 @@ pub fn serve(args: ServeArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let listener = crate::serve::listen(args.bind)?;
     let at = listener.local_addr()?;
     if !crate::serve::is_local(&at) && token.is_none() {
-        eprintln!(
+        crate::say!(
             "secperf: serve: warning: {at} is not this machine's loopback: anyone who can reach it \
              reads every run, command line and host name in {} (--token FILE asks them for a \
              token)",

@@ -181,7 +181,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         0 => "no A/B comparison".to_string(),
         n => format!("{n} A/B comparisons x {} pairs", suite.record.pairs),
     };
-    eprintln!(
+    crate::say!(
         "secperf: suite {} v{}: {} measurements and {ab_text}, about {:.0} s of measurement",
         def.name,
         def.version,
@@ -250,7 +250,7 @@ fn other_side(
     let db_path = crate::store::resolve_db_path(db)?;
     let mut runs = Vec::new();
     for (i, arm) in arms.iter().enumerate() {
-        eprintln!(
+        crate::say!(
             "secperf: suite {}, side {} of 2: {} ({})",
             def.name,
             i + 1,
@@ -278,7 +278,7 @@ fn other_side(
         };
         let guest =
             crate::engine::vm::measure_in_guest(&request, &db_path, &side_argv, args.wait.no_wait)?;
-        eprintln!("secperf: {}", guest.facts.line());
+        crate::say!("secperf: {}", guest.facts.line());
         runs.push(
             guest
                 .run_id
@@ -289,7 +289,7 @@ fn other_side(
     let base = store.load_run(runs[0])?;
     let other = store.load_run(runs[1])?;
     show(&store, &other, Some(&base), &args.output, json)?;
-    eprintln!(
+    crate::say!(
         "secperf: stored as runs {} ({}) and {} ({}) in {}",
         runs[0],
         arms[0].name,

@@ -191,7 +191,7 @@ struct Tests {
 
 impl RevisionTester for Tests {
     fn compare(&mut self, baseline: &Revision, revision: &Revision, level: f64) -> Result<Tested> {
-        eprintln!(
+        crate::say!(
             "secperf: track: testing {} against {} at level {level:.2e} (it alarms at an \
              e-value of {:.0})",
             revision.short(),
@@ -374,7 +374,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
             && !args.once
             && let Err(e) = crate::kbuild::source::git(&source, &["fetch", "--quiet", r])
         {
-            eprintln!("secperf: track: git fetch {r} failed ({e:#}); testing what is here");
+            crate::say!("secperf: track: git fetch {r} failed ({e:#}); testing what is here");
         }
         let ((from_commit, from_subject), commits) =
             crate::kbuild::series::first_parents(&source, &from, &branch_name)?;
@@ -406,7 +406,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
             tests
                 .ab
                 .check("base", rec.last_measured(), first, rec.stream.next_level())?;
-            eprintln!(
+            crate::say!(
                 "secperf: track {id}: {} to test on {} (every {} of {} commit(s) after {}), \
                  stored in {} as it goes",
                 due.len(),
@@ -424,7 +424,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
         let before = rec.points.len();
         let tested = crate::engine::track::advance(rec, &due, &mut tests, &mut |r| {
             let p = r.points.last().expect("a point was added");
-            eprintln!("secperf: track: {}", point_line(p));
+            crate::say!("secperf: track: {}", point_line(p));
             crate::store::Store::open(&db_path)?.put_track(r)?;
             match &args.prometheus {
                 Some(f) => write_prometheus(f, r),
@@ -444,7 +444,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
         if args.once {
             break;
         }
-        eprintln!(
+        crate::say!(
             "secperf: track {id}: nothing more to test{}; looking again in {} (Ctrl-C stops; \
              the next start goes on)",
             if waiting > 0 {

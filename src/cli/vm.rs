@@ -226,7 +226,7 @@ pub fn relay_counted(
     };
     let db_path = crate::store::resolve_db_path(db)?;
     let guest = measure_in_guest(&request, &db_path, &argv, no_wait)?;
-    eprintln!("secperf: {}", guest.facts.line());
+    crate::say!("secperf: {}", guest.facts.line());
     if let Show::GuestStdout { json, .. } = show {
         // The guest's own output knows nothing of the VM: the warning of
         // an emulated guest goes first (on stderr beside JSON).
@@ -237,14 +237,14 @@ pub fn relay_counted(
                 crate::vm::emulated_warning()
             };
             if json {
-                eprintln!("secperf: {warning}");
+                crate::say!("secperf: {warning}");
             } else {
                 super::emit(&warning);
             }
         }
         super::emit(guest.stdout.trim_end());
         if let Some(run_id) = guest.run_id {
-            eprintln!("secperf: stored as run {run_id} in {}", db_path.display());
+            crate::say!("secperf: stored as run {run_id} in {}", db_path.display());
         }
         return Ok(());
     }

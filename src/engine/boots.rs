@@ -106,7 +106,7 @@ pub fn measure_halves(
             anyhow::bail!("--boot-cases: no case {i} in a plan of {}", cases.len());
         };
         let what = crate::report::label::workload(case.workload.name, &case.workload_params);
-        eprintln!("secperf: measuring {what} tasks={}", case.tasks);
+        crate::say!("secperf: measuring {what} tasks={}", case.tasks);
         // A mechanism given with --kernel is on in every boot of every arm
         // (a runtime setting the kernels share): the treatment half.
         let arm = boot_arm(case);
@@ -642,7 +642,7 @@ pub fn measure(
         })
         .collect();
     for (i, s) in setups.iter().enumerate() {
-        eprintln!("secperf: arm {}: {}", req.arms[i].name, booting_line(s));
+        crate::say!("secperf: arm {}: {}", req.arms[i].name, booting_line(s));
     }
     let names: Vec<&str> = req.arms.iter().map(|a| a.name.as_str()).collect();
     let started = std::time::Instant::now();
@@ -655,7 +655,7 @@ pub fn measure(
         let vcpus: usize = specs.iter().map(|s| s.vcpus() as usize).sum();
         let together = counting && req.arms.len() > 1 && vcpus <= host_cpus;
         if together {
-            eprintln!(
+            crate::say!(
                 "secperf: counting instructions, the {} arms of each pair boot at once ({} vCPUs \
                  on {} CPUs): what they count is the same, and a pair takes one boot's time",
                 req.arms.len(),
@@ -672,7 +672,7 @@ pub fn measure(
         pairs_over_boots(cases, design, &names, &mut booter, &mut |b| {
             let per_boot = started.elapsed().as_secs_f64() / b.index as f64;
             let left = per_boot * (b.total - b.index) as f64;
-            eprintln!(
+            crate::say!(
                 "secperf: boot {} of at most {} done (arm {}, pair {}): {:.0} s a boot; at most \
                  about {:.0} min left",
                 b.index,
@@ -683,7 +683,7 @@ pub fn measure(
                 left / 60.0
             );
             for f in &b.findings {
-                eprintln!("secperf:   so far: {f}");
+                crate::say!("secperf:   so far: {f}");
             }
         })
     };

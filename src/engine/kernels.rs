@@ -129,12 +129,15 @@ pub fn resolve(
             });
             continue;
         };
-        eprintln!("secperf: arm {}: {}", r.name, source.describe());
+        crate::say!("secperf: arm {}: {}", r.name, source.describe());
         let built = crate::kbuild::ensure(source, &root, &r.name, stop)?;
         if built.record.cached {
-            eprintln!(
+            crate::say!(
                 "secperf: arm {}: cached build {} (built {}, {:.0} s then); nothing to build",
-                r.name, built.record.key, built.record.built_at, built.record.build_s
+                r.name,
+                built.record.key,
+                built.record.built_at,
+                built.record.build_s
             );
             summary.cached.push(r.name.clone());
         } else {
@@ -151,7 +154,7 @@ pub fn resolve(
     summary.seconds = begun.elapsed().as_secs_f64();
     check_arms(&arms)?;
     if !summary.cached.is_empty() || !summary.built.is_empty() {
-        eprintln!("secperf: {}", summary_line(&summary));
+        crate::say!("secperf: {}", summary_line(&summary));
     }
     Ok((arms, summary))
 }
@@ -215,7 +218,7 @@ pub fn measure_stored(
     db_path: &std::path::Path,
 ) -> Result<i64> {
     for w in &plan.warnings {
-        eprintln!("secperf: warning: {w}");
+        crate::say!("secperf: warning: {w}");
     }
     let design = plan.design_for(false);
     let stop = super::session::interrupt_flag()?;

@@ -247,7 +247,7 @@ impl Measurer for Live<'_> {
         if design.metric == Metric::Instructions && self.count.is_none() {
             let spread = sample_spread_pct(&result);
             if spread > 1.0 {
-                eprintln!(
+                crate::say!(
                     "secperf: counting: a slice of {} read {spread:.1}% more instructions than \
                      the least of its half; the half takes the least",
                     crate::report::label::workload(def.name, &case.workload_params)

@@ -212,15 +212,15 @@ pub fn check_reporting(lock: &StateLock, opts: &CheckOpts) -> Result<(Option<boo
     let answer = check(lock, opts, &mut |i, arm| {
         if !started {
             started = true;
-            eprintln!(
+            crate::say!(
                 "secperf: checking for phantom audit rules: {total} profiled getppid halves of \
                  about {:.1} s, audit switched (journaled, restored)",
                 (opts.samples + 1) as f64 * opts.sample_ms as f64 / 1000.0
             );
         }
-        eprintln!("secperf:   half {}/{total}: {}", i + 1, arm.describe());
+        crate::say!("secperf:   half {}/{total}: {}", i + 1, arm.describe());
     })?;
-    eprintln!(
+    crate::say!(
         "secperf: phantom audit rules: {}",
         match answer.0 {
             Some(true) => "YES",

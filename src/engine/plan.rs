@@ -191,7 +191,7 @@ pub fn stop_rule(
     let max = match max_pairs {
         Some(max) => {
             if max < needed {
-                eprintln!(
+                crate::say!(
                     "secperf: warning: with at most {max} pairs and {family} comparisons nothing \
                      can be significant at alpha {}; use --max-pairs {needed} or more",
                     decision.alpha

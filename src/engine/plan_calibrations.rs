@@ -39,7 +39,7 @@ impl OverheadPlan {
                         stop.min_pairs,
                     )
                     .unwrap_or(100_000);
-                    eprintln!(
+                    crate::say!(
                         "secperf: calibration of {} from {} (sd of ln ratio {:.4}): up to {n} pairs for +-{precision}%",
                         case.workload.name,
                         c.created_at.format("%Y-%m-%d %H:%M UTC"),
@@ -47,9 +47,11 @@ impl OverheadPlan {
                     );
                     pairs = pairs.max(n);
                 }
-                _ => eprintln!(
+                _ => crate::say!(
                     "secperf: no calibration of {} on this machine: keeping at most {} pairs (run `secperf calibrate -w {}` first)",
-                    case.workload.name, self.pairs, case.workload.name
+                    case.workload.name,
+                    self.pairs,
+                    case.workload.name
                 ),
             }
         }
@@ -159,7 +161,7 @@ impl OverheadPlan {
             note.push_str("; ");
             note.push_str(&n);
         }
-        eprintln!("secperf: {note}");
+        crate::say!("secperf: {note}");
         self.equivalence_note = Some(note);
         Ok(())
     }

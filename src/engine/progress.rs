@@ -86,7 +86,7 @@ impl Progress {
     pub fn start(&self, what: &str) {
         match &self.bar {
             Some(b) => b.set_message(what.to_string()),
-            None => eprintln!("secperf: measuring {what}"),
+            None => crate::say!("secperf: measuring {what}"),
         }
     }
 
@@ -138,8 +138,8 @@ impl Progress {
     /// A line that stays above the bar (a finished measurement).
     pub fn line(&self, line: &str) {
         match &self.bar {
-            Some(b) => b.println(line),
-            None => eprintln!("secperf: {line}"),
+            Some(b) => b.println(crate::sys::terminal::for_stderr(line)),
+            None => crate::say!("secperf: {line}"),
         }
     }
 

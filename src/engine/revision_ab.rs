@@ -279,7 +279,7 @@ impl RevisionAb {
                 if !skip {
                     return Err(e);
                 }
-                eprintln!(
+                crate::say!(
                     "secperf: {who}: {} is skipped: {}",
                     revision.short(),
                     first_line(&text)

@@ -65,12 +65,12 @@ fn phantom_check_once(lock: &StateLock, seed: u64) -> Result<(Option<bool>, Phan
         let opts = CheckOpts::in_run(seed, cache_dir());
         let (phantom, check) = check_reporting(lock, &opts)?;
         if phantom == Some(true) {
-            eprintln!("secperf: warning: {}", check.consequence());
+            crate::say!("secperf: warning: {}", check.consequence());
         }
         Ok((phantom, check))
     })?;
     if !fresh {
-        eprintln!("secperf: phantom audit rules: as checked before in this invocation");
+        crate::say!("secperf: phantom audit rules: as checked before in this invocation");
     }
     Ok(answer)
 }

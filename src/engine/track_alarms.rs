@@ -22,7 +22,7 @@ struct BatchSteps<'a> {
 
 impl super::bisect::StepTester for BatchSteps<'_> {
     fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
-        eprintln!(
+        crate::say!(
             "secperf: track: bisecting: testing {} against {}",
             revision.short(),
             self.good.abbrev()
@@ -57,7 +57,7 @@ pub fn bisect_alarms(
         let before = BisectionRecord::resumed_steps(stored.as_ref());
         let (done, undecided) = super::bisect::split_steps(&before);
         let suspects = super::track::suspects(rec, i, branch);
-        eprintln!(
+        crate::say!(
             "secperf: track: bisecting the {} commits since {} for the alarm at {} (bisection \
              {id})",
             suspects.len(),
@@ -109,7 +109,7 @@ pub fn bisect_alarms(
                     progress,
                     &finished,
                 ))?;
-                eprintln!(
+                crate::say!(
                     "secperf: track: bisecting: {} is {}; {left} revision(s) left",
                     s.revision.short(),
                     s.class.word()
@@ -124,7 +124,7 @@ pub fn bisect_alarms(
         p.bisection = Some(id.clone());
         match outcome.first_bad {
             Some(c) => {
-                eprintln!(
+                crate::say!(
                     "secperf: track: the alarm at {} came with {}",
                     p.revision.abbrev(),
                     c.short()

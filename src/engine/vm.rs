@@ -174,7 +174,7 @@ pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
     with_emulator_retries(
         || boot_once(setup, guest_args),
         |line, next| {
-            eprintln!(
+            crate::say!(
                 "secperf: warning: QEMU itself failed during a boot ({line}): a fault of the \
                  emulator, not of the guest's kernel; nothing of that boot is kept; booting \
                  again (try {next} of {})",
@@ -339,7 +339,7 @@ pub fn resolve_engine(choice: AccelChoice, metric: Metric) -> Result<(Accel, std
         Metric::Time => {
             let (accel, warning) = accel::resolve(choice, Path::new("/"))?;
             if let Some(w) = warning {
-                eprintln!("secperf: warning: {w}");
+                crate::say!("secperf: warning: {w}");
             }
             accel
         }
@@ -356,7 +356,7 @@ pub fn accel_for_instructions(choice: AccelChoice) -> Result<Accel> {
              --metric instructions)"
         );
     }
-    eprintln!(
+    crate::say!(
         "secperf: counting instructions: the guest runs under QEMU's emulation with `{}`, its \
          clock counting one ns per instruction; every figure is instructions per operation",
         icount::QEMU_OPTS
@@ -376,7 +376,7 @@ pub fn measure_in_guest(
     let (accel, vng_path) = resolve_engine(req.accel, req.metric)?;
     let (extra, note) = extra_append(req)?;
     if let Some(n) = note {
-        eprintln!("secperf: {n}");
+        crate::say!("secperf: {n}");
     }
     let mut store = Store::open(db_path)?;
     let _measuring = super::session::measurement_lock(no_wait)?;
@@ -392,7 +392,7 @@ pub fn measure_in_guest(
         stop: &stop,
         icount: req.metric == Metric::Instructions,
     };
-    eprintln!("secperf: {}", booting_line(&setup));
+    crate::say!("secperf: {}", booting_line(&setup));
     let guest = boot(&setup, &req.guest_args)?;
     let facts = setup.facts(&guest);
     if !req.stores_run {

@@ -364,7 +364,7 @@ pub fn ensure(spec: &SourceSpec, root: &Path, label: &str, stop: &AtomicBool) ->
         )
         .as_bytes(),
     );
-    eprintln!(
+    crate::say!(
         "secperf: build {label}: preparing secperf's tree {}",
         tree.dir.display()
     );
@@ -390,7 +390,7 @@ pub fn ensure(spec: &SourceSpec, root: &Path, label: &str, stop: &AtomicBool) ->
             pad_bytes: layout::PAD_BYTES,
         });
     }
-    eprintln!(
+    crate::say!(
         "secperf: build {label}: config (defconfig, virtme-ng's fragment, secperf's, olddefconfig)"
     );
     let final_config = config::generate(
@@ -416,7 +416,7 @@ pub fn ensure(spec: &SourceSpec, root: &Path, label: &str, stop: &AtomicBool) ->
     };
     write_memo(root, &inputs.memo_key, &memo)?;
     for d in &memo.dropped {
-        eprintln!("secperf: warning: build {label}: {}", d.line());
+        crate::say!("secperf: warning: build {label}: {}", d.line());
     }
     let key = key_of(&inputs, &memo);
     if let Some(entry) = cache::find(root, &key) {
@@ -448,7 +448,7 @@ pub fn ensure(spec: &SourceSpec, root: &Path, label: &str, stop: &AtomicBool) ->
     } else {
         None
     };
-    eprintln!(
+    crate::say!(
         "secperf: build {label}: compiling ({}; log {})",
         if first {
             "a first build of this source: every file, the time left follows"
@@ -492,9 +492,10 @@ pub fn ensure(spec: &SourceSpec, root: &Path, label: &str, stop: &AtomicBool) ->
         cached: false,
     };
     let entry = cache::publish(root, &record, &image, &memo.config, &log)?;
-    eprintln!(
+    crate::say!(
         "secperf: build {label}: built in {:.0} s ({} files compiled), cached as {key}",
-        made.seconds, made.compiled
+        made.seconds,
+        made.compiled
     );
     done(entry, &memo, false, begun)
 }

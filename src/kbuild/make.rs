@@ -165,7 +165,7 @@ pub fn bzimage(
         if now_phase != last_phase || last_shown.elapsed() > Duration::from_secs(20) {
             last_phase = now_phase;
             last_shown = Instant::now();
-            eprintln!(
+            crate::say!(
                 "secperf: build {label}: {}",
                 progress_line(
                     now_phase,

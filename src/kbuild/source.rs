@@ -213,7 +213,7 @@ pub fn content_id(dir: &Path, memo: &Path) -> Result<String> {
     if let Ok(id) = std::fs::read_to_string(&memo_file) {
         return Ok(id.trim().to_string());
     }
-    eprintln!(
+    crate::say!(
         "secperf: hashing the contents of {} ({} files; once, then remembered)",
         dir.display(),
         files.len()

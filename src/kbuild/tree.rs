@@ -105,7 +105,7 @@ impl Tree {
         match f.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                eprintln!(
+                crate::say!(
                     "secperf: another secperf is building in {}; waiting for it",
                     self.dir.display()
                 );
@@ -140,7 +140,7 @@ impl Tree {
         } else {
             let fresh = !self.src().exists();
             if fresh {
-                eprintln!(
+                crate::say!(
                     "secperf: copying {} into secperf's tree {} (once per source)",
                     source.display(),
                     self.src().display()
@@ -148,7 +148,7 @@ impl Tree {
             }
             let n = sync_dir(source, &self.src())?;
             if n > 0 && !fresh {
-                eprintln!(
+                crate::say!(
                     "secperf: {} file(s) of secperf's copy brought back to {}",
                     n,
                     source.display()
@@ -262,7 +262,7 @@ pub fn checkout_git(repo: &Path, tree: &str, dst: &Path, index: &Path) -> Result
         Ok(())
     };
     if !index.exists() {
-        eprintln!(
+        crate::say!(
             "secperf: checking {} out into secperf's own tree {} (once per source)",
             &tree[..tree.len().min(12)],
             dst.display()

@@ -67,10 +67,25 @@ impl Group {
             .max(MIN_KEY_WIDTH);
         let _ = writeln!(out, "{}", self.title);
         for (key, value) in &self.lines {
-            let _ = writeln!(out, "  {:<width$} {value}", format!("{key}:"));
+            // A long value (a kernel command line of 600 characters) is
+            // wrapped at words under its first line, within WIDTH.
+            let indent = " ".repeat(width + 3);
+            let first = format!("  {:<width$} ", format!("{key}:"));
+            let opts = textwrap::Options::new(WIDTH.max(indent.len() + 20))
+                .initial_indent(&first)
+                .subsequent_indent(&indent)
+                .break_words(false)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            for l in textwrap::wrap(value, opts) {
+                let _ = writeln!(out, "{}", l.trim_end());
+            }
         }
     }
 }
+
+/// The widest a line of the report is, where its words allow: an
+/// 80-column terminal shows it whole inside a view's 4-space indent.
+const WIDTH: usize = 76;
 
 /// The human-readable probe report.
 pub fn render(info: &SystemInfo) -> String {
@@ -319,6 +334,32 @@ fn mitigations(g: &mut Group, m: &Mitigations) {
 mod tests {
     use super::*;
     use crate::probe::tests::sample;
+
+    #[test]
+    fn a_long_value_wraps_at_words_under_itself() {
+        // Issue 53: the kernel command line was one line of 600 characters.
+        let mut g = Group::new("Kernel");
+        let cmdline = (0..60)
+            .map(|i| format!("option{i}=value"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        g.line("cmdline", cmdline.clone());
+        let mut out = String::new();
+        g.write(&mut out);
+        let lines: Vec<&str> = out.lines().skip(1).collect();
+        assert!(lines.len() > 5, "{out}");
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{out}");
+        assert!(lines[0].starts_with("  cmdline:"), "{out}");
+        let at = lines[0].find("option0").unwrap();
+        assert!(
+            lines[1..].iter().all(|l| l[..at].trim().is_empty()),
+            "{out}"
+        );
+        assert_eq!(
+            out.split_whitespace().skip(2).collect::<Vec<_>>().join(" "),
+            cmdline
+        );
+    }
 
     #[test]
     fn renders_every_group_and_reason() {

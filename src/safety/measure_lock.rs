@@ -100,7 +100,7 @@ impl MeasureLock {
     /// fails at once with a usage error (exit code 2) naming the holder.
     pub fn acquire(command: &str, no_wait: bool) -> Result<MeasureLock> {
         Self::acquire_in(&super::state_dir(), command, no_wait, &mut |msg| {
-            eprintln!("secperf: {msg}")
+            crate::say!("secperf: {msg}")
         })
     }
 

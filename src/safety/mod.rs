@@ -357,7 +357,7 @@ impl Drop for Applied<'_> {
         }
         self.done = true;
         if let Err(e) = self.lock.restore_entry(self.mechanism, &self.entry) {
-            eprintln!(
+            crate::say!(
                 "secperf: FAILED to restore {}: {e:#}; run `secperf restore`",
                 self.mechanism.name()
             );
@@ -491,7 +491,7 @@ pub fn restore_command(json: bool) -> Result<()> {
     drop(lock);
     // Undone: the scratch directories of the killed run can go now.
     for d in sweep_scratch_at_start() {
-        eprintln!(
+        crate::say!(
             "secperf: removed {}, the scratch directory of an earlier run that was killed",
             d.display()
         );

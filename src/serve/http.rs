@@ -191,7 +191,7 @@ fn same(a: &str, b: &str) -> bool {
 
 fn refused(r: Refusal) -> Response {
     if r.status >= 500 {
-        eprintln!("secperf: serve: {}", r.reason);
+        crate::say!("secperf: serve: {}", r.reason);
     }
     plain(
         StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),

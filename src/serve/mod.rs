@@ -64,7 +64,7 @@ impl Served {
         if let Some(v) = crate::store::Store::file_schema_version(db).filter(|&v| v < known) {
             // Every secperf that reads a results file upgrades an older
             // one; said here, since the server is otherwise read-only.
-            eprintln!(
+            crate::say!(
                 "secperf: serve: {} has schema {v}, older than this secperf's {known}: upgrading \
                  it once now (as any secperf command would), then serving it read-only",
                 db.display()

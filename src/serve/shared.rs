@@ -201,7 +201,7 @@ impl Mirror {
             }
             Ok(crate::remote::pull::Updated::NeedsNewCopy) => None,
             Err(e) => {
-                eprintln!(
+                crate::say!(
                     "secperf: serve: bringing the copy of {} up to date failed ({}); copying it \
                      anew",
                     self.shown,

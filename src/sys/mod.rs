@@ -15,6 +15,7 @@ pub mod landlock;
 pub mod pmu;
 pub mod query;
 pub mod seccomp;
+pub mod terminal;
 
 use std::ffi::CStr;
 use std::fmt;

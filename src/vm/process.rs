@@ -341,7 +341,7 @@ fn read_console(out: impl Read, console: &Mutex<Console>) {
             continue;
         }
         if showing {
-            eprintln!("{}", shown_line(&line));
+            crate::say!("{}", shown_line(&line));
         }
         if c.tail.len() == TAIL_LINES {
             c.tail.pop_front();

@@ -648,7 +648,7 @@ impl Mechanism for Audit {
         if let Some(loaded) = loaded {
             let now = sock.state()?.rules;
             for w in dropped_watches(&loaded, &now) {
-                eprintln!("secperf: warning: {w}");
+                crate::say!("secperf: warning: {w}");
             }
         }
         if sock.status()?.enabled == 2 {

@@ -54,7 +54,7 @@ pub(super) fn load_passfile(path: &Path) -> Option<String> {
             let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
             if !warned.iter().any(|p| p == path) {
                 warned.push(path.to_path_buf());
-                eprintln!("{warning}");
+                crate::say!("{warning}");
             }
             None
         }

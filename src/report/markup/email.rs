@@ -478,6 +478,10 @@ impl Markup for Email {
     fn finish(&mut self) -> String {
         join_lines(&std::mem::take(&mut self.lines))
     }
+
+    fn columns(&self) -> Option<usize> {
+        Some(self.style.width)
+    }
 }
 
 #[cfg(test)]

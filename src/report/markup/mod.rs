@@ -128,6 +128,12 @@ pub struct Column {
     /// right-aligned ("+12.3%" over "[8.0, 26.8] *"); left-aligned text
     /// always may.
     pub wraps: bool,
+    /// A narrow terminal leaves it out first when every row has the same
+    /// value (tasks, 1 in every row), saying what the value is.
+    pub constant_may_go: bool,
+    /// Of the optional columns, the last a narrow terminal leaves out
+    /// (the verdict, after the p-value and the pairs).
+    pub kept_longer: bool,
 }
 
 impl Column {
@@ -141,6 +147,8 @@ impl Column {
             optional: false,
             optional_on_terminal: false,
             wraps: align == Align::Left,
+            constant_may_go: false,
+            kept_longer: false,
         }
     }
 
@@ -185,6 +193,19 @@ impl Column {
     /// A column whose cells narrow formats may wrap at spaces.
     pub fn wrapping(mut self) -> Column {
         self.wraps = true;
+        self
+    }
+
+    /// A column a narrow terminal leaves out first where every row has the
+    /// same value.
+    pub fn left_out_when_constant(mut self) -> Column {
+        self.constant_may_go = true;
+        self
+    }
+
+    /// An optional column a narrow terminal keeps after the others.
+    pub fn kept_longer(mut self) -> Column {
+        self.kept_longer = true;
         self
     }
 }
@@ -347,6 +368,11 @@ pub trait Markup {
     fn command(&mut self, label: &str, command: &str);
     /// The text written so far, ending in a newline (or empty).
     fn finish(&mut self) -> String;
+    /// The columns a line of text has in this format, where it has a
+    /// limit (a terminal's width, email's 72); None: no limit.
+    fn columns(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The formats that write through [`Markup`].

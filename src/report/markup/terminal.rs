@@ -5,12 +5,18 @@
 //!
 //! A table fits its terminal with no word broken: text columns narrow
 //! down to their longest word, numbers keep their width; where that is
-//! not enough, optional columns (the p-value, the verdict, whose mark is
-//! in the overhead cell) are left out from the last, then those only a
-//! terminal may leave out (the pairs), saying so in one line; then numbers that may wrap at spaces do ("+12.3%" over "[8.0,
-//! 26.8] *"); where even that is not enough, each row is a block of its
-//! own ("title: value" lines). A pipe gets the whole table at
-//! [`PIPE_WIDTH`], every column, its text wrapped where it must.
+//! not enough, columns with one value in every row that may go (tasks,
+//! 1 in every row) are left out first, then the optional ones (the
+//! p-value) from the last, then those only a terminal may leave out (the
+//! pairs), saying so in one line; then numbers that may wrap do, at their
+//! first space only ("+12.3%" over "[8.0, 26.8] *", the mark never
+//! alone); then the optional ones kept longer go (the verdict, whose mark
+//! is also in the overhead cell); where even that is not enough, each row is
+//! a short block of its own: its first column, then "title value" pairs
+//! wrapped at words. A pipe gets the whole table at [`PIPE_WIDTH`], every
+//! column, its text wrapped where it must. On a terminal (or a width
+//! asked for) every paragraph, list item and legend is wrapped at words
+//! to its width; a pipe gets each on one line.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Color, ColumnConstraint, ContentArrangement, Width};
@@ -74,10 +80,63 @@ impl Terminal {
         self.out.push('\n');
     }
 
-    /// A table too wide for any grid: each row a block of "title: value"
-    /// lines, the first column's value as its head.
+    /// The width paragraphs are wrapped to: the terminal's (or the one
+    /// asked for); None in a pipe.
+    fn wrap_width(&self) -> Option<usize> {
+        if let Some(w) = self.width {
+            return Some(usize::from(w));
+        }
+        std::io::IsTerminal::is_terminal(&std::io::stdout())
+            .then(|| new_table(&[]).width().map(usize::from))
+            .flatten()
+    }
+
+    /// A paragraph, wrapped at words where the width is known, its first
+    /// line after `first` and the others after `rest`.
+    fn paragraph(&mut self, text: &str, first: &str, rest: &str) {
+        match self.wrap_width() {
+            Some(w) => {
+                let opts = textwrap::Options::new(w.max(20))
+                    .initial_indent(first)
+                    .subsequent_indent(rest)
+                    .break_words(false)
+                    .word_splitter(textwrap::WordSplitter::NoHyphenation);
+                for l in textwrap::wrap(text, opts) {
+                    self.line(&l);
+                }
+            }
+            None => self.line(&format!("{first}{text}")),
+        }
+    }
+
+    /// A table too wide for any grid: each row a short block, the first
+    /// column's value as its head, then "title: value" pairs separated by
+    /// "; " and wrapped at words (columns with one value in every row that
+    /// may go said once, above the blocks).
     fn stacked(&mut self, table: &Table) {
-        let shown = table.shown();
+        let constant: Vec<usize> = table
+            .shown()
+            .into_iter()
+            .filter(|&i| table.columns[i].constant_may_go && constant_value(table, i).is_some())
+            .collect();
+        if !constant.is_empty() {
+            let said: Vec<String> = constant
+                .iter()
+                .map(|&i| {
+                    format!(
+                        "{} {}",
+                        table.columns[i].title,
+                        constant_value(table, i).unwrap_or_default()
+                    )
+                })
+                .collect();
+            self.paragraph(&format!("In every row: {}.", said.join(", ")), "", "");
+        }
+        let shown: Vec<usize> = table
+            .shown()
+            .into_iter()
+            .filter(|i| !constant.contains(i))
+            .collect();
         let mut first = true;
         for line in &table.lines {
             match line {
@@ -90,8 +149,21 @@ impl Terminal {
                     if let Some(&head) = cols.next() {
                         self.line(&cells[head].text);
                     }
-                    for &i in cols {
-                        self.line(&format!("  {}: {}", table.columns[i].title, cells[i].text));
+                    // A number keeps its unit and an interval its mark:
+                    // only text breaks inside a value.
+                    let pairs: Vec<String> = cols
+                        .filter(|&&i| !cells[i].text.is_empty())
+                        .map(|&i| {
+                            let text = match table.columns[i].align {
+                                Align::Right => cells[i].text.replace(' ', "\u{a0}"),
+                                Align::Left => cells[i].text.clone(),
+                            };
+                            let title = table.columns[i].title.replace(' ', "\u{a0}");
+                            format!("{title}:\u{a0}{text}")
+                        })
+                        .collect();
+                    if !pairs.is_empty() {
+                        self.paragraph(&pairs.join("; "), "  ", "  ");
                     }
                 }
                 Line::Divider(Some(label)) => {
@@ -103,7 +175,7 @@ impl Terminal {
             }
         }
         for f in &table.footer {
-            self.line(f);
+            self.paragraph(f, "", "");
         }
     }
 }
@@ -111,7 +183,7 @@ impl Terminal {
 impl Markup for Terminal {
     fn heading(&mut self, text: &str) {
         self.block();
-        self.line(&format!("{text}:"));
+        self.paragraph(&format!("{text}:"), "", "  ");
         self.after_heading = true;
     }
 
@@ -168,7 +240,12 @@ impl Markup for Terminal {
             };
             t.add_row(shown.iter().map(|&i| {
                 let cell = &cells[i];
-                let mut c = comfy_table::Cell::new(&cell.text);
+                let text = if fitted {
+                    shown_text(table, i, &cell.text)
+                } else {
+                    cell.text.clone()
+                };
+                let mut c = comfy_table::Cell::new(text);
                 if table.columns[i].align == Align::Right {
                     c = c.set_alignment(CellAlignment::Right);
                 }
@@ -197,28 +274,32 @@ impl Markup for Terminal {
         let text = t.to_string();
         self.line(&text);
         if !left_out.is_empty() {
-            self.line(&format!(
-                "Left out to fit {width} columns: {} (a wider terminal shows {}, as do --json \
-                 and --format csv).",
-                left_out.join(", "),
-                if left_out.len() == 1 { "it" } else { "them" }
-            ));
+            self.paragraph(
+                &format!(
+                    "Left out to fit {width} columns: {} (a wider terminal shows {}, as do \
+                     --json and --format csv).",
+                    left_out.join(", "),
+                    if left_out.len() == 1 { "it" } else { "them" }
+                ),
+                "",
+                "",
+            );
         }
         for f in &table.footer {
-            self.line(f);
+            self.paragraph(f, "", "");
         }
     }
 
     fn text(&mut self, text: &str) {
         self.block();
         let one_line = text.split(['\n', '\r']).collect::<Vec<_>>().join(" ");
-        self.line(&one_line);
+        self.paragraph(&one_line, "", "");
     }
 
     fn list(&mut self, items: &[String]) {
         self.block();
         for item in items {
-            self.line(&format!("  {item}"));
+            self.paragraph(item, "  ", "    ");
         }
     }
 
@@ -232,12 +313,24 @@ impl Markup for Terminal {
 
     fn command(&mut self, label: &str, command: &str) {
         self.block();
-        self.line(&format!("{label}: {command}"));
+        let whole = format!("{label}: {command}");
+        match self.wrap_width() {
+            Some(w) if whole.chars().count() > w => {
+                for l in shell_lines(label, command, w) {
+                    self.line(&l);
+                }
+            }
+            _ => self.line(&whole),
+        }
     }
 
     fn finish(&mut self) -> String {
         self.after_heading = false;
         std::mem::take(&mut self.out)
+    }
+
+    fn columns(&self) -> Option<usize> {
+        self.wrap_width()
     }
 }
 
@@ -271,12 +364,12 @@ fn wraps(table: &Table, i: usize, numbers: bool) -> bool {
 /// where it wraps, else its widest cell.
 fn min_width(table: &Table, i: usize, wrapping: bool) -> usize {
     let col = &table.columns[i];
-    let longest_word = |s: &str| s.split_whitespace().map(cols).max().unwrap_or(0);
+    let longest_word = |s: &str| s.split(' ').map(cols).max().unwrap_or(0);
     let title = longest_word(&col.title);
     let cells = table
         .rows()
         .map(|r| match wrapping {
-            true => longest_word(&r[i].text),
+            true => longest_word(&shown_text(table, i, &r[i].text)),
             false => cols(&r[i].text),
         })
         .max()
@@ -294,6 +387,83 @@ fn min_width(table: &Table, i: usize, wrapping: bool) -> usize {
         false => 0,
     };
     title.max(cells).max(labels)
+}
+
+/// A command too long for `width`, as lines a shell reads as one: broken
+/// between its words, each line but the last ending in " \\", the rest
+/// indented; a command that does not split as a shell would is one line.
+fn shell_lines(label: &str, command: &str, width: usize) -> Vec<String> {
+    let Some(words) = shell_word_spans(command) else {
+        return vec![format!("{label}: {command}")];
+    };
+    let mut lines = Vec::new();
+    let mut line = format!("{label}:");
+    let indent = "    ";
+    for word in words {
+        let fits = line.chars().count() + 1 + word.chars().count() + 2 <= width;
+        if fits || line.trim() == format!("{label}:") || line.trim().is_empty() {
+            line.push(' ');
+            line.push_str(&word);
+        } else {
+            lines.push(format!("{line} \\"));
+            line = format!("{indent}{word}");
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+/// The words of a command line as written (quotes kept), split at the
+/// spaces a shell splits at; None where its quotes do not close.
+fn shell_word_spans(command: &str) -> Option<Vec<&str>> {
+    let mut words = Vec::new();
+    let (mut start, mut quote, mut escaped) = (None, None, false);
+    for (i, c) in command.char_indices() {
+        match (quote, c) {
+            _ if escaped => escaped = false,
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('"'), '\\') | (None, '\\') => escaped = true,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ' ') => {
+                if let Some(s) = start.take() {
+                    words.push(&command[s..i]);
+                }
+                continue;
+            }
+            (None, _) => {}
+        }
+        start.get_or_insert(i);
+    }
+    if quote.is_some() || escaped {
+        return None;
+    }
+    if let Some(s) = start {
+        words.push(&command[s..]);
+    }
+    Some(words)
+}
+
+/// The one value every row of column `i` has (a one-row table's are all
+/// constant: only a column that may go when constant is left out so).
+fn constant_value(table: &Table, i: usize) -> Option<String> {
+    let mut values = table.rows().map(|r| r[i].text.as_str());
+    let first = values.next()?;
+    (values.all(|v| v == first) && !first.is_empty()).then(|| first.to_string())
+}
+
+/// A cell's text as a grid shows it: in a right-aligned column that may
+/// wrap, only its first space may break ("+12.3%" over "[8.0, 26.8] *"):
+/// the others are no-break spaces, so an interval keeps its mark.
+fn shown_text(table: &Table, i: usize, text: &str) -> String {
+    let col = &table.columns[i];
+    if !(col.wraps && col.align == Align::Right) {
+        return text.to_string();
+    }
+    match text.split_once(' ') {
+        Some((head, rest)) => format!("{head} {}", rest.replace(' ', "\u{a0}")),
+        None => text.to_string(),
+    }
 }
 
 /// How a table is drawn in a width.
@@ -325,21 +495,42 @@ fn fit(table: &Table, width: usize) -> Option<Fit> {
     };
     let mut shown = table.shown();
     let mut left_out = Vec::new();
-    let tiers: [fn(&super::Column) -> bool; 2] = [|c| c.optional, |c| c.optional_on_terminal];
+    // What goes first: a column with one value in every row that may go
+    // (said with its value), then the optional ones, then those only a
+    // terminal may leave out, then the optional ones kept longer.
+    let constant = |i: usize| constant_value(table, i).is_some();
+    let tiers: [&dyn Fn(usize) -> bool; 3] = [
+        &|i| table.columns[i].constant_may_go && constant(i),
+        &|i| table.columns[i].optional && !table.columns[i].kept_longer,
+        &|i| table.columns[i].optional_on_terminal,
+    ];
     for may_go in tiers {
         while drawn(&shown, false) > width {
-            let Some(pos) = shown.iter().rposition(|&i| may_go(&table.columns[i])) else {
+            let Some(pos) = shown.iter().rposition(|&i| may_go(i)) else {
                 break;
             };
             left_out.push(shown.remove(pos));
         }
     }
+    // Then numbers wrap (at their first space) before a column kept
+    // longer goes.
+    let wrap_numbers = drawn(&shown, false) > width;
+    while drawn(&shown, wrap_numbers) > width {
+        let Some(pos) = shown.iter().rposition(|&i| table.columns[i].optional) else {
+            break;
+        };
+        left_out.push(shown.remove(pos));
+    }
     left_out.sort_unstable();
     let left_out = left_out
         .into_iter()
-        .map(|i| table.columns[i].title.clone())
+        .map(|i| match constant_value(table, i) {
+            Some(v) if table.columns[i].constant_may_go => {
+                format!("{} ({v} in every row)", table.columns[i].title)
+            }
+            _ => table.columns[i].title.clone(),
+        })
         .collect();
-    let wrap_numbers = drawn(&shown, false) > width;
     (drawn(&shown, wrap_numbers) <= width).then_some(Fit {
         shown,
         left_out,
@@ -398,11 +589,104 @@ mod tests {
         m.table(&t);
         let s = m.finish();
         assert!(
-            s.starts_with("getppid\n  mechanism: seccomp:args,filters=4\n"),
+            s.starts_with("getppid\n  mechanism:\u{a0}seccomp:args,filters=4;"),
             "{s}"
         );
         assert!(
-            s.contains("  overhead [95% CI]: +33.0% [32.0, 34.0] *"),
+            s.contains("  overhead\u{a0}[95%\u{a0}CI]:\u{a0}+33.0%\u{a0}[32.0,\u{a0}34.0]\u{a0}*"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_long_command_breaks_between_its_words_as_a_shell_reads_it() {
+        assert_eq!(
+            shell_word_spans("secperf run -l 'a b' --x \"c d\" e\\ f"),
+            Some(vec![
+                "secperf", "run", "-l", "'a b'", "--x", "\"c d\"", "e\\ f"
+            ])
+        );
+        assert_eq!(shell_word_spans("unclosed 'quote"), None);
+        let lines = shell_lines(
+            "Reproduce",
+            "secperf overhead -m 'audit:rules=/a b/c.rules' -m landlock:fs --quick --seed 11",
+            40,
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert!(lines[..lines.len() - 1].iter().all(|l| l.ends_with(" \\")));
+        let joined = lines
+            .iter()
+            .map(|l| l.trim_end_matches(" \\").trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(
+            joined,
+            "Reproduce: secperf overhead -m 'audit:rules=/a b/c.rules' -m landlock:fs --quick \
+             --seed 11"
+        );
+    }
+
+    #[test]
+    fn paragraphs_wrap_at_words_and_one_row_keeps_its_verdict() {
+        // Issue 53: at 80 columns legends broke mid-word ("negligib/le"),
+        // and a one-row table kept tasks (1) and dropped the verdict.
+        let mut m = Terminal::with_width(false, 40);
+        m.text("every paragraph is wrapped at words to the terminal and none is broken");
+        let s = m.finish();
+        assert!(s.lines().all(|l| l.chars().count() <= 40), "{s}");
+        assert!(s.contains("broken") && s.contains("terminal"), "{s}");
+        let mut t = Table::new(
+            "comparisons",
+            vec![
+                super::super::Column::new("workload", Align::Left, "workload"),
+                super::super::Column::new("mechanism", Align::Left, "mechanism"),
+                super::super::Column::new("tasks", Align::Right, "tasks").left_out_when_constant(),
+                super::super::Column::new("overhead [95% CI]", Align::Right, "o").wrapping(),
+                super::super::Column::new("p", Align::Right, "p").optional(),
+                super::super::Column::new("verdict", Align::Left, "verdict")
+                    .optional()
+                    .kept_longer(),
+            ],
+        );
+        t.row(
+            [
+                "getppid",
+                "seccomp:allow",
+                "1",
+                "+44.3% [43.9, 44.7] *",
+                "0.007",
+                "slower",
+            ]
+            .map(super::super::Cell::text)
+            .to_vec(),
+        );
+        let draw = |width: u16| {
+            let mut m = Terminal::with_width(false, width);
+            m.table(&t);
+            m.finish()
+        };
+        let grid = |s: &str| {
+            s.lines()
+                .find(|l| l.starts_with('\u{2502}'))
+                .map(|l| l.chars().count())
+                .unwrap_or(0)
+        };
+        let whole = grid(&draw(200));
+        // Just too narrow for the whole row: tasks goes first, and the
+        // verdict stays.
+        let s = draw((whole - 2) as u16);
+        assert!(s.contains("Left out to fit"), "{s}");
+        assert!(s.contains("tasks (1 in every row)"), "{s}");
+        assert!(s.contains("slower") && s.contains("0.007"), "{s}");
+        // Narrower: the p-value goes before the verdict.
+        let s = draw((whole - 10) as u16);
+        assert!(s.contains("slower") && !s.contains("0.007"), "{s}");
+        // Narrower still: the change wraps at its first space only, and
+        // the mark stays with its interval.
+        let s = draw(40);
+        assert!(
+            s.lines()
+                .all(|l| l.trim_end_matches(['\u{2502}', ' ']).trim() != "*"),
             "{s}"
         );
     }

@@ -52,7 +52,7 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Column::new("workload", Align::Left, "workload"),
             Column::new("mechanism", Align::Left, "treatment"),
             Column::data("workload_params"),
-            Column::new("tasks", Align::Right, "tasks"),
+            Column::new("tasks", Align::Right, "tasks").left_out_when_constant(),
             // On a narrow terminal the pairs go before names and the
             // change (after the p-value and the verdict); email keeps them.
             Column::with_fields("pairs", Align::Right, &["pairs", "max_pairs", "unfinished"])
@@ -67,7 +67,9 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             )
             .wrapping(),
             Column::new("p", Align::Right, "p_value").optional(),
-            Column::new("verdict", Align::Left, "verdict").optional(),
+            Column::new("verdict", Align::Left, "verdict")
+                .optional()
+                .kept_longer(),
             Column::data("treatment_per_op"),
             Column::data("measure"),
             Column::data("hodges_lehmann_pct"),

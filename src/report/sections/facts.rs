@@ -1,5 +1,6 @@
-//! The run's facts: what ran, when, where, on what machine, and (in the
-//! stored view) the whole security configuration its probe recorded.
+//! The run's facts: what ran, when, where, on what machine; and (in the
+//! stored view, after the results, where a reader looks last) the whole
+//! security configuration its probe recorded.
 
 use super::super::doc::RunDoc;
 use super::super::markup::Markup;
@@ -15,7 +16,7 @@ fn design(kind: &str) -> &'static str {
     }
 }
 
-pub fn facts(doc: &RunDoc, security: bool, m: &mut dyn Markup) {
+pub fn facts(doc: &RunDoc, m: &mut dyn Markup) {
     let meta = &doc.meta;
     m.heading(&format!("secperf {}: {}", meta.kind, doc.name()));
     let started = meta.started_at.format("%Y-%m-%d %H:%M:%S UTC");
@@ -44,15 +45,17 @@ pub fn facts(doc: &RunDoc, security: bool, m: &mut dyn Markup) {
         None => format!("secperf {}", meta.secperf_version),
     });
     m.list(&items);
-    if security {
-        match serde_json::from_value::<crate::probe::SystemInfo>(meta.system.clone()) {
-            Ok(info) => m.verbatim(
-                "Security configuration",
-                crate::probe::render(&info).trim_end(),
-            ),
-            Err(_) => {
-                m.text("(The security configuration was recorded in an older format: see --json.)")
-            }
+}
+
+/// The whole security configuration the run's probe recorded.
+pub fn security(doc: &RunDoc, m: &mut dyn Markup) {
+    match serde_json::from_value::<crate::probe::SystemInfo>(doc.meta.system.clone()) {
+        Ok(info) => m.verbatim(
+            "Security configuration",
+            crate::probe::render(&info).trim_end(),
+        ),
+        Err(_) => {
+            m.text("(The security configuration was recorded in an older format: see --json.)")
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The sections of a run's report, each written once against the markup
 //! interface ([`crate::report::markup`]) and so drawn alike by every
-//! format: the run's facts, its results and profiles, the comparisons,
+//! format: the run's facts, a summary of its comparisons (one line each,
+//! for a glance), its results and profiles, the comparisons,
 //! phantom audit rules under audit comparisons, child CPU time, the
 //! negative control, sweeps, attributions, outlier
 //! pairs, skipped mechanisms, treatment notes, the policy files measured,
@@ -12,8 +13,8 @@
 //! What a view includes is chosen by [`Parts`]: right after measuring, the
 //! terminal shows the figures only (the user just typed the command); a
 //! report for others (email, markdown) adds the facts and the command that
-//! reproduces it; `results show` adds the security configuration and the
-//! policy files' content.
+//! reproduces it; `results show` adds the policy files' content and the
+//! security configuration (after the results: a reader comes for them).
 
 pub mod attribution;
 pub mod beside;
@@ -32,6 +33,7 @@ pub mod policies;
 pub mod post;
 mod results;
 pub mod suite;
+pub mod summary;
 pub mod sweeps;
 pub mod track;
 
@@ -88,8 +90,9 @@ impl Parts {
 /// Writes every section of `doc` that has something to say.
 pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
     if parts.facts {
-        facts::facts(doc, parts.security, m);
+        facts::facts(doc, m);
     }
+    summary::summary(doc, m);
     guest::guest(doc, m);
     phantom::phantom(doc, m);
     if doc.suite.is_some() {
@@ -115,6 +118,9 @@ pub fn run(doc: &RunDoc, parts: Parts, m: &mut dyn Markup) {
     notes::treatment_notes(doc, m);
     policies::policy_files(doc, parts.policy_content, m);
     notes::problems(doc, m);
+    if parts.security {
+        facts::security(doc, m);
+    }
     if parts.reproduce {
         m.command("Reproduce", &doc.meta.command);
     }
