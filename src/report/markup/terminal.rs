@@ -403,7 +403,7 @@ fn shell_lines(label: &str, command: &str, width: usize) -> Vec<String> {
         let fits = line.chars().count() + 1 + word.chars().count() + 2 <= width;
         if fits || line.trim() == format!("{label}:") || line.trim().is_empty() {
             line.push(' ');
-            line.push_str(&word);
+            line.push_str(word);
         } else {
             lines.push(format!("{line} \\"));
             line = format!("{indent}{word}");
