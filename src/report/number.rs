@@ -283,6 +283,38 @@ pub fn change(estimate: f64, ci_low: f64, ci_high: f64, verdict: Verdict) -> Str
     )
 }
 
+/// A comparison's overhead as every table shows it: [`overhead`] for one
+/// that finished; for one the run stopped inside, its estimate so far,
+/// with its interval only where it has one (bounded on both sides), and
+/// no mark: it has no verdict (its verdict and pairs say unfinished).
+pub fn comparison_overhead(c: &crate::model::Comparison) -> String {
+    if !c.unfinished {
+        return overhead(&c.overhead_pct);
+    }
+    let o = &c.overhead_pct;
+    if bounded(o.ci_low, o.ci_high) {
+        format!("{:+.1}% [{:.1}, {:.1}]", o.estimate, o.ci_low, o.ci_high)
+    } else {
+        format!("{:+.1}%", o.estimate)
+    }
+}
+
+/// Whether an interval in percent has both ends: not -100% (a ratio of 0)
+/// below, not infinite above.
+pub fn bounded(low_pct: f64, high_pct: f64) -> bool {
+    low_pct.is_finite() && high_pct.is_finite() && low_pct > -100.0
+}
+
+/// A comparison's verdict as every table words it: "unfinished" for one
+/// the run stopped inside; else its verdict in its measure's words.
+pub fn comparison_verdict(c: &crate::model::Comparison, metric: Metric) -> String {
+    if c.unfinished {
+        "unfinished".to_string()
+    } else {
+        verdict_text(c.measure.metric().unwrap_or(metric), c.overhead_pct.verdict)
+    }
+}
+
 /// An overhead with its interval and mark: "+12.3% [8.0, 26.8] *".
 pub fn overhead(o: &OverheadPct) -> String {
     change(o.estimate, o.ci_low, o.ci_high, o.verdict)

@@ -49,12 +49,26 @@ pub fn section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
     let rows: Vec<forest::Row> = run
         .comparisons
         .iter()
-        .map(|c| forest::Row {
-            label: crate::report::label::comparison(c),
-            estimate_pct: c.overhead_pct.estimate,
-            ci_low_pct: c.overhead_pct.ci_low,
-            ci_high_pct: c.overhead_pct.ci_high,
-            verdict: c.overhead_pct.verdict,
+        .map(|c| {
+            let o = &c.overhead_pct;
+            // An unfinished comparison: its estimate so far, its interval
+            // only where it has one, and no verdict (drawn as no change).
+            let bounded = !c.unfinished || crate::report::number::bounded(o.ci_low, o.ci_high);
+            forest::Row {
+                label: if c.unfinished {
+                    format!("{} (unfinished)", crate::report::label::comparison(c))
+                } else {
+                    crate::report::label::comparison(c)
+                },
+                estimate_pct: o.estimate,
+                ci_low_pct: if bounded { o.ci_low } else { f64::NAN },
+                ci_high_pct: if bounded { o.ci_high } else { f64::NAN },
+                verdict: if c.unfinished {
+                    crate::stats::decision::Verdict::NoChange
+                } else {
+                    o.verdict
+                },
+            }
         })
         .collect();
     let interval = bar_interval(run);
@@ -146,7 +160,7 @@ pub fn pairs_section(doc: &mut Doc, run: &RunDoc) -> Result<()> {
                 "{label}: {} pairs ({} AB, {ba} BA); overhead {}.",
                 pairs.len(),
                 pairs.len() - ba,
-                crate::report::number::overhead(&c.overhead_pct)
+                crate::report::number::comparison_overhead(c)
             ),
         );
     }

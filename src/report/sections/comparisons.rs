@@ -14,7 +14,8 @@ use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::{Align, Cell, Column, Markup, Raw, Table, Tone};
 use super::super::number::{
-    either_way, figure, level_label, marks_legend_in, overhead, p_value, verdict_text,
+    comparison_overhead, comparison_verdict, either_way, figure, level_label, marks_legend_in,
+    p_value,
 };
 use crate::model::Comparison;
 use crate::stats::decision::{ErrorRate, SeqTest};
@@ -83,6 +84,12 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
     for c in &doc.comparisons {
         let o = &c.overhead_pct;
         let treatment = paired_treatment_per_op(c);
+        // An unfinished comparison has no verdict: no colour either.
+        let tone = if c.unfinished {
+            Tone::Plain
+        } else {
+            Tone::of(o.verdict)
+        };
         t.row(vec![
             Cell::value(
                 label::workload(&c.workload, &c.workload_params),
@@ -102,16 +109,12 @@ pub fn comparisons_table(doc: &RunDoc) -> Table {
             Cell::value(figure(&c.measure, c.baseline_per_op), c.baseline_per_op),
             Cell::value(figure(&c.measure, treatment), treatment),
             Cell::values(
-                overhead(o),
+                comparison_overhead(c),
                 vec![o.estimate.into(), o.ci_low.into(), o.ci_high.into()],
             )
-            .tone(Tone::of(o.verdict)),
+            .tone(tone),
             Cell::value(p_value(o.p_value), o.p_value),
-            Cell::value(
-                verdict_text(c.measure.metric().unwrap_or(metric), o.verdict),
-                o.verdict.to_string(),
-            )
-            .tone(Tone::of(o.verdict)),
+            Cell::value(comparison_verdict(c, metric), o.verdict.to_string()).tone(tone),
             Cell::value("", c.treatment_per_op),
             Cell::value("", c.measure.name.as_str()),
             Cell::value("", c.hodges_lehmann_pct),

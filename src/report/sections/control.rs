@@ -7,7 +7,6 @@
 use super::super::doc::RunDoc;
 use super::super::label;
 use super::super::markup::Markup;
-use super::super::number::overhead;
 
 /// "a", "a and b", "a, b and c".
 fn and_list(items: &[String]) -> String {
@@ -31,9 +30,17 @@ pub fn lines(doc: &RunDoc) -> Vec<String> {
         cs.iter()
             .map(|c| {
                 if parens {
-                    format!("{} ({})", label::control(c), overhead(&c.overhead_pct))
+                    format!(
+                        "{} ({})",
+                        label::control(c),
+                        crate::report::number::comparison_overhead(c)
+                    )
                 } else {
-                    format!("{} {}", label::control(c), overhead(&c.overhead_pct))
+                    format!(
+                        "{} {}",
+                        label::control(c),
+                        crate::report::number::comparison_overhead(c)
+                    )
                 }
             })
             .collect()

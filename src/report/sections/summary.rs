@@ -6,7 +6,7 @@
 
 use super::super::doc::RunDoc;
 use super::super::markup::Markup;
-use super::super::number::{overhead, verdict_text};
+use super::super::number::{comparison_overhead, comparison_verdict, verdict_text};
 use crate::model::{Comparison, Metric};
 use crate::stats::decision::Verdict;
 
@@ -70,20 +70,15 @@ pub fn summary(doc: &RunDoc, m: &mut dyn Markup) {
 
 /// Its verdict in the words of its measure, or "unfinished".
 fn verdict(c: &Comparison, metric: Metric) -> String {
-    if c.unfinished {
-        "unfinished".to_string()
-    } else {
-        verdict_text(c.measure.metric().unwrap_or(metric), c.overhead_pct.verdict)
-    }
+    comparison_verdict(c, metric)
 }
 
-/// Its change with its interval and mark; an unfinished one's estimate
-/// alone, marked so.
+/// Its change with its interval and mark (an unfinished one's "so far").
 fn change(c: &Comparison) -> String {
     if c.unfinished {
-        format!("{:+.1}% so far", c.overhead_pct.estimate)
+        format!("{} so far", comparison_overhead(c))
     } else {
-        overhead(&c.overhead_pct)
+        comparison_overhead(c)
     }
 }
 

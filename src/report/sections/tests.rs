@@ -291,3 +291,57 @@ fn audit_comparisons_on_a_kernel_with_phantom_rules_carry_a_note() {
         assert!(words.contains("reboot"), "{kind:?}: {s}");
     }
 }
+
+#[test]
+fn an_unfinished_comparison_reads_unfinished_without_a_verdict_or_an_interval_it_lacks() {
+    // Issue 53: an interrupted run's comparison of 1 of 32 pairs read
+    // `+55.8% [-100.0, inf] ~ no-change`.
+    let mut doc = overhead_doc();
+    let c = doc
+        .comparisons
+        .iter_mut()
+        .find(|c| c.unfinished)
+        .expect("the fixture has an unfinished comparison");
+    c.pairs = 1;
+    c.overhead_pct.estimate = 55.8;
+    c.overhead_pct.ci_low = -100.0;
+    c.overhead_pct.ci_high = f64::INFINITY;
+    c.overhead_pct.verdict = crate::stats::decision::Verdict::NoChange;
+    for kind in [
+        Kind::TerminalAt {
+            color: false,
+            width: 200,
+        },
+        Kind::Email,
+        Kind::Markdown,
+    ] {
+        let s = render(&doc, Parts::STORED, kind);
+        assert!(!s.contains("-100.0, inf"), "{kind:?}\n{s}");
+        assert!(!s.contains("+55.8% ["), "{kind:?}\n{s}");
+        let row = s
+            .lines()
+            .find(|l| l.contains("+55.8%") && l.contains("1 unfinished"))
+            .unwrap_or_else(|| panic!("{kind:?}: no row\n{s}"));
+        assert!(
+            !row.contains("no-change") && !row.contains(" ~"),
+            "{kind:?}: {row}"
+        );
+        assert!(row.contains("unfinished"), "{kind:?}: {row}");
+    }
+    let s = render(
+        &doc,
+        Parts::MEASURED,
+        Kind::TerminalAt {
+            color: false,
+            width: 200,
+        },
+    );
+    assert!(
+        s.lines()
+            .any(|l| l.contains("+55.8% so far") && l.contains("unfinished")),
+        "{s}"
+    );
+    // Its data keep what was stored.
+    let csv = render(&doc, Parts::STORED, Kind::Csv);
+    assert!(csv.contains("no-change"), "{csv}");
+}
