@@ -778,6 +778,14 @@ pub struct RunSummary {
     pub comparisons: u32,
     /// The workloads measured, in order of first measurement.
     pub workloads: Vec<String>,
+    /// The treatments its comparisons switched (`seccomp:allow`), in
+    /// order of first comparison.
+    #[serde(default)]
+    pub mechanisms: Vec<String>,
+    /// How many of its comparisons reached each verdict (`slower`, ...;
+    /// `unfinished` for those the run stopped inside).
+    #[serde(default)]
+    pub verdicts: std::collections::BTreeMap<String, u32>,
 }
 
 /// A cost probe's measured figure (`secperf predict`'s models): ns a

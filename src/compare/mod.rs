@@ -21,6 +21,7 @@ use crate::model::StoredRun;
 use crate::probe::probe_differences;
 use crate::report::model::{Cell, DesignKind, Report, Row};
 use crate::stats::decision::DecisionOpts;
+use crate::stats::decision::Verdict;
 use crate::stats::summary::geometric_mean;
 use crate::stats::unpaired::UnpairedOpts;
 use crate::stats::unpaired_table::{UnpairedCell, decide_unpaired_table};
@@ -42,8 +43,15 @@ pub struct RowKey {
     pub label: String,
 }
 
+/// The label's end of a comparison's overhead row, whose values are each
+/// pair's treatment / baseline.
+pub const OVERHEAD_ROW: &str = "(overhead)";
+
+pub use crate::report::model::RATIO_UNIT;
+
 /// A run's rows: key -> samples of the run's figure per operation (ns, or
-/// counted instructions), in first-seen order.
+/// counted instructions; for a comparison's overhead row each pair's
+/// ratio), in first-seen order.
 pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
     let mut out: Vec<(RowKey, Vec<f64>)> = Vec::new();
     let mut push = |key: RowKey, values: Vec<f64>| match out.iter_mut().find(|(k, _)| *k == key) {
@@ -73,6 +81,21 @@ pub fn series(run: &StoredRun) -> Vec<(RowKey, Vec<f64>)> {
     }
     for c in &run.comparisons {
         let mech = crate::mechanisms::label_of(c);
+        // The overhead itself first: each pair's treatment / baseline, so
+        // that two runs say whether the mechanism's cost changed, not only
+        // whether each arm did.
+        push(
+            RowKey {
+                workload: c.workload.clone(),
+                tasks: c.tasks,
+                label: format!("{mech} {OVERHEAD_ROW}"),
+            },
+            c.pair_data
+                .iter()
+                .map(|p| p.treatment_per_op / p.baseline_per_op)
+                .filter(|r| r.is_finite() && *r > 0.0)
+                .collect(),
+        );
         push(
             RowKey {
                 workload: c.workload.clone(),
@@ -200,27 +223,59 @@ pub fn build(runs: &[StoredRun], opts: &CompareOpts, command: &str) -> Report {
             });
             cells.push(c);
         }
+        let overhead_row = key.label.ends_with(OVERHEAD_ROW);
         rows.push(Row {
             workload: key.workload.clone(),
             tasks: key.tasks,
             label: key.label.clone(),
-            unit: None,
+            unit: overhead_row.then(|| RATIO_UNIT.to_string()),
             cells,
         });
     }
+    let (up, down) = crate::report::number::change_words(metric);
     let mut summary = Vec::new();
     for (j, run) in runs[1..].iter().enumerate() {
-        let ratios: Vec<f64> = rows
-            .iter()
-            .filter_map(|r| r.cells[j + 1].as_ref()?.change_pct.map(|c| 1.0 + c / 100.0))
+        // What changed, by verdict: the overheads, then the arms' figures.
+        for (overheads, what) in [(true, "overheads"), (false, "figures")] {
+            let cells: Vec<&Cell> = rows
+                .iter()
+                .filter(|r| r.unit.is_some() == overheads)
+                .filter_map(|r| r.cells[j + 1].as_ref())
+                .filter(|c| c.change_pct.is_some())
+                .collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let count = |v: Verdict| cells.iter().filter(|c| c.verdict == Some(v)).count();
+            let ratios: Vec<f64> = cells
+                .iter()
+                .filter_map(|c| c.change_pct.map(|c| 1.0 + c / 100.0))
+                .collect();
+            let (up, down) = if overheads {
+                ("higher", "lower")
+            } else {
+                (up, down)
+            };
+            let counts: Vec<String> = [
+                (Verdict::Slower, up),
+                (Verdict::Faster, down),
+                (Verdict::Negligible, "negligible"),
+                (Verdict::NoChange, "no difference detected"),
+            ]
+            .into_iter()
+            .filter(|(v, _)| count(*v) > 0)
+            .map(|(v, word)| format!("{} {word}", count(v)))
             .collect();
-        if let Some(g) = geometric_mean(&ratios) {
             summary.push(format!(
-                "geometric mean of changes, {} vs {}: {:+.2}% over {} rows",
+                "{} vs {}, {what}: {}{}",
                 run.name(),
                 base.name(),
-                (g - 1.0) * 100.0,
-                ratios.len()
+                counts.join(", "),
+                geometric_mean(&ratios).map_or(String::new(), |g| format!(
+                    "; geometric mean of changes {:+.2}% over {}",
+                    (g - 1.0) * 100.0,
+                    crate::report::number::count(ratios.len(), "row")
+                ))
             ));
         }
     }

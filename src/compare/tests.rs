@@ -199,9 +199,35 @@ fn overhead_runs_give_one_row_per_arm() {
         beside: Vec::new(),
     });
     let s = series(&a);
-    assert_eq!(s.len(), 2);
-    assert_eq!(s[0].0.label, "seccomp:args (baseline arm)");
-    assert_eq!(s[1].1, vec![350.0, 349.0]);
+    assert_eq!(s.len(), 3);
+    // Issue 53: of two overhead runs, compare showed each arm, not
+    // whether the overhead changed: its ratios come first.
+    assert_eq!(s[0].0.label, "seccomp:args (overhead)");
+    assert_eq!(s[0].1, vec![350.0 / 300.0, 349.0 / 301.0]);
+    assert_eq!(s[1].0.label, "seccomp:args (baseline arm)");
+    assert_eq!(s[2].1, vec![350.0, 349.0]);
+    let mut b = a.clone();
+    b.meta.label = "later".into();
+    for p in &mut b.comparisons[0].pair_data {
+        p.treatment_per_op *= 1.2;
+    }
+    let r = build(&[a, b], &OPTS, "secperf compare 1 2");
+    let overhead = r
+        .rows
+        .iter()
+        .find(|r| r.label.ends_with("(overhead)"))
+        .unwrap();
+    assert_eq!(
+        overhead.unit.as_deref(),
+        Some(crate::report::model::RATIO_UNIT)
+    );
+    let change = overhead.cells[1].as_ref().unwrap().change_pct.unwrap();
+    assert!((change - 20.0).abs() < 0.5, "{change}");
+    assert!(r.summary[0].contains(", overheads: "), "{:?}", r.summary);
+    assert_eq!(
+        crate::report::number::value_with_unit(1.167, crate::report::model::RATIO_UNIT),
+        "+16.7%"
+    );
 }
 
 #[test]

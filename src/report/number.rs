@@ -113,6 +113,9 @@ pub fn p_short(p: f64) -> String {
 pub fn value_with_unit(v: f64, unit: &str) -> String {
     if unit == "ns/op" {
         ns(v)
+    } else if unit == super::model::RATIO_UNIT {
+        // A ratio of treatment to baseline: the overhead it is.
+        format!("{:+.1}%", (v - 1.0) * 100.0)
     } else if unit == crate::model::Metric::Instructions.per_op_short() {
         crate::model::Metric::Instructions.format(v)
     } else if unit.is_empty() {
@@ -275,6 +278,11 @@ fn bound(x: f64) -> String {
 
 /// A change with its interval and mark: "+12.3% [8.0, 26.8] *".
 pub fn change(estimate: f64, ci_low: f64, ci_high: f64, verdict: Verdict) -> String {
+    // No bound on either side (too few samples for the level): said so,
+    // rather than as the numbers [-100.0, inf].
+    if ci_low.partial_cmp(&-100.0) != Some(std::cmp::Ordering::Greater) && !ci_high.is_finite() {
+        return format!("{estimate:+.1}% [unbounded] {}", mark(verdict));
+    }
     format!(
         "{estimate:+.1}% [{}, {}] {}",
         bound(ci_low),
@@ -391,6 +399,15 @@ mod tests {
             verdict,
         };
         assert_eq!(overhead(&o(12.3, Verdict::Slower)), "+12.3% [10.3, 14.8] *");
+        // Issue 53: an interval bounded on neither side reads so.
+        assert_eq!(
+            change(0.1, -100.0, f64::INFINITY, Verdict::NoChange),
+            "+0.1% [unbounded] ~"
+        );
+        assert_eq!(
+            change(0.1, -100.0, 12.0, Verdict::NoChange),
+            "+0.1% [-100.0, 12.0] ~"
+        );
         assert_eq!(overhead(&o(-5.0, Verdict::Faster)), "-5.0% [-7.0, -2.5] *");
         assert_eq!(
             overhead(&o(0.2, Verdict::Negligible)),

@@ -91,11 +91,23 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     if path == "/" {
         return Redirect::to("/runs").into_response();
     }
-    let wants_json = req
+    let accept = req
         .headers()
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("application/json") && !a.contains("text/html"));
+        .unwrap_or("")
+        .to_string();
+    let wants_json = accept.contains("application/json") && !accept.contains("text/html");
+    // A browser gets a refusal as a page whose paths are links.
+    let browser = accept.contains("text/html");
+    let app_for_refusal = app.clone();
+    let refused = move |r: Refusal| {
+        if browser {
+            refused_page(&app_for_refusal.served, r)
+        } else {
+            refused(r)
+        }
+    };
     let (page, mut form) = match pages::route(&path, &query) {
         Ok(r) => r,
         Err(refusal) => return refused(refusal),
@@ -197,6 +209,23 @@ fn refused(r: Refusal) -> Response {
         StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         &r.reason,
     )
+}
+
+/// A refusal as a page, for a browser ([`pages::frame::refusal`]).
+fn refused_page(served: &super::Served, r: Refusal) -> Response {
+    if r.status >= 500 {
+        crate::say!("secperf: serve: {}", r.reason);
+    }
+    let mut resp = (
+        StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        pages::frame::refusal(served, r.status, &r.reason),
+    )
+        .into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    secure(resp)
 }
 
 fn plain(status: StatusCode, text: &str) -> Response {

@@ -17,6 +17,42 @@ use crate::model::{
 };
 use crate::usage_bail;
 
+/// What a run's comparisons switched and decided: its treatments in order,
+/// and its verdicts counted.
+pub(super) type Tally = (Vec<String>, std::collections::BTreeMap<String, u32>);
+
+/// The [`Tally`] of every run (`run_id` None) or of one.
+pub(super) fn comparison_tally(
+    conn: &rusqlite::Connection,
+    run_id: Option<i64>,
+) -> Result<HashMap<i64, Tally>> {
+    let mut stmt = conn.prepare(
+        "SELECT run_id, mechanism, variant, verdict, unfinished FROM comparisons
+         WHERE ?1 IS NULL OR run_id = ?1 ORDER BY run_id, id",
+    )?;
+    let mut rows = stmt.query([run_id])?;
+    let mut out: HashMap<i64, Tally> = HashMap::new();
+    while let Some(row) = rows.next()? {
+        let (mechanism, variant): (String, String) = (row.get(1)?, row.get(2)?);
+        let treatment = if variant.is_empty() {
+            mechanism
+        } else {
+            format!("{mechanism}:{variant}")
+        };
+        let verdict: String = if row.get::<_, i64>(4)? != 0 {
+            "unfinished".into()
+        } else {
+            row.get(3)?
+        };
+        let entry = out.entry(row.get(0)?).or_default();
+        if !entry.0.contains(&treatment) {
+            entry.0.push(treatment);
+        }
+        *entry.1.entry(verdict).or_default() += 1;
+    }
+    Ok(out)
+}
+
 impl Store {
     /// All runs, newest first (by start time, then id).
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
@@ -45,6 +81,7 @@ impl Store {
             }
         }
 
+        let mut tallies = comparison_tally(&self.conn, None)?;
         let mut stmt = self.conn.prepare(
             "SELECT id, label, kind, started_at, finished_at, host, system_json FROM runs
              ORDER BY started_at DESC, id DESC",
@@ -55,6 +92,7 @@ impl Store {
             let run_id: i64 = row.get(0)?;
             let system_json: String = row.get(6)?;
             let (results, comparisons, workloads) = per_run.remove(&run_id).unwrap_or_default();
+            let (mechanisms, verdicts) = tallies.remove(&run_id).unwrap_or_default();
             runs.push(RunSummary {
                 run_id,
                 label: row.get(1)?,
@@ -71,6 +109,8 @@ impl Store {
                 results,
                 comparisons,
                 workloads,
+                mechanisms,
+                verdicts,
             });
         }
         Ok(runs)

@@ -11,7 +11,11 @@ use super::Store;
 use super::codec::{int_from_sql, time_from_sql};
 use crate::model::RunSummary;
 
-/// What a run must have to be listed; `None` passes everything.
+/// What a run must have to be listed; `None` passes everything. Host,
+/// kernel and workload match what starts with them (`kernel=6.1` finds
+/// 6.1.0-48-amd64, `workload=get` getppid); a mechanism is its name or
+/// the start of it, and `NAME:VARIANT` (`seccomp:allow`, as the tables
+/// name treatments) its variant too.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunFilter {
     pub host: Option<String>,
@@ -19,7 +23,8 @@ pub struct RunFilter {
     pub kernel: Option<String>,
     /// A workload it measured (a result or a comparison).
     pub workload: Option<String>,
-    /// A mechanism one of its comparisons switched.
+    /// A mechanism one of its comparisons switched (`seccomp`, or
+    /// `seccomp:allow` with its variant).
     pub mechanism: Option<String>,
     /// A verdict one of its comparisons reached (`slower`, `faster`,
     /// `no-change`, `negligible`).
@@ -55,42 +60,53 @@ impl Store {
         // the sets' intersection. The count is the intersection's size;
         // the page walks the start-time index and keeps the members (the
         // runs' rows, large, are read for the page's runs only).
-        let mut sets: Vec<&str> = Vec::new();
+        let mut sets: Vec<String> = Vec::new();
         let mut args: Vec<Value> = Vec::new();
-        let kernel_set = format!("SELECT id FROM runs WHERE {KERNEL_SQL} = ?");
-        let mut add = |set: &'static str, value: &str, times: usize| {
-            sets.push(set);
-            args.extend(std::iter::repeat_n(Value::Text(value.to_string()), times));
-        };
+        // A prefix as a range of the column's index: `col >= 'get' AND col
+        // < 'get' || U+10FFFF` (every text that starts with it, and only
+        // those, for text below U+10FFFF).
+        let starts = |col: &str| format!("({col} >= ? AND {col} < ? || char(1114111))");
+        let text = |v: &str| Value::Text(v.to_string());
         if let Some(h) = &filter.host {
-            add("SELECT id FROM runs WHERE host = ?", h, 1);
+            sets.push(format!("SELECT id FROM runs WHERE {}", starts("host")));
+            args.extend([text(h), text(h)]);
         }
         if let Some(w) = &filter.workload {
-            add(
-                "SELECT run_id FROM results WHERE workload = ? \
-                 UNION SELECT run_id FROM comparisons WHERE workload = ?",
-                w,
-                2,
-            );
+            sets.push(format!(
+                "SELECT run_id FROM results WHERE {} \
+                 UNION SELECT run_id FROM comparisons WHERE {}",
+                starts("workload"),
+                starts("workload")
+            ));
+            args.extend([text(w), text(w), text(w), text(w)]);
         }
         if let Some(m) = &filter.mechanism {
-            add(
-                "SELECT DISTINCT run_id FROM comparisons WHERE mechanism = ?",
-                m,
-                1,
-            );
+            match m.split_once(':') {
+                // As the tables name it: the variant before its parameters.
+                Some((name, variant)) => {
+                    let variant = variant.split(',').next().unwrap_or("").trim();
+                    sets.push(format!(
+                        "SELECT DISTINCT run_id FROM comparisons WHERE mechanism = ? AND {}",
+                        starts("variant")
+                    ));
+                    args.extend([text(name.trim()), text(variant), text(variant)]);
+                }
+                None => {
+                    sets.push(format!(
+                        "SELECT DISTINCT run_id FROM comparisons WHERE {}",
+                        starts("mechanism")
+                    ));
+                    args.extend([text(m), text(m)]);
+                }
+            }
         }
         if let Some(v) = &filter.verdict {
-            add(
-                "SELECT DISTINCT run_id FROM comparisons WHERE verdict = ?",
-                v,
-                1,
-            );
+            sets.push("SELECT DISTINCT run_id FROM comparisons WHERE verdict = ?".to_string());
+            args.push(text(v));
         }
-        let mut sets: Vec<String> = sets.into_iter().map(str::to_string).collect();
         if let Some(k) = &filter.kernel {
-            sets.push(kernel_set);
-            args.push(Value::Text(k.clone()));
+            sets.push(format!("SELECT id FROM runs WHERE {}", starts(KERNEL_SQL)));
+            args.extend([text(k), text(k)]);
         }
         let passing = sets.join(" INTERSECT ");
         let (count_sql, page_sql) = if sets.is_empty() {
@@ -158,6 +174,9 @@ impl Store {
                 }
             }
         }
+        let (mechanisms, verdicts) = super::read::comparison_tally(&self.conn, Some(run_id))?
+            .remove(&run_id)
+            .unwrap_or_default();
         Ok(RunSummary {
             run_id,
             label,
@@ -173,6 +192,8 @@ impl Store {
             results: counts[0],
             comparisons: counts[1],
             workloads,
+            mechanisms,
+            verdicts,
         })
     }
 }
@@ -268,6 +289,78 @@ mod tests {
     }
 
     #[test]
+    fn filters_match_what_starts_with_them_and_a_mechanism_by_its_variant_too() {
+        // Issue 53: kernel=6.1 and workload=get found nothing, nor did
+        // mechanism=seccomp:allow, the name the tables use.
+        let (_dir, store) = fixture();
+        let ids = |f: RunFilter| -> Vec<i64> {
+            store
+                .list_runs_page(&f, 0, 1000)
+                .unwrap()
+                .runs
+                .iter()
+                .map(|r| r.run_id)
+                .collect()
+        };
+        let all = store.list_runs().unwrap();
+        let getppid: Vec<i64> = all
+            .iter()
+            .filter(|r| r.workloads.iter().any(|w| w == "getppid"))
+            .map(|r| r.run_id)
+            .collect();
+        assert!(!getppid.is_empty());
+        let get = ids(RunFilter {
+            workload: Some("get".into()),
+            ..Default::default()
+        });
+        assert!(getppid.iter().all(|id| get.contains(id)), "{get:?}");
+        let kernel = all.iter().find_map(|r| r.kernel.clone()).unwrap();
+        let start: String = kernel.chars().take(3).collect();
+        let by_start = ids(RunFilter {
+            kernel: Some(start),
+            ..Default::default()
+        });
+        let by_whole = ids(RunFilter {
+            kernel: Some(kernel),
+            ..Default::default()
+        });
+        assert!(!by_whole.is_empty() && by_whole.iter().all(|id| by_start.contains(id)));
+        let (mechanism, variant): (String, String) = store
+            .conn
+            .query_row(
+                "SELECT mechanism, variant FROM comparisons LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let by_name = ids(RunFilter {
+            mechanism: Some(mechanism.clone()),
+            ..Default::default()
+        });
+        let by_variant = ids(RunFilter {
+            mechanism: Some(format!("{mechanism}:{variant}")),
+            ..Default::default()
+        });
+        assert!(!by_variant.is_empty(), "{mechanism}:{variant}");
+        assert!(by_variant.iter().all(|id| by_name.contains(id)));
+        assert!(
+            ids(RunFilter {
+                mechanism: Some(format!("{mechanism}:no-such-variant")),
+                ..Default::default()
+            })
+            .is_empty()
+        );
+        // A prefix is no pattern: % and _ are themselves.
+        assert!(
+            ids(RunFilter {
+                workload: Some("%".into()),
+                ..Default::default()
+            })
+            .is_empty()
+        );
+    }
+
+    #[test]
     fn the_kernel_is_read_in_sql_as_the_probe_reads_it_and_every_filter_uses_its_index() {
         let (dir, store) = fixture();
         drop(store);
@@ -308,26 +401,44 @@ mod tests {
         // Each filter's set is read from its index (a store of 100 000
         // runs answers in tens of ms: benches/serve_scale.sh), not by
         // reading every run.
+        // A prefix is a range of the index, as list_runs_page asks.
+        let starts = |col: &str| format!("({col} >= 'x' AND {col} < 'x' || char(1114111))");
         for (set, index) in [
             (
-                format!("SELECT id FROM runs WHERE {KERNEL_SQL} = 'x'"),
+                format!("SELECT id FROM runs WHERE {}", starts(KERNEL_SQL)),
                 "runs_kernel",
             ),
-            ("SELECT id FROM runs WHERE host = 'x'".into(), "runs_host"),
+            (
+                format!("SELECT id FROM runs WHERE {}", starts("host")),
+                "runs_host",
+            ),
             (
                 "SELECT DISTINCT run_id FROM comparisons WHERE verdict = 'x'".into(),
                 "comparisons_verdict",
             ),
             (
-                "SELECT DISTINCT run_id FROM comparisons WHERE mechanism = 'x'".into(),
+                format!(
+                    "SELECT DISTINCT run_id FROM comparisons WHERE {}",
+                    starts("mechanism")
+                ),
                 "comparisons_mechanism",
             ),
             (
-                "SELECT run_id FROM results WHERE workload = 'x'".into(),
+                format!(
+                    "SELECT DISTINCT run_id FROM comparisons WHERE mechanism = 'x' AND {}",
+                    starts("variant")
+                ),
+                "comparisons_mechanism",
+            ),
+            (
+                format!("SELECT run_id FROM results WHERE {}", starts("workload")),
                 "results_workload",
             ),
             (
-                "SELECT run_id FROM comparisons WHERE workload = 'x'".into(),
+                format!(
+                    "SELECT run_id FROM comparisons WHERE {}",
+                    starts("workload")
+                ),
                 "comparisons_workload",
             ),
         ] {

@@ -92,6 +92,13 @@ fn forest_rows(report: &Report) -> Vec<forest::Row> {
             ) else {
                 continue;
             };
+            // An interval with no bound draws no bar (nor stretches the
+            // axis to -100%).
+            let (lo, hi) = if crate::report::number::bounded(lo, hi) {
+                (lo, hi)
+            } else {
+                (f64::NAN, f64::NAN)
+            };
             rows.push(forest::Row {
                 label: format!(
                     "{} x{}{}: {}",
@@ -114,10 +121,13 @@ fn forest_rows(report: &Report) -> Vec<forest::Row> {
     rows
 }
 
-/// The whole page, `noise_pct` the band the verdicts used.
-pub fn page(report: &Report, noise_pct: f64, now: DateTime<Utc>) -> Result<String> {
+/// The whole page, `noise_pct` the band the verdicts used; `intro`, ready
+/// markup, goes under its title (the server's links to the runs and its
+/// form that filters the rows).
+pub fn page(report: &Report, noise_pct: f64, now: DateTime<Utc>, intro: &str) -> Result<String> {
     let mut doc = Doc::default();
     doc.open(2, "compare", "compare", &report.title);
+    doc.push(intro);
     let rows = forest_rows(report);
     if rows.is_empty() {
         doc.push(&para(

@@ -206,16 +206,11 @@ fn run_section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
         "run",
         &format!("{}: {}", run.name(), run.meta.kind),
     );
-    doc.push("<div class=\"facts-pair\"><div>");
-    doc.push("<h4>Run</h4>");
-    doc.push(&header::run_facts(run));
-    doc.push("</div><div>");
-    doc.push("<h4>Security configuration</h4>");
-    doc.push(&header::security(&run.meta.system));
-    doc.push("</div></div>\n");
     for p in &r.problems {
         doc.push(&blocks::para("note", p));
     }
+    // The figures first (the forest plot and its table at the top of the
+    // page); what the run was and the machine's configuration after them.
     overhead::section(doc, r)?;
     overhead::pairs_section(doc, run)?;
     sweeps::section(doc, run, &r.sweeps)?;
@@ -224,6 +219,13 @@ fn run_section(doc: &mut Doc, r: &RunDoc) -> Result<()> {
     child_cpu::section(doc, run)?;
     beside::section(doc, run);
     policy_section(doc, r);
+    doc.push("<div class=\"facts-pair\"><div>");
+    doc.push("<h4>Run</h4>");
+    doc.push(&header::run_facts(run));
+    doc.push("</div><div>");
+    doc.push("<h4>Security configuration</h4>");
+    doc.push(&header::security(&run.meta.system));
+    doc.push("</div></div>\n");
     doc.close();
     Ok(())
 }

@@ -62,6 +62,11 @@ pub fn write(report: &Report, m: &mut dyn Markup) {
         ));
     }
     m.list(&intro);
+    // What changed first (the counts of changes and their geometric mean),
+    // then what to know, then the figures.
+    if !report.summary.is_empty() {
+        m.list(&report.summary);
+    }
     for w in &report.warnings {
         m.text(&format!("warning: {w}"));
     }
@@ -70,9 +75,6 @@ pub fn write(report: &Report, m: &mut dyn Markup) {
     } else {
         m.table(&grid(report));
         m.table(&cells(report));
-    }
-    if !report.summary.is_empty() {
-        m.list(&report.summary);
     }
     if !report.machine.is_empty() {
         let kv: Vec<String> = report

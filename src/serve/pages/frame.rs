@@ -42,9 +42,74 @@ pub fn around_with(served: &Served, page: &str, extra: &str) -> String {
     }
 }
 
+/// A refusal as a browser gets it: its reason (escaped) in a small page
+/// with the bar, every path of one of the server's pages it names a link
+/// (`/runs`, but not `/runs/ID`, which names none, nor the store's path).
+pub fn refusal(served: &Served, status: u16, reason: &str) -> String {
+    let mut text = String::new();
+    for (i, word) in reason.split(' ').enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        let lead = word.len() - word.trim_start_matches(['(', '`']).len();
+        let core = word[lead..].trim_end_matches([')', ',', '.', ';', ':', '`']);
+        let tail = &word[lead + core.len()..];
+        let root = core
+            .trim_start_matches('/')
+            .split(['/', '?', '.'])
+            .next()
+            .unwrap_or("");
+        let page = core.starts_with('/')
+            && ["runs", "compare", "campaigns", "tracks", "bisections"].contains(&root)
+            && core
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "/?=&,._-".contains(c));
+        if page {
+            text.push_str(&format!(
+                "{}<a href=\"{}\">{}</a>{}",
+                esc(&word[..lead]),
+                esc(core),
+                esc(core),
+                esc(tail)
+            ));
+        } else {
+            text.push_str(&esc(word));
+        }
+    }
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{status}: \
+         secperf serve</title><style>body {{ font-family: system-ui, sans-serif; margin: 1rem \
+         1.5rem; }} {CSS}</style></head><body>\n{}<h2>{status}</h2><p class=\"refusal\">{text}\
+         </p></body></html>\n",
+        bar(served)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_links_the_pages_it_names() {
+        // Issue 53: the 404 page's `/runs` was not a link.
+        let served = Served {
+            source: crate::serve::Source::File("/x".into()),
+            shown: "/x".into(),
+        };
+        let page = refusal(
+            &served,
+            404,
+            "no run 9 in /x (the list: /runs); pages are /runs/ID and /compare?runs=A,B <b>",
+        );
+        assert!(
+            page.contains("(the list: <a href=\"/runs\">/runs</a>);"),
+            "{page}"
+        );
+        assert!(!page.contains("href=\"/runs/ID\""), "{page}");
+        assert!(!page.contains("href=\"/x\""), "{page}");
+        assert!(!page.contains("<b>"), "{page}");
+        assert!(page.contains("<nav class=\"serve\">"), "{page}");
+    }
 
     #[test]
     fn the_bar_goes_after_body_and_names_the_store_escaped() {

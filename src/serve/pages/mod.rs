@@ -190,9 +190,14 @@ pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal>
             let (report, noise_pct) = compare::read(&store, served, q)?;
             match form {
                 Form::Json => json(serde_json::to_value(&report).map_err(Into::into)),
-                Form::Html => crate::report::html::compare::page(&report, noise_pct, now)
-                    .map(|p| Body::Html(frame::around(served, &p)))
-                    .map_err(|e| Refusal::failed(&e)),
+                Form::Html => crate::report::html::compare::page(
+                    &report,
+                    noise_pct,
+                    now,
+                    &q.header(&report.columns),
+                )
+                .map(|p| Body::Html(frame::around(served, &p)))
+                .map_err(|e| Refusal::failed(&e)),
             }
         }
         Page::Campaigns => {

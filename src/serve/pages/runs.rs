@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::model::RunSummary;
 use crate::report::html::Doc;
-use crate::report::html::blocks::{Cell, para, table};
+use crate::report::html::blocks::para;
 use crate::report::html::escape::esc;
 use crate::store::Store;
 use crate::store::runs_page::{RunFilter, RunPage};
@@ -138,30 +138,28 @@ pub fn html(served: &Served, q: &Query, listed: &RunPage, now: DateTime<Utc>) ->
     doc.push(&form(q));
     let n = pages(listed.total);
     if listed.runs.is_empty() {
-        doc.push(&para(
-            "empty",
-            if q.filter == RunFilter::default() {
-                "No run in this store yet (`secperf run` or `secperf overhead` makes one)."
-            } else {
-                "No run passes this filter."
-            },
-        ));
+        let text = if listed.total > 0 {
+            // Issue 53: past the last page it said the store was empty.
+            format!(
+                "Page {} is past the last page of this list: {} on {}. <a href=\"{}\">The \
+                 last page</a>, <a href=\"{}\">the first</a>.",
+                q.page,
+                crate::report::number::count(listed.total, "run"),
+                crate::report::number::count(n, "page"),
+                esc(&q.link(n)),
+                esc(&q.link(1))
+            )
+        } else if q.filter == RunFilter::default() {
+            "No run in this store yet (`secperf run` or `secperf overhead` makes one).".into()
+        } else {
+            format!(
+                "No run passes this filter. <a href=\"/runs\">Every run</a>. {}",
+                esc(MATCHING)
+            )
+        };
+        doc.push(&format!("<p class=\"empty\">{text}</p>\n"));
     } else {
-        let rows: Vec<Vec<Cell>> = listed.runs.iter().map(row).collect();
-        doc.push(&table(
-            "runs",
-            &[
-                "Run",
-                "Started (UTC)",
-                "Host",
-                "Kernel",
-                "Label",
-                "Workloads",
-                "Comparisons",
-                "Results",
-            ],
-            &rows,
-        ));
+        doc.push(&list(&listed.runs));
     }
     doc.push(&format!(
         "<p class=\"pager\">{}<span>page {} of {n}, {} run(s)</span>{}</p>\n",
@@ -182,28 +180,69 @@ pub fn html(served: &Served, q: &Query, listed: &RunPage, now: DateTime<Utc>) ->
     super::records::page(served, doc, "runs", now)
 }
 
-fn row(r: &RunSummary) -> Vec<Cell> {
-    vec![
-        Cell::Link {
-            text: r.run_id.to_string(),
-            to: format!("/runs/{}", r.run_id),
-        },
-        Cell::Text(format!(
-            "{}{}",
-            r.started_at.format("%Y-%m-%d %H:%M"),
-            if r.finished_at.is_none() {
-                " (unfinished)"
+/// How the filters match, said under the form.
+const MATCHING: &str = "Host, kernel and workload match what starts with them (kernel 6.1 \
+                        finds 6.1.0-48-amd64); a mechanism is a name (seccomp) or a name and \
+                        its variant (seccomp:allow), as the tables name them; a verdict is \
+                        slower, faster, negligible or no-change.";
+
+/// The page's runs as a table inside a form: each with a box to tick,
+/// and a button that compares the ticked runs (a GET of /compare, the
+/// first ticked the baseline).
+fn list(runs: &[RunSummary]) -> String {
+    let mut s = String::from(
+        "<form class=\"pick\" method=\"get\" action=\"/compare\">\
+         <div class=\"scroll\"><table class=\"runs\"><thead><tr><th>Compare</th><th>Run</th>\
+         <th>Started (UTC)</th><th>Host</th><th>Kernel</th><th>Label</th><th>Workloads</th>\
+         <th>Mechanisms</th><th>Verdicts</th><th>Results</th></tr></thead><tbody>",
+    );
+    for r in runs {
+        s.push_str(&format!(
+            "<tr><td><input type=\"checkbox\" name=\"run\" value=\"{id}\" \
+             aria-label=\"compare run {id}\"></td><td><a href=\"/runs/{id}\">{id}</a></td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"num\">{}</td></tr>",
+            esc(&format!(
+                "{}{}",
+                r.started_at.format("%Y-%m-%d %H:%M"),
+                if r.finished_at.is_none() {
+                    " (unfinished)"
+                } else {
+                    ""
+                }
+            )),
+            esc(&r.host),
+            esc(r.kernel.as_deref().unwrap_or("")),
+            esc(&r.label),
+            esc(&r.workloads.join(", ")),
+            esc(&r.mechanisms.join(", ")),
+            verdicts(r),
+            r.results,
+            id = r.run_id,
+        ));
+    }
+    s.push_str(
+        "</tbody></table></div><p><button type=\"submit\">Compare the runs ticked</button> \
+         (two to eight; the oldest is the baseline)</p></form>\n",
+    );
+    s
+}
+
+/// "2 slower, 1 no-change", each verdict coloured as the report colours
+/// it, with links to the list filtered by it.
+fn verdicts(r: &RunSummary) -> String {
+    r.verdicts
+        .iter()
+        .map(|(v, n)| {
+            let class = if v == "unfinished" {
+                String::new()
             } else {
-                ""
-            }
-        )),
-        Cell::Text(r.host.clone()),
-        Cell::Text(r.kernel.clone().unwrap_or_default()),
-        Cell::Text(r.label.clone()),
-        Cell::Text(r.workloads.join(", ")),
-        Cell::Num(r.comparisons.to_string()),
-        Cell::Num(r.results.to_string()),
-    ]
+                format!(" class=\"verdict-{}\"", esc(v))
+            };
+            format!("<span{class}>{n} {}</span>", esc(v))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The filter's form: a GET of /runs, so its result is a link.
@@ -216,6 +255,7 @@ fn form(q: &Query) -> String {
         ));
     }
     s.push_str("<button type=\"submit\">Filter</button></form>\n");
+    s.push_str(&para("hint", MATCHING));
     s
 }
 
@@ -260,6 +300,31 @@ mod tests {
     }
 
     #[test]
+    fn a_page_past_the_last_says_so_and_links_back() {
+        // Issue 53: /runs?page=99 said the store was empty.
+        let served = Served {
+            source: crate::serve::Source::File("/x".into()),
+            shown: "/x".into(),
+        };
+        let q = Query::parse(&pairs(&[("page", "99")])).unwrap();
+        let page = html(
+            &served,
+            &q,
+            &RunPage {
+                runs: Vec::new(),
+                total: 9,
+            },
+            Utc::now(),
+        );
+        assert!(!page.contains("No run in this store yet"), "{page}");
+        assert!(
+            page.contains("Page 99 is past the last page of this list: 9 runs on 1 page"),
+            "{page}"
+        );
+        assert!(page.contains("href=\"/runs\""), "{page}");
+    }
+
+    #[test]
     fn stored_text_is_escaped_in_the_list() {
         let served = Served {
             source: crate::serve::Source::File("/x".into()),
@@ -276,6 +341,8 @@ mod tests {
             results: 1,
             comparisons: 0,
             workloads: vec!["getppid".into()],
+            mechanisms: vec!["<i>m</i>".into()],
+            verdicts: [("<v>".to_string(), 1)].into_iter().collect(),
         };
         let q = Query::parse(&pairs(&[("host", "\"><script>q</script>")])).unwrap();
         let page = html(
@@ -289,6 +356,16 @@ mod tests {
         );
         assert!(!page.contains("<script>"), "{page}");
         assert!(!page.contains("<b>6.1"), "{page}");
+        assert!(!page.contains("<i>m") && !page.contains("<v>"), "{page}");
+        // Issue 53: the list had no mechanism or verdict counts, and no
+        // way to pick runs to compare.
+        assert!(page.contains("&lt;i&gt;m&lt;/i&gt;"), "{page}");
+        assert!(page.contains(">1 &lt;v&gt;</span>"), "{page}");
+        assert!(
+            page.contains("<form class=\"pick\" method=\"get\" action=\"/compare\">"),
+            "{page}"
+        );
+        assert!(page.contains("name=\"run\" value=\"7\""), "{page}");
         assert!(page.contains("href=\"/runs/7\""), "{page}");
     }
 }
