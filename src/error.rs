@@ -15,6 +15,20 @@ impl UsageError {
     }
 }
 
+/// A server that was given (a shared store's PostgreSQL) and cannot be
+/// reached, or refuses: exit code 2, as any input that cannot be used; a
+/// kind of its own so that a server can answer "try again later" (serve's
+/// 503) where a usage error cannot work at all.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+/// Whether an error chain holds an [`Unreachable`].
+pub fn is_unreachable(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| e.downcast_ref::<Unreachable>().is_some())
+}
+
 /// Returns a usage error (exit code 2) from the current function.
 #[macro_export]
 macro_rules! usage_bail {
@@ -35,7 +49,8 @@ pub struct Interrupted;
 #[error("exit status {0}")]
 pub struct Exit(pub i32);
 
-/// Exit code for an error chain: 2 when any link is a [`UsageError`], 130
+/// Exit code for an error chain: 2 when any link is a [`UsageError`] (or
+/// an [`Unreachable`] server), 130
 /// when the run was interrupted, 1 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if let Some(Exit(code)) = err.downcast_ref::<Exit>() {
@@ -43,6 +58,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     } else if err
         .chain()
         .any(|e| e.downcast_ref::<UsageError>().is_some())
+        || is_unreachable(err)
     {
         2
     } else if err

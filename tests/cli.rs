@@ -1370,3 +1370,36 @@ fn a_negative_parameter_is_told_its_range() {
         "{err}"
     );
 }
+
+#[test]
+fn the_db_is_told_plainly_given_by_its_variable_or_not_a_file() {
+    // Issue 53: a usage line showed `--db <PATH|URL>` as if required
+    // (given by SECPERF_DB), an empty SECPERF_DB was never named, and
+    // `--db /dev/null` failed to migrate with "disk I/O error".
+    let sb = Sandbox::new();
+    let err = assert_usage_error(
+        sb.bare()
+            .env("SECPERF_DB", sb.db())
+            .args(["results", "delete"]),
+    );
+    assert!(
+        err.contains("Usage: secperf results delete [OPTIONS] <RUNS>..."),
+        "{err}"
+    );
+    assert!(!err.contains("--db <PATH|URL> <RUNS>"), "{err}");
+    let err = assert_usage_error(sb.bare().env("SECPERF_DB", "").args(["results", "list"]));
+    assert!(err.contains("SECPERF_DB is set but empty"), "{err}");
+    // With --db, an empty variable does not matter.
+    sb.bare()
+        .env("SECPERF_DB", "")
+        .arg("--db")
+        .arg(sb.db())
+        .args(["results", "list"])
+        .assert()
+        .success();
+    for (db, says) in [("/dev/null", "a character device"), ("/tmp", "a directory")] {
+        let err = assert_usage_error(sb.bare().args(["--db", db, "results", "list"]));
+        assert!(err.contains(says), "{db}: {err}");
+        assert!(!err.contains("disk I/O error"), "{db}: {err}");
+    }
+}

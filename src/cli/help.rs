@@ -28,6 +28,35 @@ pub fn shortened(cmd: Command) -> Command {
         .fold(cmd, |cmd, name| cmd.mut_subcommand(name, shortened))
 }
 
+/// `cmd` with every command's usage line fixed to the one its help shows:
+/// clap's usage in an error lists the options given, and an option given
+/// by its environment variable (`SECPERF_DB`) read as if it were required
+/// (`Usage: secperf results delete --db <PATH|URL> <RUNS>...`).
+pub fn with_usages(mut cmd: Command) -> Command {
+    cmd.build();
+    fixed(cmd)
+}
+
+fn fixed(cmd: Command) -> Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    names.into_iter().fold(cmd, |cmd, name| {
+        cmd.mut_subcommand(name, |sub| {
+            let usage = sub.clone().render_usage().to_string();
+            let usage = usage
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("Usage:")
+                .trim()
+                .to_string();
+            fixed(sub).override_usage(usage)
+        })
+    })
+}
+
 /// One option: `-h` shows the [`summary`] of its help and its default; `--help` all of it, then its default,
 /// its environment variable and its possible values (clap's own lists of
 /// these, which it would append to the short line too, are hidden and

@@ -254,11 +254,30 @@ where
 {
     use clap::{CommandFactory, FromArgMatches};
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // An empty SECPERF_DB: clap would say "a value is required for
+    // '--db'" even with --db given, and never name the variable.
+    let empty_db_env = std::env::var_os("SECPERF_DB").is_some_and(|v| v.is_empty());
+    let given_db = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--db" || a.to_string_lossy().starts_with("--db="));
+    let mut cmd = help::shortened(Cli::command());
+    if empty_db_env {
+        if !given_db && !asks_for_help(&args) {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                "SECPERF_DB is set but empty: set it to the results database to use (a file, \
+                 or postgresql://...), unset it for the default \
+                 ($XDG_DATA_HOME/secperf/secperf.db), or give --db\n",
+            ));
+        }
+        cmd = cmd.mut_arg("db", |a| a.env(None));
+    }
     // A negative number is a value (then refused by the option's own
     // check), never an unknown option with clap's tip to write `-- -3`,
     // which would start a command.
-    let matches = help::shortened(Cli::command())
-        .mut_subcommands(|s| s.allow_negative_numbers(true))
+    let matches = help::with_usages(cmd.mut_subcommands(|s| s.allow_negative_numbers(true)))
         .try_get_matches_from(&args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
     // Options end at the first `--`; nothing after it means no command.
@@ -274,6 +293,17 @@ where
         }
     }
     Ok(cli)
+}
+
+/// Whether the command line asks for help or the version (which need no
+/// database).
+fn asks_for_help(args: &[std::ffi::OsString]) -> bool {
+    args.iter().skip(1).take_while(|a| *a != "--").any(|a| {
+        matches!(
+            a.to_str(),
+            Some("-h" | "--help" | "-V" | "--version" | "help")
+        )
+    })
 }
 
 pub(crate) fn dispatch(cli: Cli) -> Result<()> {

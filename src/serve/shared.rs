@@ -90,7 +90,7 @@ impl Mirror {
         let unreachable = |e: anyhow::Error| {
             // A usage error (no secperf tables, a newer schema) is the
             // store's state, not a failure to reach it.
-            if crate::error::exit_code(&e) == 2 {
+            if crate::error::exit_code(&e) == 2 && !crate::error::is_unreachable(&e) {
                 Unread::Failed(e)
             } else {
                 Unread::Unreachable(format!(

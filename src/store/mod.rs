@@ -174,6 +174,31 @@ fn require_parent_dir(path: &Path, what: &str) -> Result<()> {
     }
 }
 
+/// Refuses a path that exists and is no regular file: a directory, or a
+/// device, a FIFO or a socket (`--db /dev/null` read as an empty database
+/// and then failed to migrate with "disk I/O error").
+fn not_a_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let t = meta.file_type();
+    let kind = if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        return Ok(());
+    };
+    anyhow::bail!("it is {kind}, not a file (a results database is a file SQLite writes)")
+}
+
 fn ensure_parent_dir(path: &Path) -> Result<()> {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => std::fs::create_dir_all(dir)
@@ -280,9 +305,7 @@ impl Store {
     }
 
     fn open_read_only_inner(path: &Path) -> Result<Store> {
-        if path.is_dir() {
-            anyhow::bail!("it is a directory");
-        }
+        not_a_file(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -299,9 +322,7 @@ impl Store {
 
     fn open_inner(path: &Path) -> Result<Store> {
         require_parent_dir(path, &format!("results database {}", path.display()))?;
-        if path.is_dir() {
-            anyhow::bail!("it is a directory");
-        }
+        not_a_file(path)?;
         // No SQLITE_OPEN_URI: a path is always a file name, even "file:x".
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE

@@ -55,7 +55,6 @@ use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::anyhow;
 use postgres::config::SslMode;
 
 use crate::error::UsageError;
@@ -72,8 +71,10 @@ const DEFAULT_APPLICATION_NAME: &str = "secperf";
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens a connection; errors name the server (redacted) and say how to fix
-/// it. A malformed URL or setting is a [`UsageError`]; a server that cannot
-/// be reached or refuses is a plain error.
+/// it. A malformed URL or setting is a [`UsageError`], a server that
+/// cannot be reached or refuses a [`crate::error::Unreachable`]: exit code
+/// 2 both, each being what was given, as a results file that cannot be
+/// opened is.
 pub fn connect(url: &str) -> anyhow::Result<postgres::Client> {
     let shown = redact(url);
     // What a message may show, and what it must not (unless shown anyway,
@@ -101,7 +102,7 @@ pub fn connect(url: &str) -> anyhow::Result<postgres::Client> {
         });
     result.map_err(|failure| match failure {
         Failure::Usage(msg) => UsageError::new(scrub(&msg, &secrets, &safe)).into(),
-        Failure::Connect(msg) => anyhow!(scrub(&msg, &secrets, &safe)),
+        Failure::Connect(msg) => crate::error::Unreachable(scrub(&msg, &secrets, &safe)).into(),
     })
 }
 

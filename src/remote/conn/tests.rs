@@ -965,7 +965,10 @@ fn refused_connection_names_the_server_not_the_password() {
             "{msg}"
         );
         assert!(!msg.contains("Sup3rS3cret"), "{msg}");
-        assert_eq!(exit_code(&err), 1);
+        // Issue 53: an unreachable store exited 1, where every other bad
+        // input exits 2; it stays a kind of its own (serve's 503).
+        assert_eq!(exit_code(&err), 2);
+        assert!(crate::error::is_unreachable(&err), "{msg}");
     }
 }
 
