@@ -189,8 +189,9 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
             let (counted, status) = counts::count_command(&args.command)?;
             if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
                 usage_bail!(
-                    "{target} failed (wait status {status:#x}): a prediction needs a run that \
-                     succeeds"
+                    "`{target}` {}: a prediction needs a run of it that succeeds (exits with \
+                     status 0); check the command by running it as it is",
+                    crate::workloads::child::describe_status(status)
                 );
             }
             all.push(counted);

@@ -144,6 +144,26 @@ fn reap(pid: libc::pid_t, usage: *mut libc::rusage) -> Result<libc::c_int, SysEr
     }
 }
 
+/// A wait status in words: "exited with status 1", "was killed by signal
+/// 9" (with what a SIGSYS or a status of 127 usually means).
+pub fn describe_status(status: libc::c_int) -> String {
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 127 {
+        "exited with status 127 (the shell's 'command not found', or execve failed)".to_string()
+    } else if libc::WIFEXITED(status) {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        let hint = if sig == libc::SIGSYS {
+            " (SIGSYS: a seccomp filter killed it; the profile denies a call it makes)"
+        } else {
+            ""
+        };
+        format!("was killed by signal {sig}{hint}")
+    } else {
+        format!("ended with wait status {status:#x}")
+    }
+}
+
 /// Whether a wait status says "exited normally with status 0".
 #[inline(always)]
 pub(crate) fn exited_zero(status: libc::c_int) -> bool {
@@ -157,6 +177,15 @@ fn timeval_ns(t: libc::timeval) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_status_is_told_in_words() {
+        // Issue 53: `predict -- false` printed "wait status 0x100".
+        assert_eq!(describe_status(0x100), "exited with status 1");
+        assert!(describe_status(127 << 8).contains("command not found"));
+        assert_eq!(describe_status(libc::SIGKILL), "was killed by signal 9");
+        assert!(describe_status(libc::SIGSYS).contains("seccomp"));
+    }
 
     #[test]
     fn exit_status_check() {

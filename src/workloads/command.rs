@@ -175,22 +175,7 @@ impl Workload for Command {
     }
 
     fn failure_detail(&self) -> Option<String> {
-        let status = self.last_status;
-        let how = if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 127 {
-            "exited with status 127 (the shell's 'command not found', or execve failed)".to_string()
-        } else if libc::WIFEXITED(status) {
-            format!("exited with status {}", libc::WEXITSTATUS(status))
-        } else if libc::WIFSIGNALED(status) {
-            let sig = libc::WTERMSIG(status);
-            let hint = if sig == libc::SIGSYS {
-                " (SIGSYS: a seccomp filter killed it; the profile denies a call it makes)"
-            } else {
-                ""
-            };
-            format!("was killed by signal {sig}{hint}")
-        } else {
-            format!("ended with wait status {status:#x}")
-        };
+        let how = super::child::describe_status(self.last_status);
         let tail = self
             .stderr_file
             .as_deref()

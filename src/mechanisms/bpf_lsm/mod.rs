@@ -127,7 +127,7 @@ pub fn hook_btf_id(hook: &str) -> Result<u32> {
 /// Why a refused load makes the mechanism unavailable, in words.
 pub fn load_reason(err: &LoadError) -> String {
     match err.sys.errno {
-        libc::EPERM => REFUSED_EPERM.to_string(),
+        libc::EPERM => format!("{REFUSED_EPERM}{}", eperm_hint()),
         libc::EINVAL => format!(
             "kernel rejected the program (BPF_PROG_LOAD: EINVAL): {}",
             err.last_log_line().unwrap_or("no verifier log")
@@ -138,6 +138,38 @@ pub fn load_reason(err: &LoadError) -> String {
             std::io::Error::from_raw_os_error(errno)
         ),
     }
+}
+
+/// Why a load refused with EPERM may have been, for the reason's tail:
+/// with CAP_BPF and CAP_SYS_ADMIN in hand (as root) the kernel itself
+/// forbids it, so the likely causes are named, and what to do instead.
+fn eperm_hint() -> String {
+    // CAP_SYS_ADMIN 21, CAP_BPF 39.
+    let privileged = crate::sys::caps::has_effective(&[21, 39]).unwrap_or(false);
+    if !privileged {
+        return " (this process lacks CAP_BPF and CAP_SYS_ADMIN: run as root)".to_string();
+    }
+    let lockdown = std::fs::read_to_string("/sys/kernel/security/lockdown")
+        .ok()
+        .and_then(|l| {
+            // "none [integrity] confidentiality": the mode in brackets.
+            let mode = l.split('[').nth(1)?.split(']').next()?.trim().to_string();
+            Some(mode)
+        });
+    let lockdown = match lockdown.as_deref() {
+        Some("none") => String::new(),
+        Some(mode) => format!("kernel lockdown ({mode}); "),
+        None => "kernel lockdown (securityfs is not mounted, so its mode is unknown: mount -t \
+                 securityfs securityfs /sys/kernel/security); "
+            .to_string(),
+    };
+    format!(
+        " although this process has CAP_BPF and CAP_SYS_ADMIN, so the kernel itself forbids \
+         it; the likely causes: {lockdown}a BPF LSM or SELinux policy of this machine's own \
+         that denies bpf() (the probe's LSM list says whether one is active), or a sandbox \
+         around this machine (a container's or a VM platform's filter on bpf()); measure it \
+         in a VM guest instead: --vm /boot/vmlinuz-* -m bpf-lsm"
+    )
 }
 
 /// The checks before trying a load: bpf LSM active (`active`, from the
@@ -366,10 +398,21 @@ mod tests {
             },
             log: log.into(),
         };
-        assert_eq!(
-            load_reason(&err(libc::EPERM, "")),
-            "kernel refused BPF_PROG_LOAD (EPERM)"
+        // Issue 53: as root, with the probe saying the BPF LSM is active,
+        // the bare EPERM named no cause.
+        let eperm = load_reason(&err(libc::EPERM, ""));
+        assert!(
+            eperm.starts_with("kernel refused BPF_PROG_LOAD (EPERM)"),
+            "{eperm}"
         );
+        if crate::sys::caps::has_effective(&[21, 39]).unwrap_or(false) {
+            assert!(
+                eperm.contains("the likely causes") && eperm.contains("--vm"),
+                "{eperm}"
+            );
+        } else {
+            assert!(eperm.contains("run as root"), "{eperm}");
+        }
         assert_eq!(
             load_reason(&err(
                 libc::EINVAL,
@@ -418,7 +461,7 @@ mod tests {
             }
             Availability::Unavailable(reason) => {
                 eprintln!("bpf-lsm here: unavailable: {reason}");
-                if reason == REFUSED_EPERM {
+                if reason.starts_with(REFUSED_EPERM) {
                     // The treatment arm fails the same way and leaves
                     // nothing attached.
                     let t = Treatment::parse("bpf-lsm").unwrap();
@@ -431,13 +474,14 @@ mod tests {
                         msg.starts_with(
                             "bpf-lsm: loading the no-op program for bpf_lsm_file_permission \
                              (BTF id "
-                        ) && msg.ends_with("): kernel refused BPF_PROG_LOAD (EPERM)"),
+                        ) && msg.contains("): kernel refused BPF_PROG_LOAD (EPERM)"),
                         "{msg}"
                     );
                     assert!(lock(&ATTACHED).is_none());
                     BPF_LSM.apply_system(&t, Arm::Baseline, &env).unwrap();
                 }
-                let known = [NOT_ACTIVE, NEEDS_ROOT, REFUSED_EPERM].contains(&reason.as_str())
+                let known = [NOT_ACTIVE, NEEDS_ROOT].contains(&reason.as_str())
+                    || reason.starts_with(REFUSED_EPERM)
                     || reason.starts_with("kernel rejected the program")
                     || reason.starts_with("BPF_PROG_LOAD failed: ")
                     || reason.starts_with("kernel has no BTF")
