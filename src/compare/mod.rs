@@ -47,7 +47,7 @@ pub struct RowKey {
 /// pair's treatment / baseline.
 pub const OVERHEAD_ROW: &str = "(overhead)";
 
-pub use crate::report::model::RATIO_UNIT;
+pub use crate::report::number::RATIO_UNIT;
 
 /// A run's rows: key -> samples of the run's figure per operation (ns, or
 /// counted instructions; for a comparison's overhead row each pair's

@@ -217,15 +217,12 @@ fn overhead_runs_give_one_row_per_arm() {
         .iter()
         .find(|r| r.label.ends_with("(overhead)"))
         .unwrap();
-    assert_eq!(
-        overhead.unit.as_deref(),
-        Some(crate::report::model::RATIO_UNIT)
-    );
+    assert_eq!(overhead.unit.as_deref(), Some(RATIO_UNIT));
     let change = overhead.cells[1].as_ref().unwrap().change_pct.unwrap();
     assert!((change - 20.0).abs() < 0.5, "{change}");
     assert!(r.summary[0].contains(", overheads: "), "{:?}", r.summary);
     assert_eq!(
-        crate::report::number::value_with_unit(1.167, crate::report::model::RATIO_UNIT),
+        crate::report::number::value_with_unit(1.167, RATIO_UNIT),
         "+16.7%"
     );
 }

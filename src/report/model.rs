@@ -112,10 +112,6 @@ impl Cell {
     }
 }
 
-/// The unit of a row of ratios of treatment to baseline (a comparison's
-/// overhead, each pair's ratio), shown as the overhead in percent.
-pub const RATIO_UNIT: &str = "treatment/baseline";
-
 /// One row: a workload at a task count (and, for overhead, a mechanism).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {

@@ -110,10 +110,14 @@ pub fn p_short(p: f64) -> String {
 
 /// A cell's central value with its unit, readable: "297.5 ns" for ns/op
 /// (switching to us, ms, s as it grows), else "12.35k ops/s".
+/// The unit of a row of ratios of treatment to baseline (a comparison's
+/// overhead, each pair's ratio), shown as the overhead in percent.
+pub const RATIO_UNIT: &str = "treatment/baseline";
+
 pub fn value_with_unit(v: f64, unit: &str) -> String {
     if unit == "ns/op" {
         ns(v)
-    } else if unit == super::model::RATIO_UNIT {
+    } else if unit == RATIO_UNIT {
         // A ratio of treatment to baseline: the overhead it is.
         format!("{:+.1}%", (v - 1.0) * 100.0)
     } else if unit == crate::model::Metric::Instructions.per_op_short() {

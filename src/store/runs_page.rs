@@ -202,6 +202,17 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// The ids of the runs passing `f`, in the list's order.
+    fn passing(store: &Store, f: RunFilter) -> Vec<i64> {
+        store
+            .list_runs_page(&f, 0, 1000)
+            .unwrap()
+            .runs
+            .iter()
+            .map(|r| r.run_id)
+            .collect()
+    }
+
     fn fixture() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("runs.db");
@@ -232,15 +243,7 @@ mod tests {
     fn each_filter_keeps_only_runs_that_have_it() {
         let (_dir, store) = fixture();
         let all = store.list_runs().unwrap();
-        let by = |f: RunFilter| -> Vec<i64> {
-            store
-                .list_runs_page(&f, 0, 1000)
-                .unwrap()
-                .runs
-                .iter()
-                .map(|r| r.run_id)
-                .collect()
-        };
+        let by = |f: RunFilter| passing(&store, f);
         let w = all[0].workloads[0].clone();
         let want: Vec<i64> = all
             .iter()
@@ -293,15 +296,7 @@ mod tests {
         // Issue 53: kernel=6.1 and workload=get found nothing, nor did
         // mechanism=seccomp:allow, the name the tables use.
         let (_dir, store) = fixture();
-        let ids = |f: RunFilter| -> Vec<i64> {
-            store
-                .list_runs_page(&f, 0, 1000)
-                .unwrap()
-                .runs
-                .iter()
-                .map(|r| r.run_id)
-                .collect()
-        };
+        let ids = |f: RunFilter| passing(&store, f);
         let all = store.list_runs().unwrap();
         let getppid: Vec<i64> = all
             .iter()
