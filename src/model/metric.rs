@@ -82,6 +82,16 @@ impl Metric {
         }
     }
 
+    /// The metric whose [`Metric::per_op_short`] is `unit` (time for any
+    /// other unit): how a grid or a plot given a unit words its changes.
+    pub fn of_per_op_unit(unit: &str) -> Metric {
+        if unit == Metric::Instructions.per_op_short() {
+            Metric::Instructions
+        } else {
+            Metric::Time
+        }
+    }
+
     /// One operation's figure, readable: "195.0 ns", "67.871 ms" for time;
     /// "336.1 insns", "12.35k insns" for instructions.
     pub fn format(self, x: f64) -> String {

@@ -160,11 +160,7 @@ fn grid(report: &Report) -> Table {
         t.row(cells);
     }
     if n > 1 {
-        let metric = if report.unit == crate::model::Metric::Instructions.per_op_short() {
-            crate::model::Metric::Instructions
-        } else {
-            crate::model::Metric::Time
-        };
+        let metric = crate::model::Metric::of_per_op_unit(&report.unit);
         let either = crate::report::number::either_way(metric);
         t.footer(format!(
             "* a change (verdict {either}); = negligible; ~ no difference \

@@ -7,7 +7,7 @@
 use super::super::doc::RunDoc;
 use super::super::markup::Markup;
 use super::super::number::{comparison_overhead, comparison_verdict, verdict_text};
-use crate::model::{Comparison, Metric};
+use crate::model::Comparison;
 use crate::stats::decision::Verdict;
 
 /// The widest a summary line is, the list's indent included.
@@ -51,7 +51,7 @@ pub fn summary(doc: &RunDoc, m: &mut dyn Markup) {
     let rows: Vec<(String, String, String)> = doc
         .comparisons
         .iter()
-        .map(|c| (verdict(c, metric), change(c), compared(c, tasks)))
+        .map(|c| (comparison_verdict(c, metric), change(c), compared(c, tasks)))
         .collect();
     let width = m.columns().map_or(WIDTH, |c| c.min(WIDTH));
     let verdict_w = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
@@ -66,11 +66,6 @@ pub fn summary(doc: &RunDoc, m: &mut dyn Markup) {
         })
         .collect();
     m.list(&lines);
-}
-
-/// Its verdict in the words of its measure, or "unfinished".
-fn verdict(c: &Comparison, metric: Metric) -> String {
-    comparison_verdict(c, metric)
 }
 
 /// Its change with its interval and mark (an unfinished one's "so far").

@@ -60,11 +60,7 @@ pub fn draw(
     let label_w = label_width(labels.iter().map(|l| l.chars().count()), 100, 440);
     let mut entries = vec![(format!("noise band ±{noise_pct}%"), Mark::Swatch(SHADE))];
     // The verdicts in the words of what the overhead is of.
-    let metric = if unit == crate::model::Metric::Instructions.per_op_short() {
-        crate::model::Metric::Instructions
-    } else {
-        crate::model::Metric::Time
-    };
+    let metric = crate::model::Metric::of_per_op_unit(unit);
     for v in VERDICTS {
         if rows.iter().any(|r| r.verdict == v) {
             entries.push((
