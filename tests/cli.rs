@@ -1310,13 +1310,72 @@ fn a_guest_whose_clock_does_not_count_instructions_stops_with_exit_2() {
     let sb = Sandbox::new();
     let shared = sb.path().join("shared");
     std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(
+        shared.join("request.json"),
+        r#"{"version": 1, "icount": true, "task": {"kind": "command"}}"#,
+    )
+    .unwrap();
     let err = assert_usage_error(
         sb.cmd(&["list"])
-            .env(secperf::vm::guest::GUEST_ENV, &shared)
-            .env(secperf::vm::icount::ENV, "1"),
+            .env(secperf::vm::guest::GUEST_ENV, &shared),
     );
     assert!(err.contains("not counting instructions"), "{err}");
     assert!(err.contains("-icount shift=0,sleep=off"), "{err}");
+}
+
+#[test]
+fn a_guest_is_told_by_its_request_and_refuses_one_it_cannot_read() {
+    // Issue 54: a guest learns what to do from the host's request in the
+    // shared directory, never from the host's arguments parsed again; a
+    // request of another form, none at all, or the old `--boot-half`
+    // words are each a usage error saying what happened.
+    let sb = Sandbox::new();
+    let shared = sb.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let guest = |args: &[&str]| {
+        let mut c = sb.cmd(args);
+        c.env(secperf::vm::guest::GUEST_ENV, &shared);
+        c
+    };
+    let err = assert_usage_error(&mut guest(&["guest"]));
+    assert!(err.contains("reading the host's request"), "{err}");
+    std::fs::write(
+        shared.join("request.json"),
+        r#"{"version": 7, "icount": false, "task": {"kind": "command"}}"#,
+    )
+    .unwrap();
+    let err = assert_usage_error(&mut guest(&["guest"]));
+    assert!(err.contains("written in form 7"), "{err}");
+    assert!(err.contains("the same secperf"), "{err}");
+    std::fs::write(
+        shared.join("request.json"),
+        r#"{"version": 1, "icount": false, "task": {"kind": "boot_thirds"}}"#,
+    )
+    .unwrap();
+    let err = assert_usage_error(&mut guest(&["guest"]));
+    assert!(err.contains("not a request this secperf knows"), "{err}");
+    // A --vm guest's request: its command line is what it runs, and
+    // `secperf guest` has nothing to do there.
+    std::fs::write(
+        shared.join("request.json"),
+        r#"{"version": 1, "icount": false, "task": {"kind": "command"}}"#,
+    )
+    .unwrap();
+    let err = assert_usage_error(&mut guest(&["guest"]));
+    assert!(err.contains("its command line"), "{err}");
+    // The old words of a kernel A/B's guest.
+    let err = assert_usage_error(&mut guest(&[
+        "overhead",
+        "--boot-half",
+        "0,1",
+        "-w",
+        "getppid",
+    ]));
+    assert!(err.contains("--boot-half"), "{err}");
+    assert!(err.contains("request.json"), "{err}");
+    // Outside a guest, `secperf guest` is refused too.
+    let err = assert_usage_error(&mut sb.cmd(&["guest"]));
+    assert!(err.contains("run by secperf in a guest"), "{err}");
 }
 
 #[test]

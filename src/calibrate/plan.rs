@@ -170,8 +170,8 @@ pub struct Request {
     /// Measure every comparison to the sequential budget and replay each
     /// test on the same pairs (`--side-by-side`, [`super::replay`]).
     pub side_by_side: bool,
-    /// What the halves measure (`--metric`).
-    pub metric: crate::model::Metric,
+    /// How the halves count (`--metric`, decided for this machine).
+    pub counting: crate::engine::counting::Counting,
 }
 
 /// What is stored as a calibration run's parameters.
@@ -235,7 +235,7 @@ impl Plan {
             seed: seed_or_clock(r.seed),
             profile: None,
             stop,
-            metric: r.metric,
+            counting: r.counting,
         };
         let mut counts = counts(
             r.quick,

@@ -653,41 +653,14 @@ impl MetricArgs {
         self.metric.unwrap_or_default()
     }
 
-    /// The metric, checked where the command measures. `booting`: the
-    /// command boots guests (--vm, --kernel, bisect), where icount counts
+    /// How the command counts, decided once by the engine
+    /// ([`crate::engine::counting::decide`]): `booting` says whether it
+    /// boots guests (--vm, --kernel, bisect, track), where icount counts
     /// instructions; otherwise they are counted on this machine, which
     /// needs a PMU (or this is a guest booted with icount).
-    pub fn resolve(&self, booting: bool) -> Result<crate::model::Metric> {
-        let metric = self.metric();
-        if metric == crate::model::Metric::Time || booting || crate::vm::icount::counting_guest() {
-            return Ok(metric);
-        }
-        if let Err(why) = crate::sys::pmu::instructions_counter() {
-            crate::usage_bail!(
-                "--metric instructions on this machine: {why}. Count them in an emulated guest \
-                 instead, where QEMU's icount makes the guest's clock count instructions: add \
-                 --vm IMAGE (e.g. --vm /boot/vmlinuz-$(uname -r)), or compare kernels with \
-                 --kernel"
-            );
-        }
-        Ok(metric)
-    }
-
-    /// What this process counts per task beside the clock: the PMU's
-    /// instructions on a host, for `--metric instructions` (whose figures
-    /// they are, time beside them) and, where a PMU can count them, beside
-    /// time too (each comparison then carries both); nothing in a guest
-    /// booted with icount (whose clock counts them) or where time is asked
-    /// for and no PMU counts.
-    pub fn host_count(&self) -> Option<crate::runner::counted::Event> {
-        if crate::vm::icount::counting_guest() {
-            return None;
-        }
-        let counts = match self.metric() {
-            crate::model::Metric::Instructions => true,
-            crate::model::Metric::Time => crate::sys::pmu::instructions_counter().is_ok(),
-        };
-        counts.then_some(crate::runner::counted::Event::Instructions)
+    pub fn counting(&self, booting: bool) -> Result<crate::engine::counting::Counting> {
+        use crate::engine::counting::{Machine, decide};
+        decide(self.metric(), Machine::of_this_process(booting))
     }
 
     /// `--metric instructions` with what cannot count them: a usage error

@@ -272,7 +272,7 @@ pub fn bisect(args: BisectArgs, db: Option<&Path>, json: bool) -> Result<()> {
             args.config.clone(),
             args.threshold,
             args.max_pairs,
-            args.metric.metric(),
+            args.metric.counting(true)?,
             seed,
             db_path.clone(),
         ),

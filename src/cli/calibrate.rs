@@ -12,6 +12,7 @@
 //! planned for comparisons that use their whole budget; sequential ones
 //! that settle early finish sooner. The estimate is printed first.
 
+use crate::engine::counting::Counting;
 use std::path::Path;
 
 use anyhow::Result;
@@ -129,7 +130,7 @@ pub fn parse_budget(s: &str) -> Result<f64> {
 }
 
 /// Validates the arguments into a plan; nothing runs yet.
-pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
+pub fn plan_from_args(a: &CalibrateArgs, counting: Counting) -> Result<Plan> {
     let budget_s = parse_budget(&a.budget)?;
     let workloads = parse_list(&a.workload)?;
     if workloads.len() != 1 {
@@ -158,7 +159,7 @@ pub fn plan_from_args(a: &CalibrateArgs) -> Result<Plan> {
         seed: a.seed,
         test: a.test.seq_test(),
         side_by_side: a.side_by_side,
-        metric: a.metric.metric(),
+        counting,
     })
 }
 
@@ -173,7 +174,7 @@ struct CalibrateOutput<'a> {
 }
 
 pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<()> {
-    args.metric.resolve(args.vm.vm.is_some())?;
+    let counting = args.metric.counting(args.vm.vm.is_some())?;
     if args.vm.vm.is_some() {
         let show = super::vm::Show::GuestStdout {
             stores_run: true,
@@ -181,7 +182,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         };
         let relay = super::vm::Relay {
             mechanisms: &[],
-            metric: args.metric.metric(),
+            counting,
             tasks: None,
         };
         return super::vm::relay_counted(&args.vm, &relay, db, args.wait.no_wait, show);
@@ -190,7 +191,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     if let Some(run) = args.replay {
         return replay(run, db, json);
     }
-    let plan = plan_from_args(&args)?;
+    let plan = plan_from_args(&args, counting)?;
     let label = args.label.clone().unwrap_or_default();
     let (db_path, store) = open_store(db)?;
     let measuring = args.wait.lock()?;
@@ -223,13 +224,10 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             audit_check: false,
             slices: plan.total_slices(),
             seed: Some(plan.design.seed),
-            metric: args.metric.metric(),
+            metric: plan.design.metric(),
         },
     )?;
-    let mut live = Live {
-        lock: None,
-        count: args.metric.host_count(),
-    };
+    let mut live = Live { lock: None };
     let report = calibrate::measure(&plan, &mut live, &session.progress);
     // A calibration only means something complete: leave no half.
     let report = report.map_err(|e| session.abandon("calibration", e))?;

@@ -172,6 +172,10 @@ pub enum Command {
         #[arg(last = true, required = true)]
         argv: Vec<String>,
     },
+    /// (internal) In a VM guest of a kernel A/B: measures what the host's
+    /// request in the shared directory asks for.
+    #[command(hide = true)]
+    Guest,
 }
 
 /// Entry point: parses, runs, prints errors, returns the exit code.
@@ -328,6 +332,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args, cli.json),
         Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),
+        Command::Guest => crate::engine::boots::run_guest(),
     }
 }
 

@@ -12,6 +12,7 @@ use super::args::{
     CommandArgs, DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs, WaitArgs,
 };
 use crate::engine::ab::measure_comparisons;
+use crate::engine::counting::Counting;
 use crate::engine::measurer::Live;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
 use crate::engine::session::{RunSpec, Session, open_store};
@@ -136,35 +137,28 @@ pub struct OverheadArgs {
     #[arg(long, requires = "kernels")]
     pub dry_run: bool,
 
-    /// (internal) In a guest of a kernel A/B: measure one half of each of
-    /// these plan cases (comma-separated indexes) and write them to the
-    /// shared directory.
+    /// (internal) The words an older secperf gave a kernel A/B's guests:
+    /// refused, saying that guests are now told by their request.
     #[arg(long, hide = true, value_name = "CASES")]
     pub boot_half: Option<String>,
-
-    /// (internal) With --boot-half: a profiled half of each case too.
-    #[arg(long, hide = true, requires = "boot_half")]
-    pub boot_profile: bool,
 }
 
 impl OverheadArgs {
-    /// The request these arguments make, every value checked.
-    /// With --kernel or in a guest of one: the request of the plan both
-    /// sides build (no mechanism switched, no negative control).
-    pub(super) fn boot_request(&self) -> Result<OverheadRequest> {
-        if self.decision.resolve_auto(self.metric.metric())?.1 {
+    /// The request these arguments make, every value checked, counting
+    /// as `counting`. With --kernel: the request of the kernel A/B's plan
+    /// (no mechanism switched, no negative control).
+    pub(super) fn boot_request(&self, counting: Counting) -> Result<OverheadRequest> {
+        if self.decision.resolve_auto(counting.metric())?.1 {
             usage_bail!(
                 "--equivalence auto sizes the margin from calibrations of this machine's \
                  workloads, not of boots: give a margin in percent with --kernel (e.g. \
                  --equivalence 2)"
             );
         }
-        let mut r = self.request_with_min_pairs(3, true)?;
+        let mut r = self.request_with_min_pairs(3, true, counting)?;
         // Counting, each half is the least of its slices: one more slice
         // than elsewhere gives the least a spare.
-        if self.metric.metric() == crate::model::Metric::Instructions
-            && self.design.samples_per_half.is_none()
-        {
+        if counting.by_least_slice() && self.design.samples_per_half.is_none() {
             r.half.samples_per_half = crate::engine::plan::COUNTING_SAMPLES_PER_HALF;
         }
         // -m with --kernel: on in every boot of both arms.
@@ -175,13 +169,18 @@ impl OverheadArgs {
         Ok(r)
     }
 
-    fn request(&self) -> Result<OverheadRequest> {
-        self.request_with_min_pairs(10, false)
+    fn request(&self, counting: Counting) -> Result<OverheadRequest> {
+        self.request_with_min_pairs(10, false, counting)
     }
 
     /// `kernels`: the arms are kernels, so a command needs no mechanism
     /// (one given is on in every boot).
-    fn request_with_min_pairs(&self, min_pairs: u32, kernels: bool) -> Result<OverheadRequest> {
+    fn request_with_min_pairs(
+        &self,
+        min_pairs: u32,
+        kernels: bool,
+        counting: Counting,
+    ) -> Result<OverheadRequest> {
         if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && *p < 100.0)) {
             usage_bail!("--precision {p}: give a percentage between 0 and 100 (e.g. 1)");
         }
@@ -197,7 +196,7 @@ impl OverheadArgs {
             workloads = Some(name);
             params.extend(extra);
         }
-        let (decision, equivalence_auto) = self.decision.resolve_auto(self.metric.metric())?;
+        let (decision, equivalence_auto) = self.decision.resolve_auto(counting.metric())?;
         let placement = self.placement.resolve("1")?;
         if self.command.server.is_some() {
             crate::workloads::service::check_placement(&placement.tasks, self.placement.mode)?;
@@ -223,6 +222,7 @@ impl OverheadArgs {
                 .as_deref()
                 .map(crate::engine::sweep::parse)
                 .transpose()?,
+            counting,
         })
     }
 }
@@ -230,10 +230,18 @@ impl OverheadArgs {
 pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
     super::output::refuse_json_beside(json, args.report.format.as_ref())?;
     args.report.check_output()?;
+    if let Some(cases) = &args.boot_half {
+        usage_bail!(
+            "--boot-half {cases}: an older secperf's words to a kernel A/B's guest; a guest is \
+             now told what to measure by the request.json its host writes in the shared \
+             directory (`secperf guest`), so the host and the guest must run the same secperf"
+        );
+    }
     args.metric
         .refuse_with(args.profile.profile, args.command.server.is_some())?;
-    args.metric
-        .resolve(args.vm.vm.is_some() || !args.kernels.is_empty())?;
+    let counting = args
+        .metric
+        .counting(args.vm.vm.is_some() || !args.kernels.is_empty())?;
     if args.vm.vm.is_some() {
         let show = super::vm::Show::Run {
             json,
@@ -241,31 +249,29 @@ pub fn overhead(args: OverheadArgs, db: Option<&Path>, json: bool) -> Result<()>
         };
         let relay = super::vm::Relay {
             mechanisms: &args.mechanisms,
-            metric: args.metric.metric(),
+            counting,
             tasks: args.placement.tasks.as_deref(),
         };
         return super::vm::relay_counted(&args.vm, &relay, db, args.wait.no_wait, show);
     }
-    if let Some(cases) = &args.boot_half {
-        return boot_half(&args, cases);
-    }
     if !args.kernels.is_empty() {
-        return kernel_ab(&args, db, json);
+        return kernel_ab(&args, db, json, counting);
     }
     args.vm.resolve(false)?;
-    let (session, _, label) = measure(&args, db)?;
+    let (session, _, label) = measure(&args, db, counting)?;
     super::output::show_measured(&session, &label, json, &args.report)
 }
 
-/// Plans and measures `args`' request on this machine (the trial of a
-/// command, the plan's line on stderr, the stored run), as `overhead`
-/// does: the finished session, its comparisons and the run's label.
+/// Plans and measures `args`' request on this machine, counting as
+/// `counting` (the trial of a command, the plan's line on stderr, the
+/// stored run), as `overhead` does: the finished session, its comparisons
+/// and the run's label.
 pub(super) fn measure(
     args: &OverheadArgs,
     db: Option<&Path>,
+    counting: Counting,
 ) -> Result<(Session, Vec<crate::model::Comparison>, String)> {
-    let mut plan = OverheadPlan::new(&args.request()?)?;
-    plan.metric = args.metric.metric();
+    let mut plan = OverheadPlan::new(&args.request(counting)?)?;
     let (db_path, store) = open_store(db)?;
     plan.pairs_from_calibration(&store)?;
     plan.equivalence_from_calibrations(&store)?;
@@ -319,7 +325,7 @@ pub(super) fn measure(
             audit_check: plan.switches("audit"),
             slices,
             seed: Some(plan.seed),
-            metric: args.metric.metric(),
+            metric: plan.counting.metric(),
         },
     )?;
     session.progress.planned(plan.sample_ms as f64 + run_ms);
@@ -334,7 +340,7 @@ pub(super) fn measure(
             let role = if control { " (negative control)" } else { "" };
             (case, plan.design_for(control), role)
         });
-    if crate::engine::warmup::counting() {
+    if plan.counting.warms_up() {
         crate::say!("secperf: a warm-up half of each workload first (counted instructions)");
         let designs: Vec<_> = plan.control.iter().map(|&c| plan.design_for(c)).collect();
         crate::engine::warmup::warm_up(
@@ -344,7 +350,6 @@ pub(super) fn measure(
                 .map(|(c, d)| (c, d, crate::mechanisms::Arm::Baseline)),
             &mut Live {
                 lock: session.lock.as_ref(),
-                count: args.metric.host_count(),
             },
         )
         .map_err(|e| session.stopped(e))?;
@@ -355,7 +360,6 @@ pub(super) fn measure(
         cases,
         &mut Live {
             lock: session.lock.as_ref(),
-            count: args.metric.host_count(),
         },
         plan.seed,
         &session.progress,
@@ -370,15 +374,15 @@ pub(super) fn measure(
 }
 
 /// `overhead --kernel A=... --kernel B=...`: the kernel A/B across boots.
-fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool) -> Result<()> {
+fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool, counting: Counting) -> Result<()> {
     if args.dry_run {
-        let (reqs, plan, _) = kernel_plan(args)?;
+        let (reqs, plan, _) = kernel_plan(args, counting)?;
         let design = plan.design_for(false);
         let builds = crate::engine::kernels::plan(&reqs)?;
         return show_boot_plan(&reqs, &builds, &plan, &design, json);
     }
     let db_path = crate::store::resolve_db_path(db)?;
-    let run_id = kernel_ab_stored(args, &crate::engine::session::argv(), &db_path)?;
+    let run_id = kernel_ab_stored(args, &db_path, counting)?;
     let store = crate::store::Store::open_read_only(&db_path)?;
     let doc = crate::engine::document::load(&store, run_id)?;
     let shown = super::output::show_run(
@@ -402,6 +406,7 @@ type VmChoice = (crate::vm::accel::AccelChoice, crate::vm::process::Timeouts);
 /// options, every build tool checked (once).
 fn kernel_plan(
     args: &OverheadArgs,
+    counting: Counting,
 ) -> Result<(Vec<crate::vm::arms::ArmRequest>, OverheadPlan, VmChoice)> {
     let reqs = crate::engine::kernels::requests(
         &args.kernels,
@@ -410,60 +415,22 @@ fn kernel_plan(
     )?;
     crate::engine::kernels::check_tools(&reqs)?;
     let vm = args.vm.resolve(true)?;
-    Ok((reqs, OverheadPlan::new(&args.boot_request()?)?, vm))
+    Ok((reqs, OverheadPlan::new(&args.boot_request(counting)?)?, vm))
 }
 
-/// A kernel A/B whose guests get the process's own arguments (less the
-/// host's): builds the arms, boots them paired, stores the run and
-/// returns its id.
-fn kernel_ab_stored(args: &OverheadArgs, argv: &[String], db_path: &Path) -> Result<i64> {
-    let (reqs, plan, (accel, timeout)) = kernel_plan(args)?;
+/// A kernel A/B: builds the arms, boots them paired (each guest told its
+/// halves by its request), stores the run and returns its id.
+fn kernel_ab_stored(args: &OverheadArgs, db_path: &Path, counting: Counting) -> Result<i64> {
+    let (reqs, plan, (accel, timeout)) = kernel_plan(args, counting)?;
     crate::engine::kernels::measure_stored(
         &reqs,
         &plan,
         &crate::engine::kernels::Guests {
             accel,
             timeout,
-            words: super::vm::guest_args(argv, true),
             no_wait: args.wait.no_wait,
-            metric: args.metric.metric(),
         },
         db_path,
-    )
-}
-
-/// In a guest of a kernel A/B: one half of each case asked for.
-fn boot_half(args: &OverheadArgs, cases: &str) -> Result<()> {
-    let Some(shared) = crate::vm::guest::shared_dir() else {
-        usage_bail!("--boot-half is run by secperf in the guests of `overhead --kernel`");
-    };
-    let indexes = cases
-        .split(',')
-        .map(|c| c.trim().parse::<usize>())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|_| {
-            crate::error::UsageError::new(format!(
-                "--boot-half {cases}: not a list of case numbers"
-            ))
-        })?;
-    let plan = OverheadPlan::new(&args.boot_request()?)?;
-    let _measuring = args.wait.lock()?;
-    // A mechanism given with --kernel (on in every boot) may be
-    // system-wide (audit rules): the guest's state lock is held for it.
-    let lock = plan
-        .system_wide()
-        .then(|| crate::safety::StateLock::acquire(crate::engine::session::LOCK_WAIT))
-        .transpose()?;
-    crate::engine::boots::measure_halves(
-        &plan.cases,
-        &plan.design_for(false),
-        &indexes,
-        &mut Live {
-            lock: lock.as_ref(),
-            count: None,
-        },
-        &shared,
-        plan.profile.as_ref().filter(|_| args.boot_profile),
     )
 }
 

@@ -337,7 +337,8 @@ fn probe_figures(
         }
         let run = ProbeRun::try_parse_from(&argv)
             .with_context(|| format!("building the probes' overhead run: {}", argv.join(" ")))?;
-        let (session, comparisons, _) = super::overhead::measure(&run.overhead, db)?;
+        let counting = run.overhead.metric.counting(false)?;
+        let (session, comparisons, _) = super::overhead::measure(&run.overhead, db, counting)?;
         let mut store = session.store;
         for &i in &missing {
             let probe = &plan.probes[i];

@@ -141,14 +141,8 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
             metric: crate::model::Metric::Time,
         },
     )?;
-    plan.measure(
-        &mut session,
-        &mut Live {
-            lock: None,
-            count: None,
-        },
-    )
-    .map_err(|e| session.stopped(e))?;
+    plan.measure(&mut session, &mut Live { lock: None })
+        .map_err(|e| session.stopped(e))?;
     session.finish()?;
     super::output::show_measured(&session, &plan.label, json, &args.report)
 }

@@ -117,9 +117,10 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         usage_bail!("--scratch {}: not a directory", dir.display());
     }
     args.metric.refuse_with(args.profile.profile, false)?;
-    args.metric
-        .resolve(args.vm.vm.is_some() || !args.kernels.is_empty())?;
-    if args.metric.metric() == crate::model::Metric::Instructions {
+    let counting = args
+        .metric
+        .counting(args.vm.vm.is_some() || !args.kernels.is_empty())?;
+    if counting.metric() == crate::model::Metric::Instructions {
         usage_bail!(
             "suite {} --metric instructions: a suite's tables are in its post's units (calls \
              per second, ns per round), which counted instructions do not have; count the \
@@ -145,7 +146,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         };
         let relay = super::vm::Relay {
             mechanisms: &[],
-            metric: args.metric.metric(),
+            counting,
             tasks: None,
         };
         return super::vm::relay_counted(&args.vm, &relay, db, args.wait.no_wait, show);
@@ -206,7 +207,7 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
             audit_check: suite.switches("audit"),
             slices: run_slices + ab_slices,
             seed: Some(suite.record.seed),
-            metric: args.metric.metric(),
+            metric: counting.metric(),
         },
     )?;
     let lock = session.lock.take();
@@ -214,7 +215,6 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         &mut session,
         &mut Live {
             lock: lock.as_ref(),
-            count: None,
         },
         &scratch,
     );
@@ -274,7 +274,7 @@ fn other_side(
             guest_args,
             mechanisms: Vec::new(),
             stores_run: true,
-            metric: args.metric.metric(),
+            counting: crate::engine::counting::Counting::Clock,
         };
         let guest =
             crate::engine::vm::measure_in_guest(&request, &db_path, &side_argv, args.wait.no_wait)?;

@@ -359,7 +359,7 @@ pub fn track(args: TrackArgs, db: Option<&Path>, json: bool) -> Result<()> {
             args.config.clone(),
             args.threshold,
             args.max_pairs,
-            args.metric.metric(),
+            args.metric.counting(true)?,
             seed,
             db_path.clone(),
         ),

@@ -154,8 +154,9 @@ pub enum Show<'a> {
 pub struct Relay<'a> {
     /// The `-m` specs: their LSMs go into `lsm=`.
     pub mechanisms: &'a [String],
-    /// Instructions: the guest boots with QEMU's icount.
-    pub metric: crate::model::Metric,
+    /// How the run counts: instructions, the guest boots with QEMU's
+    /// icount.
+    pub counting: crate::engine::counting::Counting,
     /// `-t`'s value: with instructions, the guest gets one vCPU per task
     /// (the most tasks asked) unless `cpus=` says otherwise.
     pub tasks: Option<&'a str>,
@@ -171,7 +172,7 @@ pub fn relay(
 ) -> Result<()> {
     let r = Relay {
         mechanisms,
-        metric: crate::model::Metric::Time,
+        counting: crate::engine::counting::Counting::Clock,
         tasks: None,
     };
     relay_counted(vm, &r, db, no_wait, show)
@@ -202,7 +203,7 @@ pub fn relay_counted(
 ) -> Result<()> {
     let mechanisms = relay.mechanisms;
     let mut spec = crate::vm::spec::parse(vm.vm.as_deref().unwrap_or_default(), "--vm")?;
-    if relay.metric == crate::model::Metric::Instructions && spec.cpus.is_none() {
+    if relay.counting.boots_with_icount() && spec.cpus.is_none() {
         // The instruction counter is the guest's: a vCPU more than the
         // tasks would add its own work to every figure.
         spec.cpus = Some(icount_vcpus(relay.tasks));
@@ -222,7 +223,7 @@ pub fn relay_counted(
                 ..
             }
         ),
-        metric: relay.metric,
+        counting: relay.counting,
     };
     let db_path = crate::store::resolve_db_path(db)?;
     let guest = measure_in_guest(&request, &db_path, &argv, no_wait)?;

@@ -9,15 +9,20 @@
 //! stopping rule after every pair (a settled case is not measured again),
 //! then Holm, the noise band and equivalence over the table.
 //!
-//! The guest side is `overhead --boot-half`: the same plan, one baseline
-//! half per case asked for, written to the shared directory.
+//! The guest side is `secperf guest` ([`guest_halves`]): the host writes
+//! each boot's request (the plan's cases, which to measure, how, how it
+//! counts, whether profiled) to the shared directory
+//! ([`super::guest_request`]), and the guest writes one half per case
+//! asked for back.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::counting::Counting;
 use super::design::{Case, Design, pair_order};
+use super::guest_request::{BootHalves, CaseSpec, GuestTask, HalfSpec};
 use super::measurer::{HalfResult, Measurer};
 use super::vm::{BootSetup, boot, booting_line, resolve_engine};
 use crate::mechanisms::Arm;
@@ -81,9 +86,63 @@ fn boot_arm(case: &Case) -> Arm {
     }
 }
 
+/// In a guest of a kernel A/B (`secperf guest`): the halves its request
+/// asks for, measured as [`measure_halves`] does, with the measurement
+/// lock and (for a mechanism on in every boot that is system-wide, audit
+/// rules) the guest's state lock held.
+pub fn guest_halves(shared: &Path, request: &BootHalves) -> Result<()> {
+    let cases = request
+        .cases
+        .iter()
+        .map(CaseSpec::case)
+        .collect::<Result<Vec<_>>>()
+        .context("the host's request names what this guest's secperf lacks")?;
+    let design = request
+        .halves
+        .design(&cases, request.counting, request.profile)?;
+    let _measuring = super::session::measurement_lock(false)?;
+    let lock = cases
+        .iter()
+        .any(|c| c.treatment.mechanism.scope() == crate::mechanisms::Scope::System)
+        .then(|| crate::safety::StateLock::acquire(super::session::LOCK_WAIT))
+        .transpose()?;
+    measure_halves(
+        &cases,
+        &design,
+        &request.measure,
+        &mut super::measurer::Live {
+            lock: lock.as_ref(),
+        },
+        shared,
+        request.profile.as_ref(),
+    )
+}
+
+/// `secperf guest`: in a guest of a kernel A/B, what the host's request
+/// asks for. Refused outside a guest, and in a `--vm` guest (whose request
+/// is the command on its command line).
+pub fn run_guest() -> Result<()> {
+    let (Some(shared), Some(request)) = (
+        crate::vm::guest::shared_dir(),
+        super::guest_request::of_this_guest()?,
+    ) else {
+        crate::usage_bail!(
+            "`secperf guest` is run by secperf in a guest of `overhead --kernel`, bisect or \
+             track, told what to do by the request its host wrote"
+        );
+    };
+    match &request.task {
+        GuestTask::BootHalves(h) => guest_halves(&shared, h),
+        GuestTask::Command => crate::usage_bail!(
+            "this guest's request is to run the command on its command line (a --vm guest), \
+             not `secperf guest`"
+        ),
+    }
+}
+
 /// In the guest: one baseline half of each case in `indexes`, written to
-/// [`HALVES_FILE`] in `shared`; with `profile` (`--profile` and
-/// `--boot-profile`) a profiled half of each too.
+/// [`HALVES_FILE`] in `shared`; with `profile` a profiled half of each
+/// too.
 pub fn measure_halves(
     cases: &[Case],
     design: &Design,
@@ -96,14 +155,17 @@ pub fn measure_halves(
         Some(p) => crate::profile::readiness(p.hz),
         None => (None, Vec::new()),
     };
-    if super::warmup::counting() {
+    if design.counting.warms_up() {
         let warm: Vec<&Case> = indexes.iter().filter_map(|&i| cases.get(i)).collect();
         super::warmup::warm_up(warm.into_iter().map(|c| (c, design, boot_arm(c))), measurer)?;
     }
     let mut out = Vec::new();
     for &i in indexes {
         let Some(case) = cases.get(i) else {
-            anyhow::bail!("--boot-cases: no case {i} in a plan of {}", cases.len());
+            anyhow::bail!(
+                "the host's request asks for case {i}, and its plan has {}",
+                cases.len()
+            );
         };
         let what = crate::report::label::workload(case.workload.name, &case.workload_params);
         crate::say!("secperf: measuring {what} tasks={}", case.tasks);
@@ -439,32 +501,31 @@ pub fn pairs_over_boots(
     (comparisons, error)
 }
 
-/// Boots of the real thing: a guest per boot running `overhead
-/// --boot-half` with the host's arguments.
+/// Boots of the real thing: a guest per boot running `secperf guest`,
+/// told its halves by its request.
 struct GuestBooter<'a> {
     setups: Vec<BootSetup<'a>>,
-    guest_args: &'a [String],
+    /// The plan's cases, how a half is measured and counted, and the
+    /// profile of a profiled boot: what every boot's request carries.
+    cases: Vec<CaseSpec>,
+    halves: HalfSpec,
+    counting: Counting,
+    profile: Option<crate::profile::ProfileOpts>,
     records: &'a mut [ArmRecord],
     /// Boot a block's arms at once (counted instructions, CPUs enough).
     together: bool,
 }
 
 impl GuestBooter<'_> {
-    /// The guest's arguments for a boot measuring `cases`.
-    fn args_for(&self, cases: &[usize], profile: bool) -> Vec<String> {
-        let mut args = self.guest_args.to_vec();
-        let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
-        let list = cases
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        let mut extra = vec!["--boot-half".to_string(), list];
-        if profile {
-            extra.push("--boot-profile".to_string());
-        }
-        args.splice(at..at, extra);
-        args
+    /// The request of a boot measuring `cases` (profiled or not).
+    fn task_for(&self, cases: &[usize], profile: bool) -> GuestTask {
+        GuestTask::BootHalves(BootHalves {
+            cases: self.cases.clone(),
+            measure: cases.to_vec(),
+            halves: self.halves.clone(),
+            counting: self.counting,
+            profile: self.profile.filter(|_| profile),
+        })
     }
 
     /// What a finished guest of `arm` measured of `cases`.
@@ -508,8 +569,8 @@ impl GuestBooter<'_> {
 
 impl Booter for GuestBooter<'_> {
     fn boot(&mut self, arm: usize, cases: &[usize], profile: bool) -> Result<Vec<BootResult>> {
-        let args = self.args_for(cases, profile);
-        let guest = boot(&self.setups[arm], &args)?;
+        let task = self.task_for(cases, profile);
+        let guest = boot(&self.setups[arm], &guest_argv(), &task)?;
         self.collect(arm, cases, &guest)
     }
 
@@ -522,16 +583,18 @@ impl Booter for GuestBooter<'_> {
         asks: &[(usize, Vec<usize>)],
         profile: bool,
     ) -> Vec<Result<Vec<BootResult>>> {
-        let argv: Vec<Vec<String>> = asks
+        let tasks: Vec<GuestTask> = asks
             .iter()
-            .map(|(_, cases)| self.args_for(cases, profile))
+            .map(|(_, cases)| self.task_for(cases, profile))
             .collect();
         let setups = &self.setups;
+        let argv = guest_argv();
         let guests: Vec<Result<super::vm::Guest>> = std::thread::scope(|scope| {
+            let argv = &argv;
             let running: Vec<_> = asks
                 .iter()
-                .zip(&argv)
-                .map(|((arm, _), args)| scope.spawn(move || boot(&setups[*arm], args)))
+                .zip(&tasks)
+                .map(|((arm, _), task)| scope.spawn(move || boot(&setups[*arm], argv, task)))
                 .collect();
             running
                 .into_iter()
@@ -548,6 +611,12 @@ impl Booter for GuestBooter<'_> {
     }
 }
 
+/// The command line of a kernel A/B's guest: `secperf guest`, which reads
+/// its request.
+fn guest_argv() -> Vec<String> {
+    vec![super::guest_request::SUBCOMMAND.to_string()]
+}
+
 /// What the host needs for a boot-arm run.
 pub struct BootRequest<'a> {
     /// The baseline first, then the compared arm, then (with the layout
@@ -555,12 +624,10 @@ pub struct BootRequest<'a> {
     pub arms: &'a [KernelArm],
     pub accel: AccelChoice,
     pub timeout: crate::vm::process::Timeouts,
-    /// The guest's arguments (the host's less the VM, database and output
-    /// options).
-    pub guest_args: Vec<String>,
     pub no_wait: bool,
-    /// Instructions: every boot is under QEMU's icount.
-    pub metric: crate::model::Metric,
+    /// How the guests count (instructions: every boot under QEMU's
+    /// icount).
+    pub counting: Counting,
 }
 
 /// Measures the plan's cases across boots of the two arms and stores the
@@ -575,24 +642,29 @@ pub fn measure(
     params: serde_json::Value,
     db_path: &Path,
 ) -> Result<i64> {
-    let (accel, vng_path) = resolve_engine(req.accel, req.metric)?;
+    let (accel, vng_path) = resolve_engine(req.accel, req.counting)?;
     let mut store = Store::open(db_path)?;
     let _measuring = super::session::measurement_lock(req.no_wait)?;
     let stop = super::session::interrupt_flag()?;
     // The run starts now (its recorded configuration is replaced by the
     // baseline arm's guest once it has booted).
-    let mut meta =
-        super::session::run_meta("overhead", label, &params, Some(design.seed), req.metric)?;
+    let mut meta = super::session::run_meta(
+        "overhead",
+        label,
+        &params,
+        Some(design.seed),
+        req.counting.metric(),
+    )?;
     // Each compared arm adds a comparison per case to the table's family.
     let mut design = Design {
-        metric: req.metric,
+        counting: req.counting,
         ..design.clone()
     };
     if let Some(stop) = design.stop.as_mut() {
         stop.family *= req.arms.len().saturating_sub(1).max(1) as u32;
     }
     let design = &design;
-    let counting = req.metric == crate::model::Metric::Instructions;
+    let counting = req.counting.boots_with_icount();
     // Counting instructions, a guest has one vCPU per task (the most any
     // case asks for) unless the arm says cpus=: a vCPU more would add its
     // own work to every figure.
@@ -665,7 +737,10 @@ pub fn measure(
         }
         let mut booter = GuestBooter {
             setups,
-            guest_args: &req.guest_args,
+            cases: cases.iter().map(CaseSpec::of).collect(),
+            halves: HalfSpec::of(design),
+            counting: req.counting,
+            profile: design.profile,
             records: &mut records,
             together,
         };

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::counting::Counting;
 use crate::mechanisms::{Arm, Treatment};
 use crate::model::{Metric, Mode, Params};
 use crate::profile::ProfileOpts;
@@ -46,10 +47,10 @@ pub struct Design {
     /// The sequential design's stopping rule; None for a fixed number of
     /// pairs (`--pairs`).
     pub stop: Option<StopRule>,
-    /// The measure of each half's figure per operation, the run's
-    /// `--metric`: time, or instructions (counted by the PMU on a host, by
-    /// the clock in a guest booted with icount).
-    pub metric: Metric,
+    /// How each half counts its figure per operation (decided once, by
+    /// [`super::counting::decide`]): time by the clock, or instructions
+    /// (by the PMU on a host, by the clock in a guest booted with icount).
+    pub counting: Counting,
 }
 
 impl Design {
@@ -69,8 +70,13 @@ impl Design {
             seed,
             profile: None,
             stop: None,
-            metric: Metric::Time,
+            counting: Counting::Clock,
         }
+    }
+
+    /// The measure of each half's figure: the run's `--metric`.
+    pub fn metric(&self) -> Metric {
+        self.counting.metric()
     }
 
     /// Slices one half runs (for progress and time estimates).

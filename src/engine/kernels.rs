@@ -200,12 +200,7 @@ pub struct Guests {
     pub accel: crate::vm::accel::AccelChoice,
     /// The limit on each guest, boot included.
     pub timeout: crate::vm::process::Timeouts,
-    /// The `overhead` words each guest is given (no VM, database or output
-    /// options: the host stores and shows the run).
-    pub words: Vec<String>,
     pub no_wait: bool,
-    /// Instructions: every boot is under QEMU's icount.
-    pub metric: crate::model::Metric,
 }
 
 /// A kernel A/B: builds the arms (or takes them from the cache), boots
@@ -228,9 +223,8 @@ pub fn measure_stored(
             arms: &arms,
             accel: guests.accel,
             timeout: guests.timeout,
-            guest_args: guests.words.clone(),
             no_wait: guests.no_wait,
-            metric: guests.metric,
+            counting: plan.counting,
         },
         &plan.cases,
         &design,

@@ -199,10 +199,6 @@ pub trait Measurer {
 pub struct Live<'a> {
     /// Held when any case's mechanism is system-wide.
     pub lock: Option<&'a StateLock>,
-    /// An event counted per task beside the clock, whose count per
-    /// operation each half then gives instead of its time (`--metric
-    /// instructions` on a host); None: time.
-    pub count: Option<runner::counted::Event>,
 }
 
 impl Measurer for Live<'_> {
@@ -226,7 +222,9 @@ impl Measurer for Live<'_> {
             scratch_root: design.scratch_root.clone(),
             cache_dir: design.cache_dir.clone(),
             params: case.workload_params.clone(),
-            count: self.count,
+            // What each task counts beside the clock: the design's
+            // counting says (the PMU's instructions, or nothing).
+            count: design.counting.event(),
         };
         // The scratch directory outlives the arm: it is made before the
         // mechanism is applied and removed after it is undone, so nothing
@@ -270,14 +268,14 @@ impl Measurer for Live<'_> {
         }
         drop(scratch);
         let result = result?;
-        if design.metric == Metric::Instructions && self.count.is_none() {
+        if design.counting.by_least_slice() {
             let spread = sample_spread_pct(&result);
             if spread > 1.0 {
                 let what = crate::report::label::workload(def.name, &case.workload_params);
                 crate::say!("secperf: counting: {}", spread_line(&result, spread, &what));
             }
         }
-        Ok(HalfResult::of_result(def, &result, design.metric))
+        Ok(HalfResult::of_result(def, &result, design.metric()))
     }
 
     fn current(
@@ -381,10 +379,7 @@ mod tests {
         let mut design = Design::for_tests(1, 1);
         design.scratch_root = root.clone();
         design.cpus = Vec::new();
-        let mut live = Live {
-            lock: Some(&lock),
-            count: None,
-        };
+        let mut live = Live { lock: Some(&lock) };
         for arm in [Arm::Baseline, Arm::Treatment] {
             let half = live
                 .half(&case, &design, arm, &mut runner::Unobserved, &mut |_| {})

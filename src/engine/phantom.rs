@@ -167,13 +167,10 @@ fn measure(
         seed: opts.seed,
         profile: None,
         stop: None,
-        metric: crate::model::Metric::Time,
+        counting: crate::engine::counting::Counting::Clock,
     };
     let mut rng = Rng::new(opts.seed);
-    let mut measurer = Live {
-        lock: Some(lock),
-        count: None,
-    };
+    let mut measurer = Live { lock: Some(lock) };
     let mut halves = Vec::new();
     for _ in 0..opts.rounds {
         let mut order = [CheckArm::Disabled, CheckArm::Enabled, CheckArm::OneRule];

@@ -101,6 +101,8 @@ pub struct OverheadRequest {
     /// `--equivalence auto`: the margin from this machine's calibrations
     /// ([`OverheadPlan::equivalence_from_calibrations`]).
     pub equivalence_auto: bool,
+    /// How the halves count ([`super::counting::decide`]).
+    pub counting: super::counting::Counting,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -108,10 +110,10 @@ pub struct OverheadRequest {
 pub struct OverheadPlan {
     #[serde(skip)]
     pub cases: Vec<Case>,
-    /// What the halves measure (`--metric`; stored in the run's
-    /// parameters by the session, not here).
+    /// How the halves count (`--metric`, decided for this machine; stored
+    /// in the run's parameters by the session, not here).
     #[serde(skip)]
-    pub metric: crate::model::Metric,
+    pub counting: super::counting::Counting,
     /// One per case: whether it is a negative control the plan added.
     #[serde(skip)]
     pub control: Vec<bool>,
@@ -470,7 +472,7 @@ impl OverheadPlan {
         }
         let seed = seed_or_clock(a.seed);
         Ok(OverheadPlan {
-            metric: crate::model::Metric::Time,
+            counting: a.counting,
             comparisons: cases.iter().map(case_label).collect(),
             controls: cases
                 .iter()
@@ -562,7 +564,7 @@ impl OverheadPlan {
             seed: self.seed,
             profile: self.profile,
             stop: self.stop,
-            metric: self.metric,
+            counting: self.counting,
         }
     }
 }
@@ -613,6 +615,7 @@ mod tests {
             profile: None,
             sweep: None,
             equivalence_auto: false,
+            counting: crate::engine::counting::Counting::Clock,
         }
     }
 

@@ -4,16 +4,14 @@
 //! test both are.
 //!
 //! The comparison is typed ([`RevisionAb::request`]: the plan the host
-//! runs). Each guest is given the same question as `overhead` words to
-//! measure its half ([`RevisionAb::guest_words`]), because a guest is
-//! secperf started afresh with arguments; the CLI's tests check that the
-//! guest, parsing those words, plans the very comparison the host typed
-//! (`cli::revision_ab_plan`).
+//! runs), and each guest is told its halves of it in types too (the
+//! request of [`super::guest_request`]).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use super::counting::Counting;
 use super::plan::{HalfDesign, OverheadPlan, OverheadRequest, Placement};
 use crate::model::Metric;
 use crate::model::bisect::{Revision, Tested};
@@ -37,7 +35,8 @@ pub struct RevisionAb {
     /// margin are half of it.
     pub threshold: f64,
     pub max_pairs: u32,
-    pub metric: Metric,
+    /// How the guests count (decided once, for `--metric`).
+    pub counting: Counting,
     pub seed: u64,
     /// The guests' accelerator and the limit on each, boot included.
     pub accel: AccelChoice,
@@ -136,7 +135,7 @@ impl RevisionAb {
                 pairs: None,
                 max_pairs: Some(self.max_pairs),
                 sample_ms: super::plan::DEFAULT_SAMPLE_MS,
-                samples_per_half: match self.metric {
+                samples_per_half: match self.counting.metric() {
                     Metric::Instructions => super::plan::COUNTING_SAMPLES_PER_HALF,
                     Metric::Time => super::plan::DEFAULT_SAMPLES_PER_HALF,
                 },
@@ -150,44 +149,8 @@ impl RevisionAb {
             profile: None,
             sweep: None,
             equivalence_auto: false,
+            counting: self.counting,
         })
-    }
-
-    /// The `overhead` words each guest is given to measure its half of
-    /// the comparison at level `alpha` (its arm and cases are added when
-    /// it boots).
-    pub fn guest_words(&self, alpha: f64) -> Vec<String> {
-        let half = format!("{}", self.threshold / 2.0);
-        let mut words: Vec<String> = [
-            "overhead",
-            "--alpha",
-            &format!("{alpha}"),
-            "--noise",
-            &half,
-            "--equivalence",
-            &half,
-            "--max-pairs",
-            &self.max_pairs.to_string(),
-            "--seed",
-            &self.seed.to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if self.metric == Metric::Instructions {
-            words.extend(["--metric".to_string(), self.metric.to_string()]);
-        }
-        for m in &self.mechanisms {
-            words.extend(["-m".to_string(), m.clone()]);
-        }
-        match &self.workload {
-            Some(w) => words.extend(["-w".to_string(), w.clone()]),
-            None => {
-                words.push("--".to_string());
-                words.extend(self.command.iter().cloned());
-            }
-        }
-        words
     }
 
     /// The comparison's arms and plan, every build tool checked: what
@@ -238,9 +201,7 @@ impl RevisionAb {
             &super::kernels::Guests {
                 accel: self.accel,
                 timeout: self.timeout,
-                words: self.guest_words(alpha),
                 no_wait: false,
-                metric: self.metric,
             },
             &self.db,
         );
@@ -323,7 +284,7 @@ mod tests {
             append: "audit=1 quiet".into(),
             threshold: 4.0,
             max_pairs: 16,
-            metric,
+            counting: Counting::of_metric(metric),
             seed: 7,
             accel: AccelChoice::Auto,
             timeout: crate::vm::process::Timeouts::total(std::time::Duration::from_secs(7200)),
@@ -392,10 +353,7 @@ mod tests {
             Some(crate::workloads::command::NAME)
         );
         assert_eq!(r.params.len(), 1, "{:?}", r.params);
-        assert_eq!(
-            c.guest_words(0.05).iter().rev().take(2).collect::<Vec<_>>(),
-            vec!["true", "--"]
-        );
+        assert_eq!(r.counting, Counting::Clock);
     }
 
     #[test]

@@ -229,7 +229,7 @@ impl SuiteRun {
             // number of pairs.
             stop: None,
             // A suite's tables are in its post's units: time.
-            metric: crate::model::Metric::Time,
+            counting: crate::engine::counting::Counting::Clock,
         };
         let cases = self.cases.iter().map(|(case, mode)| {
             let design = Design {

@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use super::counting::Counting;
+use super::guest_request::{GuestRequest, GuestTask};
 use crate::error::{Interrupted, UsageError};
-use crate::model::Metric;
 use crate::store::Store;
 use crate::vm::accel::{self, AccelChoice};
 use crate::vm::guest::{self, GuestFacts};
@@ -40,8 +41,9 @@ pub struct VmRequest {
     pub mechanisms: Vec<String>,
     /// Whether the command stores a run (all but `list`).
     pub stores_run: bool,
-    /// Instructions: the guest is booted with QEMU's icount.
-    pub metric: Metric,
+    /// How the run counts: with instructions, the guest is booted with
+    /// QEMU's icount.
+    pub counting: Counting,
 }
 
 /// A run the guest measured, now in the host's store.
@@ -159,9 +161,10 @@ impl BootSetup<'_> {
 /// (see [`emulator_failure`]), before the boot is an error.
 pub const EMULATOR_FAILURE_RETRIES: usize = 2;
 
-/// Boots a guest that runs this secperf binary with `guest_args`, its
-/// database and state in the guest (`guest.db` in the shared directory),
-/// and waits for it. A guest that does not boot, or whose secperf fails,
+/// Boots a guest that runs this secperf binary with `guest_args` and
+/// `task` as its request ([`super::guest_request`], written to the shared
+/// directory before it boots), its database and state in the guest
+/// (`guest.db` in the shared directory), and waits for it. A guest that does not boot, or whose secperf fails,
 /// is an error (exit code 2 for a boot that fails or a command the guest
 /// refused, with the console's tail).
 ///
@@ -170,9 +173,9 @@ pub const EMULATOR_FAILURE_RETRIES: usize = 2;
 /// KASLR put the kernel), the guest measured nothing and nothing of it is
 /// kept: the same boot is made again, up to [`EMULATOR_FAILURE_RETRIES`]
 /// times, saying so.
-pub fn boot(setup: &BootSetup, guest_args: &[String]) -> Result<Guest> {
+pub fn boot(setup: &BootSetup, guest_args: &[String], task: &GuestTask) -> Result<Guest> {
     with_emulator_retries(
-        || boot_once(setup, guest_args),
+        || boot_once(setup, guest_args, task),
         |line, next| {
             crate::say!(
                 "secperf: warning: QEMU itself failed during a boot ({line}): a fault of the \
@@ -233,17 +236,26 @@ pub fn emulator_failure(console_tail: &[String]) -> Option<&str> {
 fn boot_once(
     setup: &BootSetup,
     guest_args: &[String],
+    task: &GuestTask,
 ) -> Result<std::result::Result<Guest, EmulatorFailed>> {
     let shared = tempfile::Builder::new()
         .prefix("secperf-vm-")
         .tempdir()
         .context("creating the directory shared with the guest")?;
+    // What the guest is to do, and whether its clock counts instructions
+    // (it checks so before anything runs).
+    GuestRequest {
+        version: super::guest_request::VERSION,
+        icount: setup.icount,
+        task: task.clone(),
+    }
+    .write(shared.path())?;
     let me = std::env::current_exe().context("finding secperf's own binary for the guest")?;
     let argv: Vec<String> = std::iter::once(me.display().to_string())
         .chain(guest_args.iter().cloned())
         .collect();
     let shared_path = shared.path().display().to_string();
-    let mut env = vec![
+    let env = vec![
         (guest::GUEST_ENV.to_string(), shared_path.clone()),
         (
             crate::store::DB_ENV_VAR.to_string(),
@@ -262,11 +274,6 @@ fn boot_once(
             "/tmp/secperf-guest-cache".to_string(),
         ),
     ];
-    if setup.icount {
-        // The guest checks that its clock counts instructions before
-        // anything runs.
-        env.push((icount::ENV.to_string(), "1".to_string()));
-    }
     let args = vng::args(&vng::Boot {
         spec: setup.spec,
         accel: setup.accel,
@@ -329,14 +336,17 @@ fn boot_once(
     }
 }
 
-/// The accelerator for `choice` and `metric` (with its warning printed)
+/// The accelerator for `choice` and `counting` (with its warning printed)
 /// and vng. Instructions are counted under emulation whatever the host
 /// offers (QEMU's icount runs under TCG only); `--vm-accel kvm` with them
 /// is a usage error.
-pub fn resolve_engine(choice: AccelChoice, metric: Metric) -> Result<(Accel, std::path::PathBuf)> {
-    let accel = match metric {
-        Metric::Instructions => accel_for_instructions(choice)?,
-        Metric::Time => {
+pub fn resolve_engine(
+    choice: AccelChoice,
+    counting: Counting,
+) -> Result<(Accel, std::path::PathBuf)> {
+    let accel = match counting.boots_with_icount() {
+        true => accel_for_instructions(choice)?,
+        false => {
             let (accel, warning) = accel::resolve(choice, Path::new("/"))?;
             if let Some(w) = warning {
                 crate::say!("secperf: warning: {w}");
@@ -373,7 +383,7 @@ pub fn measure_in_guest(
     host_argv: &[String],
     no_wait: bool,
 ) -> Result<GuestRun> {
-    let (accel, vng_path) = resolve_engine(req.accel, req.metric)?;
+    let (accel, vng_path) = resolve_engine(req.accel, req.counting)?;
     let (extra, note) = extra_append(req)?;
     if let Some(n) = note {
         crate::say!("secperf: {n}");
@@ -390,10 +400,10 @@ pub fn measure_in_guest(
         vng: &vng_path,
         timeout: req.timeout,
         stop: &stop,
-        icount: req.metric == Metric::Instructions,
+        icount: req.counting.boots_with_icount(),
     };
     crate::say!("secperf: {}", booting_line(&setup));
-    let guest = boot(&setup, &req.guest_args)?;
+    let guest = boot(&setup, &req.guest_args, &GuestTask::Command)?;
     let facts = setup.facts(&guest);
     if !req.stores_run {
         return Ok(GuestRun {
@@ -539,7 +549,8 @@ pub fn prepare_guest() -> Result<()> {
         return Ok(());
     };
     let mut facts = GuestFacts::read();
-    if icount::counting_guest() {
+    let request = super::guest_request::of_this_guest()?;
+    if request.is_some_and(|r| r.icount) {
         // Booted to count instructions: the clock must count them, or
         // every figure would be time labelled as instructions.
         let readings = icount::read()?;

@@ -36,8 +36,3 @@ pub fn warm_up<'a>(
     }
     Ok(())
 }
-
-/// Whether this process counts instructions: a guest booted with icount.
-pub fn counting() -> bool {
-    crate::vm::icount::counting_guest()
-}

@@ -28,16 +28,6 @@ use serde::{Deserialize, Serialize};
 /// The options secperf gives QEMU (through virtme-ng's `--qemu-opts`).
 pub const QEMU_OPTS: &str = "-icount shift=0,sleep=off";
 
-/// Set in the guest's environment when it was booted with icount: the
-/// guest checks its clock before anything runs.
-pub const ENV: &str = "SECPERF_ICOUNT";
-
-/// Whether this process runs in a guest booted with icount, whose clock
-/// counts instructions.
-pub fn counting_guest() -> bool {
-    std::env::var_os(ENV).is_some()
-}
-
 /// How far a loop's ns per iteration may be from its instruction count
 /// (a relative tolerance). The guest's timer interrupts, counted too, add
 /// about 0.1% to a loop of this length.

@@ -104,7 +104,7 @@ pub(in crate::engine) fn summarise(
         pairs: pair_data.len() as u32,
         sample_ms: design.sample_ms,
         samples_per_half: design.samples_per_half,
-        measure: Measure::of(design.metric),
+        measure: Measure::of(design.metric()),
         baseline_per_op: arm_median(pair_data, |p| p.baseline_per_op),
         treatment_per_op: arm_median(pair_data, |p| p.treatment_per_op),
         overhead_pct,

@@ -151,7 +151,7 @@ fn a_measure_beside_the_comparisons_own_gets_its_own_verdict() {
     use crate::model::{Measure, Metric, PairFigure};
     use crate::stats::decision::Verdict;
     let design = Design {
-        metric: Metric::Instructions,
+        counting: crate::engine::counting::Counting::Icount,
         ..Design::for_tests(12, 1)
     };
     let rps = Measure::per_run("requests_per_sec", true);
