@@ -15,6 +15,14 @@ impl UsageError {
     }
 }
 
+/// Invalid input found below the command line, where no flag is known:
+/// its words name the item and the field (an arm and its `patch=`), and
+/// the command line adds the flag the item came from. Exit code 2, as a
+/// [`UsageError`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FieldError(pub String);
+
 /// A server that was given (a shared store's PostgreSQL) and cannot be
 /// reached, or refuses: exit code 2, as any input that cannot be used; a
 /// kind of its own so that a server can answer "try again later" (serve's
@@ -55,10 +63,9 @@ pub struct Exit(pub i32);
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if let Some(Exit(code)) = err.downcast_ref::<Exit>() {
         *code
-    } else if err
-        .chain()
-        .any(|e| e.downcast_ref::<UsageError>().is_some())
-        || is_unreachable(err)
+    } else if err.chain().any(|e| {
+        e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<FieldError>().is_some()
+    }) || is_unreachable(err)
     {
         2
     } else if err

@@ -8,6 +8,7 @@ mod calibrate;
 mod campaign;
 mod compare;
 mod help;
+mod kernel_arms;
 mod kernels;
 mod list;
 mod output;

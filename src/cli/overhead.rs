@@ -407,13 +407,12 @@ type VmChoice = (crate::vm::accel::AccelChoice, crate::vm::process::Timeouts);
 fn kernel_plan(
     args: &OverheadArgs,
     counting: Counting,
-) -> Result<(Vec<crate::vm::arms::ArmRequest>, OverheadPlan, VmChoice)> {
-    let reqs = crate::engine::kernels::requests(
+) -> Result<(crate::engine::kernels::Arms, OverheadPlan, VmChoice)> {
+    let reqs = crate::engine::kernels::Arms::checked(super::kernel_arms::kernel_arms(
         &args.kernels,
         args.kernel_config.as_deref(),
         args.layout_control,
-    )?;
-    crate::engine::kernels::check_tools(&reqs)?;
+    )?)?;
     let vm = args.vm.resolve(true)?;
     Ok((reqs, OverheadPlan::new(&args.boot_request(counting)?)?, vm))
 }
@@ -432,6 +431,7 @@ fn kernel_ab_stored(args: &OverheadArgs, db_path: &Path, counting: Counting) -> 
         },
         db_path,
     )
+    .map_err(super::kernel_arms::worded)
 }
 
 /// `--dry-run` of a kernel A/B: the arms (and for a source, whether its

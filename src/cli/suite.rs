@@ -240,12 +240,15 @@ fn other_side(
     db: Option<&Path>,
     json: bool,
 ) -> Result<()> {
-    let reqs =
-        crate::engine::kernels::requests(&args.kernels, args.kernel_config.as_deref(), false)?;
-    crate::engine::kernels::check_tools(&reqs)?;
+    let reqs = crate::engine::kernels::Arms::checked(super::kernel_arms::kernel_arms(
+        &args.kernels,
+        args.kernel_config.as_deref(),
+        false,
+    )?)?;
     let (accel, timeout) = args.vm.resolve(true)?;
     let stop = crate::engine::session::interrupt_flag()?;
-    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop, args.wait.no_wait)?;
+    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop, args.wait.no_wait)
+        .map_err(super::kernel_arms::worded)?;
     let argv = crate::engine::session::argv();
     let db_path = crate::store::resolve_db_path(db)?;
     let mut runs = Vec::new();

@@ -202,7 +202,7 @@ pub fn relay_counted(
     show: Show,
 ) -> Result<()> {
     let mechanisms = relay.mechanisms;
-    let mut spec = crate::vm::spec::parse(vm.vm.as_deref().unwrap_or_default(), "--vm")?;
+    let mut spec = super::kernel_arms::vm_spec(vm.vm.as_deref().unwrap_or_default())?;
     if relay.counting.boots_with_icount() && spec.cpus.is_none() {
         // The instruction counter is the guest's: a vCPU more than the
         // tasks would add its own work to every figure.

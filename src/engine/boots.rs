@@ -624,14 +624,14 @@ pub struct BootRequest<'a> {
     pub arms: &'a [KernelArm],
     pub accel: AccelChoice,
     pub timeout: crate::vm::process::Timeouts,
-    pub no_wait: bool,
     /// How the guests count (instructions: every boot under QEMU's
     /// icount).
     pub counting: Counting,
 }
 
 /// Measures the plan's cases across boots of the two arms and stores the
-/// run. Returns its id.
+/// run, under the measurement lock the caller holds (`_measuring`, taken
+/// once for the builds and the boots). Returns its id.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     req: &BootRequest,
@@ -641,10 +641,10 @@ pub fn measure(
     label: &str,
     params: serde_json::Value,
     db_path: &Path,
+    _measuring: &crate::safety::MeasureLock,
 ) -> Result<i64> {
     let (accel, vng_path) = resolve_engine(req.accel, req.counting)?;
     let mut store = Store::open(db_path)?;
-    let _measuring = super::session::measurement_lock(req.no_wait)?;
     let stop = super::session::interrupt_flag()?;
     // The run starts now (its recorded configuration is replaced by the
     // baseline arm's guest once it has booted).

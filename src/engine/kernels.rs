@@ -15,63 +15,56 @@ use crate::vm::arms::{ArmRequest, KernelArm, check_arms};
 /// The layout control arm's name.
 pub const LAYOUT_ARM: &str = "layout";
 
-/// The requests, with the shared fragment (`--kernel-config`) given to
-/// every source arm without its own `config=`, and the layout control's
-/// arm added when asked for.
-pub fn requests(
-    values: &[String],
-    shared_config: Option<&std::path::Path>,
-    layout_control: bool,
-) -> Result<Vec<ArmRequest>> {
-    let mut reqs = crate::vm::arms::parse_requests(values)?;
-    if let Some(f) = shared_config {
-        if !reqs.iter().any(|r| r.source.is_some()) {
-            usage_bail!(
-                "--kernel-config {}: no arm is built from source (give an arm as NAME=SOURCE)",
-                f.display()
-            );
-        }
-        for r in reqs.iter_mut() {
-            if let Some(s) = r.source.as_mut()
-                && s.config.is_none()
-            {
-                s.take_key("config", &f.display().to_string(), "--kernel-config")?;
-            }
-        }
-    }
-    if layout_control {
-        let base = &reqs[0];
-        let Some(source) = &base.source else {
-            usage_bail!(
-                "--layout-control rebuilds the baseline with an inert change: give the baseline \
-                 arm as a source tree (--kernel {}=SOURCE[,patch=...]), not an image",
-                base.name
-            );
-        };
-        let mut source = source.clone();
-        source.layout = true;
-        let name = if reqs.iter().any(|r| r.name == LAYOUT_ARM) {
-            format!("{}-{LAYOUT_ARM}", base.name)
-        } else {
-            LAYOUT_ARM.to_string()
-        };
-        let vm = base.vm.clone();
-        reqs.push(ArmRequest {
-            name,
-            vm,
-            source: Some(source),
-        });
-    }
+/// The arms with the layout control's added: the baseline's source
+/// rebuilt with an inert change that moves code (the baseline must be a
+/// source; the command line says so first, with its flag).
+pub fn with_layout_control(mut reqs: Vec<ArmRequest>) -> Result<Vec<ArmRequest>> {
+    let base = &reqs[0];
+    let Some(source) = &base.source else {
+        usage_bail!(
+            "the layout control rebuilds the baseline arm {} from source, and it is an image",
+            base.name
+        );
+    };
+    let mut source = source.clone();
+    source.layout = true;
+    let name = if reqs.iter().any(|r| r.name == LAYOUT_ARM) {
+        format!("{}-{LAYOUT_ARM}", base.name)
+    } else {
+        LAYOUT_ARM.to_string()
+    };
+    let vm = base.vm.clone();
+    reqs.push(ArmRequest {
+        name,
+        vm,
+        source: Some(source),
+    });
     Ok(reqs)
 }
 
-/// Every build tool, when any arm is built from source: named with its
-/// `apt-get install` line before anything starts.
-pub fn check_tools(reqs: &[ArmRequest]) -> Result<()> {
-    if reqs.iter().any(|r| r.source.is_some()) {
-        crate::kbuild::tools::check()?;
+/// A kernel A/B's arms as typed, every build tool checked: once, when
+/// they are made ([`Arms::checked`]); what builds and boots them takes
+/// them so, and checks nothing again.
+#[derive(Debug, Clone)]
+pub struct Arms(Vec<ArmRequest>);
+
+impl Arms {
+    /// The arms, with every build tool named with its `apt-get install`
+    /// line when any arm is built from source.
+    pub fn checked(reqs: Vec<ArmRequest>) -> Result<Arms> {
+        if reqs.iter().any(|r| r.source.is_some()) {
+            crate::kbuild::tools::check()?;
+        }
+        Ok(Arms(reqs))
     }
-    Ok(())
+}
+
+impl std::ops::Deref for Arms {
+    type Target = [ArmRequest];
+
+    fn deref(&self) -> &[ArmRequest] {
+        &self.0
+    }
 }
 
 /// What the build step of a run came to.
@@ -82,18 +75,31 @@ pub struct BuildSummary {
     pub seconds: f64,
 }
 
-/// Builds (or takes from the cache) every source arm, in order, and
-/// returns the arms ready to boot. Every build tool is checked before
-/// the first build starts. A build is the heaviest load secperf makes, so
-/// it holds the measurement lock as a measurement does: it waits for
-/// another secperf measuring on this machine, or with `no_wait` fails at
-/// once naming it (exit 2).
+/// [`build`] with the measurement lock held for the builds only (the
+/// suites' sides, each of which then boots a guest of its own): it waits
+/// for another secperf measuring on this machine, or with `no_wait` fails
+/// at once naming it (exit 2).
 pub fn resolve(
-    reqs: &[ArmRequest],
+    reqs: &Arms,
     stop: &std::sync::atomic::AtomicBool,
     no_wait: bool,
 ) -> Result<(Vec<KernelArm>, BuildSummary)> {
-    check_tools(reqs)?;
+    let measuring = match reqs.iter().any(|r| r.source.is_some()) {
+        true => Some(super::session::measurement_lock(no_wait)?),
+        false => None,
+    };
+    build(reqs, stop, measuring.as_ref())
+}
+
+/// Builds (or takes from the cache) every source arm, in order, and
+/// returns the arms ready to boot. A build is the heaviest load secperf
+/// makes, so it runs under the measurement lock as a measurement does
+/// (`measuring`, held by the caller; None only where no arm builds).
+pub fn build(
+    reqs: &Arms,
+    stop: &std::sync::atomic::AtomicBool,
+    measuring: Option<&crate::safety::MeasureLock>,
+) -> Result<(Vec<KernelArm>, BuildSummary)> {
     // Images need no cache; a source arm's build goes there.
     let root = if reqs.iter().any(|r| r.source.is_some()) {
         crate::kbuild::writable_cache_root()?
@@ -108,20 +114,19 @@ pub fn resolve(
     };
     // Every arm is checked before the first is built: a bad patch of the
     // second arm must not cost the first arm's build, nor leave a tree.
-    for r in reqs {
+    for r in reqs.iter() {
         if let Some(source) = &r.source {
             crate::kbuild::build::check(source, &root)
                 .map_err(|e| e.context(format!("arm {}", r.name)))?;
         }
     }
-    let _measuring = match reqs.iter().any(|r| r.source.is_some()) {
-        true => Some(super::session::measurement_lock(no_wait)?),
-        false => None,
-    };
+    if measuring.is_none() && reqs.iter().any(|r| r.source.is_some()) {
+        anyhow::bail!("internal error: a kernel build without the measurement lock");
+    }
     let mut arms = Vec::new();
-    for r in reqs {
+    for r in reqs.iter() {
+        // An image arm was checked when it was parsed.
         let Some(source) = &r.source else {
-            crate::vm::spec::check_image(&r.vm, "--kernel")?;
             arms.push(KernelArm {
                 name: r.name.clone(),
                 spec: r.vm.clone(),
@@ -183,9 +188,8 @@ pub fn summary_line(s: &BuildSummary) -> String {
 
 /// The dry run's view of the source arms: what is cached, what will be
 /// built and about how long. Builds nothing.
-pub fn plan(reqs: &[ArmRequest]) -> Result<Vec<(String, Option<Planned>)>> {
+pub fn plan(reqs: &Arms) -> Result<Vec<(String, Option<Planned>)>> {
     let root = crate::kbuild::cache_root();
-    check_tools(reqs)?;
     let arms: Vec<(&str, Option<&crate::kbuild::SourceSpec>)> = reqs
         .iter()
         .map(|r| (r.name.as_str(), r.source.as_ref()))
@@ -207,7 +211,7 @@ pub struct Guests {
 /// them paired under `plan`, stores the run in `db_path` and returns its
 /// id.
 pub fn measure_stored(
-    reqs: &[ArmRequest],
+    reqs: &Arms,
     plan: &super::plan::OverheadPlan,
     guests: &Guests,
     db_path: &std::path::Path,
@@ -217,13 +221,14 @@ pub fn measure_stored(
     }
     let design = plan.design_for(false);
     let stop = super::session::interrupt_flag()?;
-    let (arms, _) = resolve(reqs, &stop, guests.no_wait)?;
+    // One lock for the builds and the boots: nothing measures between.
+    let measuring = super::session::measurement_lock(guests.no_wait)?;
+    let (arms, _) = build(reqs, &stop, Some(&measuring))?;
     super::boots::measure(
         &super::boots::BootRequest {
             arms: &arms,
             accel: guests.accel,
             timeout: guests.timeout,
-            no_wait: guests.no_wait,
             counting: plan.counting,
         },
         &plan.cases,
@@ -232,5 +237,6 @@ pub fn measure_stored(
         &plan.label,
         serde_json::to_value(plan)?,
         db_path,
+        &measuring,
     )
 }

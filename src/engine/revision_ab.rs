@@ -51,35 +51,43 @@ impl RevisionAb {
         format!("r{}", revision.abbrev())
     }
 
-    /// The `--kernel` value of the arm `name` built at `commit`.
-    pub fn arm_spec(&self, name: &str, commit: &str) -> String {
-        let mut s = format!("{name}={},rev={commit}", self.source.display());
+    /// The arm `name` built at `commit`: the checkout at that revision,
+    /// with the config fragment and the command line of every boot.
+    pub fn arm(&self, name: &str, commit: &str) -> Result<crate::vm::arms::ArmRequest> {
+        let mut source = crate::kbuild::SourceSpec::new(&self.source)
+            .map_err(|e| e.context(format!("arm {name}")))?;
+        source
+            .take_key("rev", commit)
+            .map_err(|e| e.context(format!("arm {name}")))?;
         if let Some(c) = &self.config {
-            s.push_str(&format!(",config={}", c.display()));
+            source
+                .take_key("config", &c.display().to_string())
+                .map_err(|e| e.context(format!("arm {name}")))?;
         }
-        if !self.append.is_empty() {
-            // append= takes the rest of the value: last.
-            s.push_str(&format!(",append={}", self.append));
-        }
-        s
+        Ok(crate::vm::arms::ArmRequest {
+            name: name.to_string(),
+            vm: crate::vm::VmSpec {
+                image: self.source.clone(),
+                append: self.append.trim().to_string(),
+                cpus: None,
+                memory: None,
+            },
+            source: Some(source),
+        })
     }
 
     /// The comparison's arms: the baseline (named `base_name`) and the
-    /// revision.
+    /// revision, every build tool checked.
     pub fn arms(
         &self,
         base_name: &str,
         baseline: &Revision,
         revision: &Revision,
-    ) -> Result<Vec<crate::vm::arms::ArmRequest>> {
-        super::kernels::requests(
-            &[
-                self.arm_spec(base_name, &baseline.commit),
-                self.arm_spec(&Self::name(revision), &revision.commit),
-            ],
-            None,
-            false,
-        )
+    ) -> Result<super::kernels::Arms> {
+        super::kernels::Arms::checked(vec![
+            self.arm(base_name, &baseline.commit)?,
+            self.arm(&Self::name(revision), &revision.commit)?,
+        ])
     }
 
     /// The decision: noise band and equivalence margin at half the
@@ -161,9 +169,8 @@ impl RevisionAb {
         baseline: &Revision,
         revision: &Revision,
         alpha: f64,
-    ) -> Result<(Vec<crate::vm::arms::ArmRequest>, OverheadPlan)> {
+    ) -> Result<(super::kernels::Arms, OverheadPlan)> {
         let reqs = self.arms(base_name, baseline, revision)?;
-        super::kernels::check_tools(&reqs)?;
         let plan = OverheadPlan::new(&self.request(alpha)?)?;
         Ok((reqs, plan))
     }
@@ -308,12 +315,14 @@ mod tests {
         assert_eq!(reqs[0].name, "good");
         assert_eq!(reqs[1].name, RevisionAb::name(&rev("b")));
         assert!(reqs.iter().all(|r| r.source.is_some()), "{reqs:?}");
-        let spec = a.arm_spec("x", "abc");
-        let dir = a.source.display();
-        assert_eq!(
-            spec,
-            format!("x={dir},rev=abc,config={dir}/frag,append=audit=1 quiet")
-        );
+        let arm = a.arm("x", "abc").unwrap();
+        let source = arm.source.unwrap();
+        assert_eq!(source.source, a.source);
+        assert_eq!(source.rev.as_deref(), Some("abc"));
+        assert_eq!(source.config, Some(a.source.join("frag")));
+        assert!(source.patches.is_empty() && !source.layout);
+        assert_eq!(arm.vm.image, a.source);
+        assert_eq!(arm.vm.append, "audit=1 quiet");
     }
 
     #[test]

@@ -313,7 +313,7 @@ pub mod tests {
         let src = t.path().join("src");
         fake_kernel_tree(&src);
         let memo = t.path().join("memo");
-        let spec = SourceSpec::new(&src, "--kernel").unwrap();
+        let spec = SourceSpec::new(&src).unwrap();
         let a = identify(&spec, &memo).unwrap();
         assert_eq!(a.kind, "dir");
         assert!(a.id.starts_with("sha256:"));
@@ -331,7 +331,7 @@ pub mod tests {
     #[test]
     fn not_a_kernel_tree_and_a_built_tree_are_usage_errors() {
         let t = tempfile::tempdir().unwrap();
-        let spec = SourceSpec::new(t.path(), "--kernel").unwrap();
+        let spec = SourceSpec::new(t.path()).unwrap();
         let e = identify(&spec, &t.path().join("memo")).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("not a kernel source tree"), "{e}");
@@ -372,7 +372,7 @@ pub mod tests {
         let t = tempfile::tempdir().unwrap();
         let repo = t.path().join("linux");
         let (first, second) = fake_kernel_repo(&repo);
-        let mut spec = SourceSpec::new(&repo, "--kernel").unwrap();
+        let mut spec = SourceSpec::new(&repo).unwrap();
         let head = identify(&spec, t.path()).unwrap();
         assert_eq!(head.commit.as_deref(), Some(second.as_str()));
         assert_eq!(head.subject.as_deref(), Some("audit: b2"));

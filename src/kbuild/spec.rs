@@ -1,8 +1,8 @@
 //! What one arm builds: a kernel source tree, optionally a git revision of
 //! it, patches applied in order, and a config fragment applied last. The
-//! keys come from `--kernel NAME=SOURCE[,rev=REV][,patch=FILE]...
-//! [,config=FRAGMENT]`; the VM's keys (cpus, memory, append) are parsed
-//! beside them by `vm::arms`.
+//! keys (`rev=`, `patch=`, `config=`) are taken one by one, each checked;
+//! an error names the key, and the command line adds the flag it came
+//! from.
 
 use std::path::{Path, PathBuf};
 
@@ -29,18 +29,15 @@ pub struct SourceSpec {
 
 impl SourceSpec {
     /// A spec for SOURCE (a directory), nothing else given yet.
-    pub fn new(source: &Path, option: &str) -> Result<SourceSpec> {
+    pub fn new(source: &Path) -> Result<SourceSpec> {
         if !source.is_dir() {
             usage_bail!(
-                "{option}: {} is neither a kernel image file nor a source directory",
+                "{} is neither a kernel image file nor a source directory",
                 source.display()
             );
         }
         let source = std::fs::canonicalize(source).map_err(|e| {
-            crate::error::UsageError::new(format!(
-                "{option}: cannot resolve {}: {e}",
-                source.display()
-            ))
+            crate::error::UsageError::new(format!("cannot resolve {}: {e}", source.display()))
         })?;
         Ok(SourceSpec {
             source,
@@ -53,23 +50,21 @@ impl SourceSpec {
 
     /// Takes one of the source keys (`rev`, `patch`, `config`); false for
     /// any other key.
-    pub fn take_key(&mut self, key: &str, value: &str, option: &str) -> Result<bool> {
+    pub fn take_key(&mut self, key: &str, value: &str) -> Result<bool> {
         match key {
             "rev" => {
                 if value.is_empty() || value.starts_with('-') || value.contains(char::is_whitespace)
                 {
-                    usage_bail!(
-                        "{option}: rev={value}: give a git revision (a commit id, tag or branch)"
-                    );
+                    usage_bail!("rev={value}: give a git revision (a commit id, tag or branch)");
                 }
                 self.rev = Some(value.to_string());
             }
-            "patch" => self.patches.push(readable(value, "patch", option)?),
+            "patch" => self.patches.push(readable(value, "patch")?),
             "config" => {
                 if self.config.is_some() {
-                    usage_bail!("{option}: config= given twice: put both fragments in one file");
+                    usage_bail!("config= given twice: put both fragments in one file");
                 }
-                self.config = Some(readable(value, "config fragment", option)?);
+                self.config = Some(readable(value, "config fragment")?);
             }
             _ => return Ok(false),
         }
@@ -102,13 +97,13 @@ impl SourceSpec {
 }
 
 /// A file the user named, checked readable, made absolute.
-fn readable(value: &str, what: &str, option: &str) -> Result<PathBuf> {
+fn readable(value: &str, what: &str) -> Result<PathBuf> {
     let p = PathBuf::from(value);
     if !p.is_file() {
-        usage_bail!("{option}: {what} {value} is not a file");
+        usage_bail!("{what} {value} is not a file");
     }
     if let Err(e) = std::fs::read(&p) {
-        usage_bail!("{option}: cannot read {what} {value}: {e}");
+        usage_bail!("cannot read {what} {value}: {e}");
     }
     Ok(std::fs::canonicalize(&p).unwrap_or(p))
 }
@@ -122,17 +117,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let patch = dir.path().join("a.patch");
         std::fs::write(&patch, "x").unwrap();
-        let mut s = SourceSpec::new(dir.path(), "--kernel").unwrap();
-        assert!(s.take_key("rev", "v6.1", "--kernel").unwrap());
-        assert!(
-            s.take_key("patch", patch.to_str().unwrap(), "--kernel")
-                .unwrap()
-        );
-        assert!(
-            s.take_key("patch", patch.to_str().unwrap(), "--kernel")
-                .unwrap()
-        );
-        assert!(!s.take_key("cpus", "2", "--kernel").unwrap());
+        let mut s = SourceSpec::new(dir.path()).unwrap();
+        assert!(s.take_key("rev", "v6.1").unwrap());
+        assert!(s.take_key("patch", patch.to_str().unwrap()).unwrap());
+        assert!(s.take_key("patch", patch.to_str().unwrap()).unwrap());
+        assert!(!s.take_key("cpus", "2").unwrap());
         assert_eq!(s.patches.len(), 2);
         assert!(
             s.describe().contains("@v6.1 + a.patch + a.patch"),
@@ -144,11 +133,11 @@ mod tests {
             ("rev", "--all", "git revision"),
             ("patch", "/nonexistent.patch", "is not a file"),
         ] {
-            let e = s.take_key(k, v, "--kernel").unwrap_err();
+            let e = s.take_key(k, v).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2);
             assert!(e.to_string().contains(says), "{e}");
         }
-        let e = SourceSpec::new(&dir.path().join("nope"), "--kernel").unwrap_err();
+        let e = SourceSpec::new(&dir.path().join("nope")).unwrap_err();
         assert!(e.to_string().contains("neither"), "{e}");
     }
 }

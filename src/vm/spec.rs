@@ -1,16 +1,11 @@
-//! `--vm IMAGE[,append=ARGS][,cpus=N][,memory=SIZE]`: which kernel a guest
-//! boots, with which command line and size, checked before anything boots.
-//!
-//! `append=` takes the rest of the value when it comes last, so a command
-//! line with commas (`lsm=landlock,yama,selinux`) needs no quoting; put
-//! `cpus=` and `memory=` before it.
+//! Which kernel a guest boots, with which command line and size
+//! ([`VmSpec`], parsed from `--vm` and `--kernel` by the command line), and
+//! whether a file is a kernel image QEMU can boot ([`image_problem`]),
+//! checked before anything boots.
 
 use std::path::PathBuf;
 
-use anyhow::Result;
 use serde::{Deserialize, Serialize};
-
-use crate::usage_bail;
 
 /// Guest vCPUs when `cpus=` is not given: the host's online CPUs, at most
 /// this many.
@@ -31,148 +26,38 @@ pub struct VmSpec {
     pub memory: Option<String>,
 }
 
-const FORMAT: &str = "give --vm IMAGE[,cpus=N][,memory=SIZE][,append=ARGS], e.g. \
-                      --vm /boot/vmlinuz-6.1.0-56-amd64,cpus=2,append=audit=1";
-
-/// `--kernel`'s form: an image or a source tree, each with its keys.
-const KERNEL_FORMAT: &str = "give --kernel NAME=IMAGE|SOURCE[,rev=REV][,patch=FILE]\
-                             [,config=FRAGMENT][,cpus=N][,memory=SIZE][,append=ARGS], IMAGE a \
-                             bzImage or /boot/vmlinuz-*, SOURCE a kernel source tree (rev=, \
-                             patch= and config= are for a tree), e.g. --kernel \
-                             base=/boot/vmlinuz-6.1.0-56-amd64 or --kernel \
-                             patched=/usr/src/linux-source-6.1,patch=fix.patch";
-
-/// The form of `option`'s value, for its errors.
-fn format_of(option: &str) -> &'static str {
-    if option == "--kernel" {
-        KERNEL_FORMAT
-    } else {
-        FORMAT
-    }
+/// Why a path is no kernel image QEMU can boot.
+#[derive(Debug)]
+pub enum ImageProblem {
+    /// Not a file (missing, or a directory).
+    NotAFile,
+    /// A file that cannot be read.
+    Unreadable(std::io::Error),
+    /// A file without the x86 boot header: what it is instead, and the
+    /// image beside it when there is one (`/boot/vmlinuz-V` beside
+    /// `/boot/config-V`).
+    NotBootable {
+        what: String,
+        beside: Option<PathBuf>,
+    },
 }
 
-/// Parses a `--vm` value (also the part after `NAME=` of `--kernel`). The
-/// image must be a readable file.
-pub fn parse(value: &str, option: &str) -> Result<VmSpec> {
-    let spec = parse_with(value, option, &mut |_, _| Ok(false))?;
-    check_image(&spec, option)?;
-    Ok(spec)
-}
-
-/// Parses `FIRST[,KEY=VALUE]...[,append=ARGS]` as [`parse`] does, without
-/// checking FIRST: keys other than cpus, memory and append go to `extra`,
-/// which returns whether it took them (a kernel source's `rev=`,
-/// `patch=`, `config=`).
-pub fn parse_with(
-    value: &str,
-    option: &str,
-    extra: &mut dyn FnMut(&str, &str) -> Result<bool>,
-) -> Result<VmSpec> {
-    let format = format_of(option);
-    let mut rest = value.trim();
-    if rest.is_empty() {
-        usage_bail!("{option}: no kernel image given; {format}");
+/// What keeps `image` from being a kernel image QEMU can boot, if
+/// anything; the command line words it with its flag.
+pub fn image_problem(image: &std::path::Path) -> Option<ImageProblem> {
+    if !image.is_file() {
+        return Some(ImageProblem::NotAFile);
     }
-    let (image, mut tail) = match rest.find(',') {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    let mut spec = VmSpec {
-        image: PathBuf::from(image),
-        append: String::new(),
-        cpus: None,
-        memory: None,
-    };
-    while let Some(t) = tail.take() {
-        rest = t;
-        if let Some(args) = rest.strip_prefix("append=") {
-            spec.append = args.trim().to_string();
-            break;
-        }
-        let (item, next) = match rest.find(',') {
-            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-            None => (rest, None),
-        };
-        tail = next;
-        let Some((key, v)) = item.split_once('=') else {
-            usage_bail!("{option} {value}: '{item}' is not KEY=VALUE; {format}");
-        };
-        match key.trim() {
-            "cpus" => match v.trim().parse::<u32>() {
-                Ok(n) if (1..=256).contains(&n) => spec.cpus = Some(n),
-                _ => {
-                    usage_bail!("{option} {value}: cpus={v}: give a number of vCPUs from 1 to 256")
-                }
-            },
-            "memory" => spec.memory = Some(memory(v.trim(), option, value)?),
-            other if extra(other, v.trim())? => {}
-            other @ ("rev" | "patch" | "config") if option == "--kernel" => {
-                usage_bail!(
-                    "{option} {value}: {other}= is for a kernel source tree, and {image} is not \
-                     a directory{}; give the path of a git checkout or unpacked source (a \
-                     directory with the kernel's Makefile), or drop {other}= to boot an image",
-                    if std::path::Path::new(image).exists() {
-                        ""
-                    } else {
-                        " (it does not exist)"
-                    }
-                )
-            }
-            other => {
-                let known: &[&str] = if option == "--kernel" {
-                    &["cpus", "memory", "append", "rev", "patch", "config"]
-                } else {
-                    &["cpus", "memory", "append"]
-                };
-                usage_bail!(
-                    "{option} {value}: unknown key '{other}' (known: {}{}){}; {format}",
-                    known.join(", "),
-                    if option == "--kernel" {
-                        "; rev, patch and config for a source tree"
-                    } else {
-                        ""
-                    },
-                    crate::params::did_you_mean(other, known.iter().copied())
-                )
-            }
-        }
-    }
-    Ok(spec)
-}
-
-/// Checks that a spec's image is a readable file.
-pub fn check_image(spec: &VmSpec, option: &str) -> Result<()> {
-    if !spec.image.is_file() {
-        let source = if option == "--kernel" {
-            ", or a kernel source tree (a directory with the kernel's Makefile, e.g. \
-             /usr/src/linux-source-6.1 after apt-get install linux-source-6.1)"
-        } else {
-            ""
-        };
-        usage_bail!(
-            "{option}: {} is neither a kernel image nor a directory; give a bzImage or \
-             /boot/vmlinuz-* (Debian: apt-get install linux-image-amd64){source}",
-            spec.image.display()
-        );
-    }
-    let head = match read_head(&spec.image) {
+    let head = match read_head(image) {
         Ok(h) => h,
-        Err(e) => usage_bail!(
-            "{option}: cannot read kernel image {}: {e} (run as root, or copy the image)",
-            spec.image.display()
-        ),
+        Err(e) => return Some(ImageProblem::Unreadable(e)),
     };
-    if let Err(what) = boot_header(&head) {
-        usage_bail!(
-            "{option}: {} is not a kernel image QEMU can boot: it is {what}, where a bzImage has \
-             the x86 boot header (\"HdrS\" at byte 0x202); give a bzImage or /boot/vmlinuz-*{}",
-            spec.image.display(),
-            sibling_image(&spec.image)
-                .map(|p| format!(" (beside it: {})", p.display()))
-                .unwrap_or_default()
-        );
-    }
-    Ok(())
+    boot_header(&head)
+        .err()
+        .map(|what| ImageProblem::NotBootable {
+            what,
+            beside: sibling_image(image),
+        })
 }
 
 /// The first KiB of an x86 kernel image: its boot header and nothing to
@@ -246,27 +131,6 @@ fn sibling_image(path: &std::path::Path) -> Option<std::path::PathBuf> {
         .find_map(|p| name.strip_prefix(p))?;
     let image = path.with_file_name(format!("vmlinuz-{version}"));
     image.is_file().then_some(image)
-}
-
-/// Checks a memory size as QEMU takes it: a number with an optional K, M,
-/// G suffix, at least 256M.
-fn memory(v: &str, option: &str, value: &str) -> Result<String> {
-    let (digits, unit) = match v.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => (&v[..i], &v[i..]),
-        None => (v, "M"),
-    };
-    let mib = match (digits.parse::<u64>(), unit.to_ascii_uppercase().as_str()) {
-        (Ok(n), "K") => n / 1024,
-        (Ok(n), "M") => n,
-        (Ok(n), "G") => n * 1024,
-        _ => usage_bail!(
-            "{option} {value}: memory={v}: give a size such as 2G or 1536M (QEMU's syntax)"
-        ),
-    };
-    if mib < 256 {
-        usage_bail!("{option} {value}: memory={v}: a guest needs at least 256M");
-    }
-    Ok(format!("{mib}M"))
 }
 
 impl VmSpec {
@@ -346,12 +210,13 @@ pub(crate) mod tests {
                     cpus: None,
                     memory: None,
                 };
-                let e = check_image(&spec, "--vm").unwrap_err().to_string();
-                assert!(e.contains("a kernel's configuration"), "{e}");
-                assert!(
-                    e.contains(&format!("beside it: {}", image.display())),
-                    "{e}"
-                );
+                match image_problem(&spec.image) {
+                    Some(ImageProblem::NotBootable { what, beside }) => {
+                        assert!(what.contains("a kernel's configuration"), "{what}");
+                        assert_eq!(beside, Some(image.clone()));
+                    }
+                    other => panic!("{other:?}"),
+                }
             }
         }
     }
@@ -360,75 +225,5 @@ pub(crate) mod tests {
         let f = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(f.path(), header_only_image()).unwrap();
         f
-    }
-
-    #[test]
-    fn image_alone_and_with_every_key() {
-        let f = image();
-        let p = f.path().display().to_string();
-        let s = parse(&p, "--vm").unwrap();
-        assert_eq!(s.image, f.path());
-        assert_eq!((s.append.as_str(), s.cpus, s.memory), ("", None, None));
-        let s = parse(
-            &format!("{p},cpus=2,memory=1G,append=lsm=landlock,selinux audit=1"),
-            "--vm",
-        )
-        .unwrap();
-        assert_eq!(s.cpus, Some(2));
-        assert_eq!(s.memory.as_deref(), Some("1024M"));
-        // append= keeps the commas of the rest of the value.
-        assert_eq!(s.append, "lsm=landlock,selinux audit=1");
-        assert_eq!(parse(&s.to_arg(), "--vm").unwrap(), s);
-    }
-
-    #[test]
-    fn bad_values_are_usage_errors_that_say_how() {
-        let f = image();
-        let p = f.path().display().to_string();
-        for (bad, says) in [
-            ("".to_string(), "no kernel image"),
-            (
-                "/nonexistent/vmlinuz".to_string(),
-                "is neither a kernel image",
-            ),
-            (format!("{p},cpus=0"), "from 1 to 256"),
-            (format!("{p},cpus=x"), "from 1 to 256"),
-            (format!("{p},memory=12"), "at least 256M"),
-            (format!("{p},memory=2T"), "such as 2G"),
-            (format!("{p},colour=red"), "unknown key 'colour'"),
-            (format!("{p},lonely"), "is not KEY=VALUE"),
-        ] {
-            let e = parse(&bad, "--vm").unwrap_err();
-            assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
-            assert!(e.to_string().contains(says), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn a_kernels_bad_key_or_path_is_told_both_kinds_of_source() {
-        // Issue 44: `pach=` was told to "give --vm IMAGE", and a mistyped
-        // source directory only about bzImages.
-        let f = image();
-        let p = f.path().display().to_string();
-        let e = parse(&format!("{p},pach=x.patch"), "--kernel").unwrap_err();
-        let e = e.to_string();
-        assert!(e.contains("did you mean 'patch'?"), "{e}");
-        assert!(e.contains("give --kernel NAME=IMAGE|SOURCE"), "{e}");
-        assert!(!e.contains("give --vm"), "{e}");
-        let e = parse("/usr/src/linux-sorce-6.1", "--kernel").unwrap_err();
-        assert_eq!(crate::error::exit_code(&e), 2);
-        assert!(e.to_string().contains("or a kernel source tree"), "{e}");
-        let e = parse("/nonexistent/vmlinuz", "--vm").unwrap_err();
-        assert!(!e.to_string().contains("source tree"), "{e}");
-        // A source's key on a path that is no directory (a mistyped tree)
-        // says so, not "unknown key 'rev' ... did you mean 'rev'?".
-        let e = parse("/nonexistent/linux,rev=v6.1", "--kernel").unwrap_err();
-        assert_eq!(crate::error::exit_code(&e), 2);
-        let e = e.to_string();
-        assert!(
-            e.contains("rev= is for a kernel source tree, and /nonexistent/linux is not a directory (it does not exist)"),
-            "{e}"
-        );
-        assert!(!e.contains("did you mean"), "{e}");
     }
 }
