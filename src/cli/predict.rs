@@ -338,7 +338,12 @@ fn probe_figures(
         let run = ProbeRun::try_parse_from(&argv)
             .with_context(|| format!("building the probes' overhead run: {}", argv.join(" ")))?;
         let counting = run.overhead.metric.counting(false)?;
-        let (session, comparisons, _) = super::overhead::measure(&run.overhead, db, counting)?;
+        let measured = crate::engine::overhead::measure(
+            &run.overhead.request(counting)?,
+            db,
+            run.overhead.wait.no_wait,
+        )?;
+        let (session, comparisons) = (measured.session, measured.comparisons);
         let mut store = session.store;
         for &i in &missing {
             let probe = &plan.probes[i];

@@ -11,8 +11,6 @@ use clap::Args;
 
 use super::args::TaskArgs;
 use crate::engine::current::RunPlan;
-use crate::engine::measurer::Live;
-use crate::engine::session::{RunSpec, Session, open_store};
 use crate::usage_bail;
 use crate::workloads::select::{parse_list, resolve_params};
 
@@ -116,33 +114,6 @@ pub fn run(args: RunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     }
     args.vm.resolve(false)?;
     let plan = args.plan()?;
-    let measuring = args.wait.lock()?;
-    if let Some(run_ms) = super::command_trial(&plan.params)? {
-        crate::say!(
-            "secperf: {} slices of at least {} ms each, about {:.0} s of measurement",
-            plan.slices(),
-            plan.sample_ms,
-            plan.slices() as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.1
-        );
-    }
-    let (db_path, store) = open_store(db)?;
-    let mut session = Session::begin_measuring(
-        measuring,
-        db_path,
-        store,
-        &RunSpec {
-            kind: "run",
-            label: &plan.label,
-            params: &plan,
-            system_wide: false,
-            audit_check: false,
-            slices: plan.slices(),
-            seed: None,
-            metric: crate::model::Metric::Time,
-        },
-    )?;
-    plan.measure(&mut session, &mut Live { lock: None })
-        .map_err(|e| session.stopped(e))?;
-    session.finish()?;
+    let session = crate::engine::current::measure_stored(&plan, db, args.wait.no_wait)?;
     super::output::show_measured(&session, &plan.label, json, &args.report)
 }

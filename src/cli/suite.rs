@@ -19,8 +19,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::{ProfileArgs, ReportFormatArgs};
-use crate::engine::measurer::Live;
-use crate::engine::session::{RunSpec, Session, open_store, seed_or_clock};
+use crate::engine::session::{open_store, seed_or_clock};
 use crate::engine::suite::{SuiteRun, load_suite_run, suite_doc};
 use crate::model::StoredRun;
 use crate::report::sections::Parts;
@@ -176,51 +175,15 @@ pub fn suite(args: SuiteArgs, db: Option<&Path>, json: bool) -> Result<()> {
         args.profile.resolve()?,
     )?;
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    let measuring = args.wait.lock()?;
     let label = args.label.clone().unwrap_or_else(|| def.name.to_string());
-    let ab_text = match suite.cases.len() {
-        0 => "no A/B comparison".to_string(),
-        n => format!("{n} A/B comparisons x {} pairs", suite.record.pairs),
-    };
-    crate::say!(
-        "secperf: suite {} v{}: {} measurements and {ab_text}, about {:.0} s of measurement",
-        def.name,
-        def.version,
-        suite
-            .plan
-            .current
-            .iter()
-            .map(|i| i.tasks.len())
-            .sum::<usize>(),
-        suite.estimate_s()
-    );
-    let (run_slices, ab_slices) = suite.slices();
-    let mut session = Session::begin_measuring(
-        measuring,
-        db_path,
-        store,
-        &RunSpec {
-            kind: "suite",
-            label: &label,
-            params: &suite.record,
-            system_wide: suite.system_wide(),
-            audit_check: suite.switches("audit"),
-            slices: run_slices + ab_slices,
-            seed: Some(suite.record.seed),
-            metric: counting.metric(),
-        },
-    )?;
-    let lock = session.lock.take();
-    let measured = suite.measure(
-        &mut session,
-        &mut Live {
-            lock: lock.as_ref(),
-        },
+    let session = suite.measure_stored(
+        def,
+        &label,
         &scratch,
-    );
-    drop(lock);
-    measured.map_err(|e| session.stopped(e))?;
-    session.finish()?;
+        (db_path, store),
+        args.wait.no_wait,
+        counting.metric(),
+    )?;
     let run = session.store.load_run(session.run_id)?;
     let shown = show(
         &session.store,

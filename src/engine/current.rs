@@ -43,6 +43,46 @@ fn ser_names<S: serde::Serializer>(w: &[&'static WorkloadDef], s: S) -> Result<S
     s.collect_seq(w.iter().map(|d| d.name))
 }
 
+/// `run`: measures `plan` into the store at `db` (the default one when
+/// None) under the measurement lock (`no_wait`: fail at once if another
+/// secperf measures), each result stored as it finishes; the finished
+/// session.
+pub fn measure_stored(
+    plan: &RunPlan,
+    db: Option<&std::path::Path>,
+    no_wait: bool,
+) -> Result<Session> {
+    let measuring = super::session::measurement_lock(no_wait)?;
+    if let Some(run_ms) = super::trial::command_trial(&plan.params)? {
+        crate::say!(
+            "secperf: {} slices of at least {} ms each, about {:.0} s of measurement",
+            plan.slices(),
+            plan.sample_ms,
+            plan.slices() as f64 * (plan.sample_ms as f64 + run_ms) / 1000.0 * 1.1
+        );
+    }
+    let (db_path, store) = super::session::open_store(db)?;
+    let mut session = Session::begin_measuring(
+        measuring,
+        db_path,
+        store,
+        &super::session::RunSpec {
+            kind: "run",
+            label: &plan.label,
+            params: plan,
+            system_wide: false,
+            audit_check: false,
+            slices: plan.slices(),
+            seed: None,
+            metric: crate::model::Metric::Time,
+        },
+    )?;
+    plan.measure(&mut session, &mut super::measurer::Live { lock: None })
+        .map_err(|e| session.stopped(e))?;
+    session.finish()?;
+    Ok(session)
+}
+
 impl RunPlan {
     /// Slices the plan measures, warmup and profiled measurements included.
     pub fn slices(&self) -> u64 {

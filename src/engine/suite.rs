@@ -70,6 +70,64 @@ pub struct SuiteRun {
 pub const AVC_NOTE: &str = "avc";
 
 impl SuiteRun {
+    /// Measures the suite into `store` (at its path) under the measurement
+    /// lock (`no_wait`: fail at once if another secperf measures), with
+    /// workloads' files under `scratch`; the finished session.
+    pub fn measure_stored(
+        &self,
+        def: &SuiteDef,
+        label: &str,
+        scratch: &Path,
+        (db_path, store): (std::path::PathBuf, crate::store::Store),
+        no_wait: bool,
+        metric: crate::model::Metric,
+    ) -> Result<Session> {
+        let measuring = super::session::measurement_lock(no_wait)?;
+        let ab_text = match self.cases.len() {
+            0 => "no A/B comparison".to_string(),
+            n => format!("{n} A/B comparisons x {} pairs", self.record.pairs),
+        };
+        crate::say!(
+            "secperf: suite {} v{}: {} measurements and {ab_text}, about {:.0} s of measurement",
+            def.name,
+            def.version,
+            self.plan
+                .current
+                .iter()
+                .map(|i| i.tasks.len())
+                .sum::<usize>(),
+            self.estimate_s()
+        );
+        let (run_slices, ab_slices) = self.slices();
+        let mut session = Session::begin_measuring(
+            measuring,
+            db_path,
+            store,
+            &super::session::RunSpec {
+                kind: "suite",
+                label,
+                params: &self.record,
+                system_wide: self.system_wide(),
+                audit_check: self.switches("audit"),
+                slices: run_slices + ab_slices,
+                seed: Some(self.record.seed),
+                metric,
+            },
+        )?;
+        let lock = session.lock.take();
+        let measured = self.measure(
+            &mut session,
+            &mut super::measurer::Live {
+                lock: lock.as_ref(),
+            },
+            scratch,
+        );
+        drop(lock);
+        measured.map_err(|e| session.stopped(e))?;
+        session.finish()?;
+        Ok(session)
+    }
+
     /// Plans `def` for the CPUs this process may use; treatments that
     /// cannot run here are recorded as skipped with the reason.
     pub fn new(
