@@ -277,3 +277,57 @@ fn interrupts_and_a_a_failures_end_the_calibration() {
     let e = run(&p, &mut |_, _| anyhow::bail!("fork failed")).unwrap_err();
     assert_eq!(e.to_string(), "fork failed");
 }
+
+/// The text of a calibration with one A/A false positive and one injected
+/// slowdown, byte for byte as `calibrate::render` wrote it before it went
+/// through `report::sections`.
+#[test]
+fn the_report_text_is_pinned() {
+    let p = plan(
+        Counts {
+            aa: 12,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 6,
+        },
+        &["seccomp:args,filters=4"],
+    );
+    let mut rng = Rng::new(3);
+    let mut n = 0;
+    let mut r = run(&p, &mut |step, _| {
+        n += 1;
+        Ok(match step.role {
+            Role::AaControl if n == 5 => fake(step.pairs, 0.1, 0.01, &mut rng),
+            Role::AaControl => fake_aa(step.pairs, 0.02),
+            _ => fake(step.pairs, 0.2, 0.02, &mut rng),
+        })
+    })
+    .unwrap();
+    // What the clock gave, fixed.
+    r.elapsed_s = 61.4;
+    r.min_effect.pair_seconds = 0.5;
+    r.min_effect.budget_pairs = 120;
+    let out = render::text(&r);
+    assert_eq!(out, PINNED_TEXT);
+}
+
+const PINNED_TEXT: &str = r##"Calibration of the A/B method on getppid (1 task, process; 10 pairs; halves of 2 x 60 ms, warmup 1), 61 s
+
+A/A control (none against none, 12 comparisons):
+  false positives: 1/12 = 8.3% [1.5, 35.4] (95% Wilson interval): consistent with the target of at most 5%
+  intervals excluding 0 (noise band or not): 1/12 = 8.3% [1.5, 35.4]
+  pairs per comparison: 10.0 on average
+
+Injected slowdowns (truth: 3 pooled comparisons of 30 pairs; then short comparisons):
+  seccomp:args,filters=4 on getppid
+    truth            +22.1% [21.9, 22.4] (90 pairs)
+    detected         6/6 = 100.0% [61.0, 100.0]
+    CI covers truth  5/6 = 83.3% [43.6, 97.0]
+    pairs            10.0 on average
+    detected, and intervals consistent with 95% coverage
+
+Smallest slowdown detectable with 80% power at alpha 0.05 (an approximation):
+  sd of per-pair ln(B/A) 0.0074 (robust; classic 0.0058; from 120 A/A pairs); one pair takes 0.500 s
+      10 pairs (  5.0 s): 0.8%
+     120 pairs ( 60.0 s budget): 0.0%
+  (normal approximation: exp((z_0.975 + z_0.8) * sd / sqrt(pairs) * sqrt(pi/2)) - 1, sd = 1.4826 x MAD of the A/A ln(B/A) centred per comparison, sqrt(pi/2) for the median's efficiency)"##;

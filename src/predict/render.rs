@@ -415,3 +415,321 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod pinned {
+    //! Every format of two fixed predictions, byte for byte as the
+    //! renderers wrote them before they went through `report::sections`.
+
+    use super::*;
+    use crate::predict::model::{ColdFigure, ProbeFigure, SyscallLine};
+
+    fn at() -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339("2026-03-04T05:06:07Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    }
+
+    /// Seventeen syscalls (two more than the tables show), the cold term,
+    /// two probes and two notes.
+    fn full() -> Prediction {
+        let per_syscall = (0..17u32)
+            .map(|i| SyscallLine {
+                name: format!("call_{i}"),
+                nr: 200 + i,
+                count: 1000 * u64::from(17 - i) + 7,
+                class: if i % 3 == 0 {
+                    "cached allow"
+                } else {
+                    "filter walk"
+                }
+                .into(),
+                ns_per_call: 1333.3333 / f64::from(i + 1),
+                cost_ns: 4_000_000.0 / f64::from(i + 1) + 0.25,
+                denied: i == 5,
+            })
+            .collect();
+        Prediction {
+            mechanism: "seccomp:profile=/p/d.json".into(),
+            target: "tar \"cf\" x, y".into(),
+            window_s: 2.5,
+            cpu_ns: 1_400_000_000,
+            syscalls: 153_119,
+            added_ns: 12_345_678.9,
+            added_low_ns: 2_000_000.0,
+            added_high_ns: 16_000_000.0,
+            overhead_pct: 0.881_834,
+            overhead_low_pct: -0.123_4,
+            overhead_high_pct: 1.5,
+            model: "seccomp's filter emulated per syscall number".into(),
+            cold: Some(ColdFigure {
+                fault_pages: 2,
+                cpu_ns_per_call: 2500.0,
+                probe_ns_per_op: 3100.0,
+                ns_per_call: 95.04,
+                low_ns: -60.0,
+                high_ns: 130.0,
+            }),
+            probes: vec![
+                ProbeFigure {
+                    spec: "seccomp:allow".into(),
+                    workload: "getppid".into(),
+                    baseline_ns_per_op: 200.0,
+                    delta_ns_per_op: 2.04,
+                    delta_low_ns: -1.0,
+                    delta_high_ns: 3.0,
+                    pairs: 10,
+                    run_id: 4,
+                    measured_at: at(),
+                },
+                ProbeFigure {
+                    spec: "seccomp:args,insns=32".into(),
+                    workload: "getppid".into(),
+                    baseline_ns_per_op: 201.5,
+                    delta_ns_per_op: 31.25,
+                    delta_low_ns: 28.0,
+                    delta_high_ns: 35.5,
+                    pairs: 40,
+                    run_id: 5,
+                    measured_at: at(),
+                },
+            ],
+            notes: vec![
+                "the first note".into(),
+                "a second note, with a comma".into(),
+            ],
+            per_syscall,
+        }
+    }
+
+    /// Nothing but one syscall that adds nothing: no cold term, probes or
+    /// notes, an overhead that is not a number.
+    fn bare() -> Prediction {
+        Prediction {
+            mechanism: "landlock:sandbox".into(),
+            target: "pid 42".into(),
+            window_s: 0.0004,
+            cpu_ns: 0,
+            syscalls: 1,
+            added_ns: 0.0,
+            added_low_ns: 0.0,
+            added_high_ns: 0.0,
+            overhead_pct: f64::NAN,
+            overhead_low_pct: f64::NAN,
+            overhead_high_pct: f64::INFINITY,
+            model: "m".into(),
+            cold: None,
+            probes: Vec::new(),
+            notes: Vec::new(),
+            per_syscall: vec![SyscallLine {
+                name: "read".into(),
+                nr: 0,
+                count: 1,
+                class: "none".into(),
+                ns_per_call: 0.0,
+                cost_ns: 0.0,
+                denied: false,
+            }],
+        }
+    }
+
+    fn pin(name: &str, out: &str, want: &str) {
+        assert_eq!(out, want, "{name}");
+    }
+
+    #[test]
+    fn the_full_prediction_in_every_format() {
+        let p = full();
+        pin("full.text", &text(&p), FULL_TEXT);
+        pin("full.md", &markdown(&p), FULL_MD);
+        pin("full.csv", &csv(&p), FULL_CSV);
+        pin("full.prom", &prometheus(&p), FULL_PROM);
+        pin("full.headline", &headline(&p), FULL_HEADLINE);
+    }
+
+    #[test]
+    fn the_bare_prediction_in_every_format() {
+        let p = bare();
+        pin("bare.text", &text(&p), BARE_TEXT);
+        pin("bare.md", &markdown(&p), BARE_MD);
+        pin("bare.csv", &csv(&p), BARE_CSV);
+        pin("bare.prom", &prometheus(&p), BARE_PROM);
+    }
+
+    const FULL_TEXT: &str = r##"predicted overhead of seccomp:profile=/p/d.json on tar "cf" x, y: +0.88% [-0.12%, +1.50%] of its CPU time (12.35 ms added to 1.40 s of CPU over 2.50 s, 153119 syscalls)
+
+┌─────────┬───────┬──────────────┬─────────┬──────────┬───────┐
+│ syscall ┆ calls ┆ class        ┆ ns/call ┆ added    ┆ share │
+╞═════════╪═══════╪══════════════╪═════════╪══════════╪═══════╡
+│ call_0  ┆ 17007 ┆ cached allow ┆ 1333.3  ┆ 4.00 ms  ┆ 32%   │
+│ call_1  ┆ 16007 ┆ filter walk  ┆ 666.7   ┆ 2.00 ms  ┆ 16%   │
+│ call_2  ┆ 15007 ┆ filter walk  ┆ 444.4   ┆ 1.33 ms  ┆ 11%   │
+│ call_3  ┆ 14007 ┆ cached allow ┆ 333.3   ┆ 1.00 ms  ┆ 8%    │
+│ call_4  ┆ 13007 ┆ filter walk  ┆ 266.7   ┆ 800.0 us ┆ 6%    │
+│ call_5  ┆ 12007 ┆ filter walk  ┆ 222.2   ┆ 666.7 us ┆ 5%    │
+│ call_6  ┆ 11007 ┆ cached allow ┆ 190.5   ┆ 571.4 us ┆ 5%    │
+│ call_7  ┆ 10007 ┆ filter walk  ┆ 166.7   ┆ 500.0 us ┆ 4%    │
+│ call_8  ┆ 9007  ┆ filter walk  ┆ 148.1   ┆ 444.4 us ┆ 4%    │
+│ call_9  ┆ 8007  ┆ cached allow ┆ 133.3   ┆ 400.0 us ┆ 3%    │
+│ call_10 ┆ 7007  ┆ filter walk  ┆ 121.2   ┆ 363.6 us ┆ 3%    │
+│ call_11 ┆ 6007  ┆ filter walk  ┆ 111.1   ┆ 333.3 us ┆ 3%    │
+│ call_12 ┆ 5007  ┆ cached allow ┆ 102.6   ┆ 307.7 us ┆ 2%    │
+│ call_13 ┆ 4007  ┆ filter walk  ┆ 95.2    ┆ 285.7 us ┆ 2%    │
+│ call_14 ┆ 3007  ┆ filter walk  ┆ 88.9    ┆ 266.7 us ┆ 2%    │
+└─────────┴───────┴──────────────┴─────────┴──────────┴───────┘
+  ... and 2 more syscalls (--json lists every one)
+
+model: seccomp's filter emulated per syscall number
+cold caches: +95.0 ns [-60.0, +130.0] on every call, what the treatment costs getppid with 2 page fault(s) before each call less the hot loop's (a probe call every 3.1 us; the target spent 2.5 us of CPU per call)
+from these A/B measurements on this machine:
+  seccomp:allow on getppid: +2.0 ns/op [-1.0, +3.0] over 200.0 ns/op, 10 pairs (run 4, 2026-03-04 05:06 UTC)
+  seccomp:args,insns=32 on getppid: +31.2 ns/op [+28.0, +35.5] over 201.5 ns/op, 40 pairs (run 5, 2026-03-04 05:06 UTC)
+note: the first note
+note: a second note, with a comma
+"##;
+    const FULL_MD: &str = r##"**predicted overhead of seccomp:profile=/p/d.json on tar "cf" x, y: +0.88% [-0.12%, +1.50%] of its CPU time (12.35 ms added to 1.40 s of CPU over 2.50 s, 153119 syscalls)**
+
+| syscall | calls | class | ns/call | added | share |
+|---|---:|---|---:|---:|---:|
+| `call_0` | 17007 | cached allow | 1333.3 | 4.00 ms | 32% |
+| `call_1` | 16007 | filter walk | 666.7 | 2.00 ms | 16% |
+| `call_2` | 15007 | filter walk | 444.4 | 1.33 ms | 11% |
+| `call_3` | 14007 | cached allow | 333.3 | 1.00 ms | 8% |
+| `call_4` | 13007 | filter walk | 266.7 | 800.0 us | 6% |
+| `call_5` | 12007 | filter walk | 222.2 | 666.7 us | 5% |
+| `call_6` | 11007 | cached allow | 190.5 | 571.4 us | 5% |
+| `call_7` | 10007 | filter walk | 166.7 | 500.0 us | 4% |
+| `call_8` | 9007 | filter walk | 148.1 | 444.4 us | 4% |
+| `call_9` | 8007 | cached allow | 133.3 | 400.0 us | 3% |
+| `call_10` | 7007 | filter walk | 121.2 | 363.6 us | 3% |
+| `call_11` | 6007 | filter walk | 111.1 | 333.3 us | 3% |
+| `call_12` | 5007 | cached allow | 102.6 | 307.7 us | 2% |
+| `call_13` | 4007 | filter walk | 95.2 | 285.7 us | 2% |
+| `call_14` | 3007 | filter walk | 88.9 | 266.7 us | 2% |
+
+Model: seccomp's filter emulated per syscall number
+
+cold caches: +95.0 ns [-60.0, +130.0] on every call, what the treatment costs getppid with 2 page fault(s) before each call less the hot loop's (a probe call every 3.1 us; the target spent 2.5 us of CPU per call)
+
+- `seccomp:allow` on `getppid`: +2.0 ns/op [-1.0, +3.0], 10 pairs (run 4)
+- `seccomp:args,insns=32` on `getppid`: +31.2 ns/op [+28.0, +35.5], 40 pairs (run 5)
+- Note: the first note
+- Note: a second note, with a comma
+"##;
+    const FULL_CSV: &str = r##"mechanism,target,syscall,nr,calls,class,ns_per_call,added_ns,denied
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_0,200,17007,cached allow,1333.333,4000000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_1,201,16007,filter walk,666.667,2000000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_2,202,15007,filter walk,444.444,1333333.6,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_3,203,14007,cached allow,333.333,1000000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_4,204,13007,filter walk,266.667,800000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_5,205,12007,filter walk,222.222,666666.9,true
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_6,206,11007,cached allow,190.476,571428.8,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_7,207,10007,filter walk,166.667,500000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_8,208,9007,filter walk,148.148,444444.7,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_9,209,8007,cached allow,133.333,400000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_10,210,7007,filter walk,121.212,363636.6,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_11,211,6007,filter walk,111.111,333333.6,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_12,212,5007,cached allow,102.564,307692.6,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_13,213,4007,filter walk,95.238,285714.5,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_14,214,3007,filter walk,88.889,266666.9,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_15,215,2007,cached allow,83.333,250000.2,false
+seccomp:profile=/p/d.json,"tar ""cf"" x, y",call_16,216,1007,filter walk,78.431,235294.4,false
+"##;
+    const FULL_PROM: &str = r##"# HELP secperf_predicted_overhead_ratio Predicted time a policy adds to a program, over its CPU time (bound=estimate|low|high: the 95% interval).
+# TYPE secperf_predicted_overhead_ratio gauge
+secperf_predicted_overhead_ratio{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",bound="estimate"} 0.008818340000000001
+secperf_predicted_overhead_ratio{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",bound="low"} -0.0012339999999999999
+secperf_predicted_overhead_ratio{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",bound="high"} 0.015
+# HELP secperf_predicted_added_seconds Predicted time the policy adds over the counted window, seconds.
+# TYPE secperf_predicted_added_seconds gauge
+secperf_predicted_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y"} 0.0123456789
+# HELP secperf_predicted_cold_seconds_per_call The cache-cold term: time the policy adds to every call when the program's work between calls has refilled the caches, seconds (bound=estimate|low|high).
+# TYPE secperf_predicted_cold_seconds_per_call gauge
+secperf_predicted_cold_seconds_per_call{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",bound="estimate"} 0.00000009504000000000001
+secperf_predicted_cold_seconds_per_call{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",bound="low"} -0.00000006
+secperf_predicted_cold_seconds_per_call{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",bound="high"} 0.00000013
+# HELP secperf_counted_cpu_seconds CPU time of the program over the counted window, seconds.
+# TYPE secperf_counted_cpu_seconds gauge
+secperf_counted_cpu_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y"} 1.4
+# HELP secperf_counted_syscalls System calls the program made over the counted window, by syscall.
+# TYPE secperf_counted_syscalls gauge
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_0"} 17007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_1"} 16007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_2"} 15007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_3"} 14007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_4"} 13007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_5"} 12007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_6"} 11007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_7"} 10007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_8"} 9007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_9"} 8007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_10"} 7007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_11"} 6007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_12"} 5007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_13"} 4007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_14"} 3007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_15"} 2007
+secperf_counted_syscalls{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_16"} 1007
+# HELP secperf_predicted_syscall_added_seconds Predicted time the policy adds to each syscall over the window, seconds.
+# TYPE secperf_predicted_syscall_added_seconds gauge
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_0"} 0.00400000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_1"} 0.00200000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_2"} 0.0013333335833333332
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_3"} 0.00100000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_4"} 0.00080000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_5"} 0.0006666669166666666
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_6"} 0.0005714288214285714
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_7"} 0.00050000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_8"} 0.00044444469444444444
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_9"} 0.00040000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_10"} 0.00036363661363636365
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_11"} 0.0003333335833333333
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_12"} 0.0003076925576923077
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_13"} 0.0002857145357142857
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_14"} 0.0002666669166666667
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_15"} 0.00025000025
+secperf_predicted_syscall_added_seconds{mechanism="seccomp:profile=/p/d.json",target="tar \"cf\" x, y",syscall="call_16"} 0.00023529436764705883
+"##;
+    const FULL_HEADLINE: &str = r##"predicted overhead of seccomp:profile=/p/d.json on tar "cf" x, y: +0.88% [-0.12%, +1.50%] of its CPU time (12.35 ms added to 1.40 s of CPU over 2.50 s, 153119 syscalls)"##;
+    const BARE_TEXT: &str = r##"predicted overhead of landlock:sandbox on pid 42: n/a [n/a, n/a] of its CPU time (0.0 ns added to 0.0 ns of CPU over 400.0 us, 1 syscalls)
+
+┌─────────┬───────┬───────┬─────────┬────────┬───────┐
+│ syscall ┆ calls ┆ class ┆ ns/call ┆ added  ┆ share │
+╞═════════╪═══════╪═══════╪═════════╪════════╪═══════╡
+│ read    ┆ 1     ┆ none  ┆ 0.0     ┆ 0.0 ns ┆ -     │
+└─────────┴───────┴───────┴─────────┴────────┴───────┘
+
+model: m
+from these A/B measurements on this machine:
+"##;
+    const BARE_MD: &str = r##"**predicted overhead of landlock:sandbox on pid 42: n/a [n/a, n/a] of its CPU time (0.0 ns added to 0.0 ns of CPU over 400.0 us, 1 syscalls)**
+
+| syscall | calls | class | ns/call | added | share |
+|---|---:|---|---:|---:|---:|
+| `read` | 1 | none | 0.0 | 0.0 ns | - |
+
+Model: m
+
+"##;
+    const BARE_CSV: &str = r##"mechanism,target,syscall,nr,calls,class,ns_per_call,added_ns,denied
+landlock:sandbox,pid 42,read,0,1,none,0.000,0.0,false
+"##;
+    const BARE_PROM: &str = r##"# HELP secperf_predicted_overhead_ratio Predicted time a policy adds to a program, over its CPU time (bound=estimate|low|high: the 95% interval).
+# TYPE secperf_predicted_overhead_ratio gauge
+secperf_predicted_overhead_ratio{mechanism="landlock:sandbox",target="pid 42",bound="estimate"} NaN
+secperf_predicted_overhead_ratio{mechanism="landlock:sandbox",target="pid 42",bound="low"} NaN
+secperf_predicted_overhead_ratio{mechanism="landlock:sandbox",target="pid 42",bound="high"} inf
+# HELP secperf_predicted_added_seconds Predicted time the policy adds over the counted window, seconds.
+# TYPE secperf_predicted_added_seconds gauge
+secperf_predicted_added_seconds{mechanism="landlock:sandbox",target="pid 42"} 0
+# HELP secperf_counted_cpu_seconds CPU time of the program over the counted window, seconds.
+# TYPE secperf_counted_cpu_seconds gauge
+secperf_counted_cpu_seconds{mechanism="landlock:sandbox",target="pid 42"} 0
+# HELP secperf_counted_syscalls System calls the program made over the counted window, by syscall.
+# TYPE secperf_counted_syscalls gauge
+secperf_counted_syscalls{mechanism="landlock:sandbox",target="pid 42",syscall="read"} 1
+# HELP secperf_predicted_syscall_added_seconds Predicted time the policy adds to each syscall over the window, seconds.
+# TYPE secperf_predicted_syscall_added_seconds gauge
+secperf_predicted_syscall_added_seconds{mechanism="landlock:sandbox",target="pid 42",syscall="read"} 0
+"##;
+}

@@ -432,3 +432,96 @@ mod tests {
         assert!(text.contains("  release:           6.18.4\n"), "{text}");
     }
 }
+
+#[cfg(test)]
+mod pinned {
+    //! The report of the full sample snapshot, byte for byte as it was
+    //! written before it went through `report::sections`.
+
+    use super::*;
+    use crate::probe::tests::sample;
+
+    #[test]
+    fn the_sample_snapshot_renders_as_pinned() {
+        let out = render(&sample());
+        assert_eq!(out, SAMPLE);
+    }
+
+    const SAMPLE: &str = r##"secperf 0.1.0 probe at 2026-01-02 03:04:05 UTC
+
+Kernel
+  release:           6.18.4
+  version:           #1 SMP PREEMPT_DYNAMIC
+  machine:           x86_64
+  cmdline:           root=/dev/vda quiet
+
+CPU
+  model:             AMD EPYC
+  online:            2 (0-1)
+  hypervisor:        yes
+
+LSMs
+  active:            lockdown,capability,landlock,bpf
+  source:            lsm_list_modules syscall
+
+Lockdown
+  unavailable:       securityfs not mounted at /sys/kernel/security (mount
+                     -t securityfs securityfs /sys/kernel/security)
+
+SELinux
+  state:             not active
+
+AppArmor
+  enabled:           no
+  profiles:          unavailable: AppArmor not built into this kernel
+
+Landlock
+  state:             enabled
+  abi:               7
+  errata:            0x1
+
+Seccomp
+  available:         yes
+  actions:           kill_process allow
+  this process:      disabled (0 filters)
+
+Audit
+  enabled:           1 (enabled)
+  failure:           1 (printk)
+  auditd pid:        none
+  rate limit:        unlimited
+  backlog:           0 (limit 64)
+  backlog wait:      15000 jiffies (backlog_wait_time)
+  lost:              0
+  rules:             0
+  phantom rules:     not checked: the plain probe is read-only; `secperf
+                     probe --active` checks (it switches audit for a few
+                     seconds, journaled and restored)
+
+BPF LSM
+  active:            yes
+  btf vmlinux:       yes
+  unprivileged bpf:  disabled (unprivileged_bpf_disabled=2)
+
+Mitigations
+  meltdown:          Not affected
+  spectre_v2:        Mitigation: Retpolines
+
+BPF JIT
+  jit:               on (bpf_jit_enable=1)
+  hardening:         off (bpf_jit_harden=0)
+
+CPU frequency
+  governor:          unavailable: not exposed (no cpufreq policy in
+                     /sys/devices/system/cpu/cpufreq; usual in virtual
+                     machines)
+  boost:             on
+
+Scheduling
+  preemption:        dynamic (from uname)
+  smt:               inactive (control notsupported)
+
+ASLR
+  randomize_va_space: 2 (stack, mmap, vdso, heap (full))
+"##;
+}
