@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["serve"],
     &["calibrate"],
     &["engine"],
+    &["read"],
     &["suites"],
     &["compare"],
     &["predict"],
