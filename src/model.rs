@@ -13,6 +13,7 @@ pub use crate::params::Params;
 pub mod bisect;
 pub mod measure;
 pub mod metric;
+pub mod prediction;
 pub mod track;
 
 pub use measure::{Figure, Measure, Per};

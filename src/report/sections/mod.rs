@@ -31,6 +31,7 @@ mod outliers;
 pub mod phantom;
 pub mod policies;
 pub mod post;
+pub mod prediction;
 mod results;
 pub mod suite;
 pub mod summary;
