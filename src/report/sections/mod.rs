@@ -32,6 +32,7 @@ pub mod phantom;
 pub mod policies;
 pub mod post;
 pub mod prediction;
+pub mod probe;
 mod results;
 pub mod suite;
 pub mod summary;

@@ -314,6 +314,20 @@ mod tests {
         assert_eq!(headline(&p), FULL_HEADLINE);
     }
 
+    /// A terminal as wide as a pipe's table (or wider) is shown the same
+    /// text; a narrower one gets the table fitted as every table is.
+    #[test]
+    fn a_wide_terminal_gets_what_a_pipe_gets() {
+        for width in [140, 200] {
+            let mut m = markup::writer(Kind::TerminalAt {
+                color: false,
+                width,
+            });
+            write_text(&full(), m.as_mut());
+            assert_eq!(m.finish(), FULL_TEXT, "{width}");
+        }
+    }
+
     #[test]
     fn the_bare_prediction_in_every_format() {
         let p = bare();
