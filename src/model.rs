@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::params::Params;
 
 pub mod bisect;
+pub mod calibration;
 pub mod measure;
 pub mod metric;
 pub mod prediction;

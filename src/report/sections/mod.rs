@@ -19,6 +19,7 @@
 pub mod attribution;
 pub mod beside;
 pub mod bisect;
+pub mod calibration;
 pub mod campaign;
 mod clients;
 mod comparisons;
