@@ -186,6 +186,25 @@ fn the_modules_follow_the_layers() {
     );
 }
 
+/// `serve` only reads the store: the run documents and campaign views it
+/// draws come from `read`, never from the engine that measures (test
+/// code included).
+#[test]
+fn serve_reads_without_the_engine() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let used: Vec<String> = crate_
+        .refs
+        .iter()
+        .filter(|r| r.from == "serve" && r.to == "engine")
+        .map(|r| format!("{}:{}", r.file, r.line))
+        .collect();
+    assert!(
+        used.is_empty(),
+        "serve uses the engine (use crate::read instead): {}",
+        used.join(", ")
+    );
+}
+
 #[test]
 fn the_modules_form_no_cycle() {
     let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
