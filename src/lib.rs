@@ -7,7 +7,10 @@
 //! - `calibrate`: the A/B method checks itself (A/A, injected slowdowns).
 //! - `engine`: what the measuring commands share: planning, the A/B loop
 //!   behind a measuring seam, measurements of the current configuration,
-//!   the negative control, suite runs, the run session.
+//!   suite runs, the run session.
+//! - `read`: the read side: the documents every output draws, built from
+//!   the store (a run's document, the negative control judged over it, a
+//!   suite run's report, a campaign's view).
 //! - `suites`: the reference experiments as recipes, and their sections.
 //! - `compare`: stored runs side by side, unpaired.
 //! - `predict`: a policy's cost predicted from a program's syscall
@@ -55,6 +58,7 @@ pub mod policy;
 pub mod predict;
 pub mod probe;
 pub mod profile;
+pub mod read;
 pub mod remote;
 pub mod report;
 pub mod runner;

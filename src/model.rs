@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 pub use crate::params::Params;
 
 pub mod bisect;
+pub mod calibration;
 pub mod measure;
 pub mod metric;
+pub mod prediction;
 pub mod track;
 
 pub use measure::{Figure, Measure, Per};

@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["serve"],
     &["calibrate"],
     &["engine"],
+    &["read"],
     &["suites"],
     &["compare"],
     &["predict"],
@@ -182,6 +183,25 @@ fn the_modules_follow_the_layers() {
         stale.is_empty(),
         "KNOWN edges a file no longer uses: remove them\n{}",
         stale.join("\n")
+    );
+}
+
+/// `serve` only reads the store: the run documents and campaign views it
+/// draws come from `read`, never from the engine that measures (test
+/// code included).
+#[test]
+fn serve_reads_without_the_engine() {
+    let crate_ = Crate::read(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let used: Vec<String> = crate_
+        .refs
+        .iter()
+        .filter(|r| r.from == "serve" && r.to == "engine")
+        .map(|r| format!("{}:{}", r.file, r.line))
+        .collect();
+    assert!(
+        used.is_empty(),
+        "serve uses the engine (use crate::read instead): {}",
+        used.join(", ")
     );
 }
 

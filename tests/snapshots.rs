@@ -26,7 +26,7 @@ fn docs() -> Vec<RunDoc> {
         .iter()
         .rev()
         .map(|r| {
-            let mut doc = secperf::engine::document::load(&store, r.run_id).expect("load");
+            let mut doc = secperf::read::document::load(&store, r.run_id).expect("load");
             doc.db = "runs.db".into();
             // The fixture predates run UUIDs: opening it gives each run a
             // random one.

@@ -32,13 +32,13 @@
 //! each step's case and design); `run` measures it through a measuring
 //! callback (so the bookkeeping is tested without a machine), or through
 //! the engine's [`Measurer`](crate::engine::measurer::Measurer), and
-//! stores it; `outcome` is the [`CalibrationReport`] and how its figures
-//! follow from the measured comparisons; `render` prints it. The command
-//! line is in `cli/calibrate.rs`.
+//! stores it; `outcome` computes the [`CalibrationReport`] (plain data in
+//! `model::calibration`) from the measured comparisons;
+//! `report::sections::calibration` prints it. The command line is in
+//! `cli/calibrate.rs`.
 
 mod outcome;
 mod plan;
-pub mod render;
 pub mod replay;
 mod run;
 

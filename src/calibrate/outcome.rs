@@ -6,10 +6,12 @@
 use std::time::Instant;
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 
-use super::plan::{Counts, Plan};
-use crate::model::{Comparison, Mode, Params};
+use super::plan::Plan;
+use crate::model::Comparison;
+pub use crate::model::calibration::{
+    AaResult, CalibrationReport, DesignSummary, InjectedResult, MinEffect, Truth,
+};
 use crate::stats::decision::Verdict;
 use crate::stats::paired::{PairedOpts, compare_paired};
 use crate::stats::power::{Proportion, min_detectable_effect_pct};
@@ -18,121 +20,6 @@ use crate::stats::power::{Proportion, min_detectable_effect_pct};
 /// promises at most alpha (5%); a rate whose 95% interval lies wholly above
 /// it fails.
 pub const AA_TARGET_PCT: f64 = 5.0;
-
-/// The design, as stored and printed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DesignSummary {
-    pub pairs: u32,
-    pub sample_ms: u64,
-    pub samples_per_half: u32,
-    pub warmup: u32,
-    pub mode: Mode,
-    pub tasks: u32,
-    pub cpus: Vec<usize>,
-    pub seed: u64,
-    pub quick: bool,
-    pub counts: Counts,
-    /// Whether the A/A and short comparisons were sequential (`pairs` is
-    /// then their budget) or of a fixed number of pairs (`--pairs`).
-    #[serde(default)]
-    pub sequential: bool,
-}
-
-/// The A/A experiment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AaResult {
-    /// Comparisons whose verdict was "slower" or "faster".
-    pub false_positives: Proportion,
-    /// Whether the rate is consistent with the 2-8% target, in words.
-    pub assessment: String,
-    pub target_met: bool,
-    /// Comparisons whose interval excludes 0 at all, noise band or not: a
-    /// stricter count than the verdicts.
-    #[serde(default)]
-    pub excluding_zero: Option<Proportion>,
-    /// Pairs an A/A comparison took on average (the sequential design's
-    /// cost where nothing is to be found).
-    #[serde(default)]
-    pub mean_pairs: Option<f64>,
-    pub comparisons: Vec<Comparison>,
-}
-
-/// The independently measured size of an injected slowdown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Truth {
-    /// exp(median of the pooled log-ratios) - 1, percent.
-    pub pct: f64,
-    /// Its bootstrap 95% interval, percent.
-    pub ci_low_pct: f64,
-    pub ci_high_pct: f64,
-    /// Pairs pooled.
-    pub pairs: u32,
-    pub comparisons: Vec<Comparison>,
-}
-
-/// One injected slowdown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InjectedResult {
-    /// `seccomp:args,filters=4`.
-    pub treatment: String,
-    /// None when it could not be measured (see `skipped`).
-    pub truth: Option<Truth>,
-    /// Short comparisons with the verdict "slower".
-    pub detected: Proportion,
-    /// Short comparisons whose interval contains the truth.
-    pub covered: Proportion,
-    pub assessment: String,
-    /// Pairs a short comparison took on average.
-    #[serde(default)]
-    pub mean_pairs: Option<f64>,
-    pub comparisons: Vec<Comparison>,
-    /// Why the measurement stopped, when it did.
-    pub skipped: Option<String>,
-}
-
-/// The smallest detectable effect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MinEffect {
-    /// Robust pooled within-comparison standard deviation of the A/A
-    /// ln(B/A) (1.4826 x MAD, [`crate::stats::power::pooled_robust_sd`]): the one used.
-    pub sd_log_ratio: f64,
-    /// The classic pooled standard deviation, for comparison: larger when
-    /// preempted halves give heavy tails, which the median ignores.
-    pub sd_log_ratio_classic: f64,
-    /// A/A pairs it is estimated from.
-    pub sd_from_pairs: u32,
-    /// Measured wall-clock seconds of one pair (A/A comparisons).
-    pub pair_seconds: f64,
-    pub alpha: f64,
-    pub power: f64,
-    pub budget_s: f64,
-    /// Pairs that fit in the budget.
-    pub budget_pairs: u32,
-    /// Smallest slowdown detectable with `budget_pairs` pairs, percent.
-    pub budget_min_effect_pct: f64,
-    /// ... and with 10 pairs (the default of `overhead`).
-    pub ten_pairs_min_effect_pct: f64,
-    /// How it was computed (an approximation).
-    pub method: String,
-}
-
-/// Everything a calibration found; stored as the `json` of its row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibrationReport {
-    pub workload: String,
-    pub workload_params: Params,
-    pub design: DesignSummary,
-    pub aa: AaResult,
-    pub injected: Vec<InjectedResult>,
-    /// Why the injected part was skipped entirely (seccomp unavailable).
-    pub injected_skipped: Option<String>,
-    pub min_effect: MinEffect,
-    /// `--side-by-side`: each sequential test replayed on the same pairs.
-    #[serde(default)]
-    pub side_by_side: Option<super::replay::SideBySide>,
-    /// Wall-clock seconds the measurements took.
-    pub elapsed_s: f64,
-}
 
 /// The comparisons a calibration measured, by role, before any figure
 /// is computed from them.

@@ -3,7 +3,7 @@
 //! and the schedule of steps in the order they run.
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::engine::design::{Case, Design};
 use crate::engine::plan::HalfDesign;
@@ -12,6 +12,8 @@ use crate::mechanisms::{Availability, Treatment};
 use crate::model::{Mode, Params};
 use crate::stats::decision::{DecisionOpts, SeqTest};
 use crate::workloads::WorkloadDef;
+
+pub use crate::model::calibration::Counts;
 
 /// Injected slowdowns of the default calibration, (treatment, workload):
 /// an allow-all seccomp filter costs about 30 ns per system call here,
@@ -64,15 +66,6 @@ pub const MAX_COMPARISONS: u32 = 200;
 /// Time a half costs beyond its slices (forking tasks, setup), seconds;
 /// measured here at 5-7 ms.
 const HALF_OVERHEAD_S: f64 = 0.007;
-
-/// How many comparisons of each kind a calibration makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
-    pub aa: u32,
-    pub truth_comparisons: u32,
-    pub truth_pairs: u32,
-    pub injected: u32,
-}
 
 /// Estimated seconds of one comparison of `pairs` pairs with `design`'s
 /// slices.

@@ -27,11 +27,13 @@
 //! such tables is both its family-wise error rate and its false discovery
 //! rate.
 
-use serde::{Deserialize, Serialize};
-
 use crate::stats::bootstrap::Rng;
 use crate::stats::decision::{DecisionOpts, ErrorRate, SeqTest, Tested, Verdict, decide_table};
 use crate::stats::power::Proportion;
+
+pub use crate::model::calibration::{
+    InjectedReplay, MIXED_NULLS, MixedReplay, SideBySide, TestReplay,
+};
 use crate::stats::sequential::rounds::run_table;
 use crate::stats::sequential::{StopReason, StopRule, look, row_samples, settled};
 
@@ -155,73 +157,6 @@ fn decide(rows: &[Replayed], opts: &DecisionOpts) -> Vec<Verdict> {
         .into_iter()
         .map(|d| d.verdict)
         .collect()
-}
-
-/// One injected slowdown replayed by one test, each comparison alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InjectedReplay {
-    pub treatment: String,
-    /// Comparisons with the verdict "slower".
-    pub detected: Proportion,
-    /// Comparisons whose interval at the stop contains the truth.
-    pub covered: Proportion,
-    /// Pairs a comparison took on average.
-    pub mean_pairs: f64,
-}
-
-/// One test's replay over a calibration's pairs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestReplay {
-    pub test: SeqTest,
-    /// Whether outlier halves were injected.
-    pub outliers: bool,
-    /// A/A comparisons alone: "slower" or "faster" verdicts.
-    pub aa_alone: Proportion,
-    /// Pairs an A/A comparison alone took on average.
-    pub aa_mean_pairs: f64,
-    /// A/A tables of [`SURVEY_TABLE`] with any false verdict, under the
-    /// FWER (Holm) and under the FDR (e-BH).
-    pub aa_tables_fwer: Proportion,
-    pub aa_tables_fdr: Proportion,
-    pub injected: Vec<InjectedReplay>,
-    /// Survey-like tables under the FDR, [`MIXED_NULLS`] A/A comparisons
-    /// and the rest injected (absent from calibrations replayed before
-    /// they existed, and without injected comparisons).
-    #[serde(default)]
-    pub mixed_fdr: Option<MixedReplay>,
-}
-
-/// A/A comparisons in a mixed table of [`SURVEY_TABLE`] (the survey's
-/// null and negative controls number about this many).
-pub const MIXED_NULLS: usize = 10;
-
-/// Mixed tables replayed in rounds under the FDR: the A/A comparisons
-/// are the false discoveries a survey could make among real ones.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MixedReplay {
-    pub tables: u32,
-    /// The mean over tables of false discoveries / discoveries (0 for a
-    /// table without any): the false discovery rate e-BH controls.
-    pub mean_fdp: f64,
-    /// Tables with any false discovery.
-    pub any_false: Proportion,
-    /// Injected comparisons detected (slower), over every table.
-    pub injected_detected: Proportion,
-    /// Pairs an injected comparison took on average, in the tables.
-    pub injected_mean_pairs: f64,
-}
-
-/// The side-by-side replay: every test, without and with outliers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SideBySide {
-    /// Pairs every comparison was measured to (the sequential budget).
-    pub budget_pairs: u32,
-    pub table_size: u32,
-    pub outlier_share: f64,
-    pub outlier_factors: (f64, f64),
-    pub rows: Vec<TestReplay>,
-    /// How it was done, in words.
-    pub method: String,
 }
 
 /// What the side-by-side replay needs of one injected slowdown: its

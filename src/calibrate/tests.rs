@@ -277,3 +277,188 @@ fn interrupts_and_a_a_failures_end_the_calibration() {
     let e = run(&p, &mut |_, _| anyhow::bail!("fork failed")).unwrap_err();
     assert_eq!(e.to_string(), "fork failed");
 }
+
+/// The text of a calibration with one A/A false positive and one injected
+/// slowdown, byte for byte as `calibrate::render` wrote it before it went
+/// through `report::sections` (now `report::sections::calibration`).
+#[test]
+fn the_report_text_is_pinned() {
+    let p = plan(
+        Counts {
+            aa: 12,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 6,
+        },
+        &["seccomp:args,filters=4"],
+    );
+    let mut rng = Rng::new(3);
+    let mut n = 0;
+    let mut r = run(&p, &mut |step, _| {
+        n += 1;
+        Ok(match step.role {
+            Role::AaControl if n == 5 => fake(step.pairs, 0.1, 0.01, &mut rng),
+            Role::AaControl => fake_aa(step.pairs, 0.02),
+            _ => fake(step.pairs, 0.2, 0.02, &mut rng),
+        })
+    })
+    .unwrap();
+    // What the clock gave, fixed.
+    r.elapsed_s = 61.4;
+    r.min_effect.pair_seconds = 0.5;
+    r.min_effect.budget_pairs = 120;
+    let out = crate::report::sections::calibration::text(&r);
+    assert_eq!(out, PINNED_TEXT);
+}
+
+const PINNED_TEXT: &str = r##"Calibration of the A/B method on getppid (1 task, process; 10 pairs; halves of 2 x 60 ms, warmup 1), 61 s
+
+A/A control (none against none, 12 comparisons):
+  false positives: 1/12 = 8.3% [1.5, 35.4] (95% Wilson interval): consistent with the target of at most 5%
+  intervals excluding 0 (noise band or not): 1/12 = 8.3% [1.5, 35.4]
+  pairs per comparison: 10.0 on average
+
+Injected slowdowns (truth: 3 pooled comparisons of 30 pairs; then short comparisons):
+  seccomp:args,filters=4 on getppid
+    truth            +22.1% [21.9, 22.4] (90 pairs)
+    detected         6/6 = 100.0% [61.0, 100.0]
+    CI covers truth  5/6 = 83.3% [43.6, 97.0]
+    pairs            10.0 on average
+    detected, and intervals consistent with 95% coverage
+
+Smallest slowdown detectable with 80% power at alpha 0.05 (an approximation):
+  sd of per-pair ln(B/A) 0.0074 (robust; classic 0.0058; from 120 A/A pairs); one pair takes 0.500 s
+      10 pairs (  5.0 s): 0.8%
+     120 pairs ( 60.0 s budget): 0.0%
+  (normal approximation: exp((z_0.975 + z_0.8) * sd / sqrt(pairs) * sqrt(pi/2)) - 1, sd = 1.4826 x MAD of the A/A ln(B/A) centred per comparison, sqrt(pi/2) for the median's efficiency)"##;
+
+/// A side-by-side replay with every kind of row: both tests and one,
+/// outliers or not, a mixed table or none.
+fn side_by_side_fixture() -> super::replay::SideBySide {
+    use super::replay::{InjectedReplay, MixedReplay, SideBySide, TestReplay};
+    use crate::stats::decision::SeqTest;
+    let p = |count, total| Proportion::new(count, total);
+    let row = |test, outliers, mixed: bool| TestReplay {
+        test,
+        outliers,
+        aa_alone: p(1, 40),
+        aa_mean_pairs: 23.25,
+        aa_tables_fwer: p(2, 20),
+        aa_tables_fdr: p(3, 20),
+        injected: vec![InjectedReplay {
+            treatment: "slowdown 2% on getppid".into(),
+            detected: p(9, 10),
+            covered: p(10, 10),
+            mean_pairs: 31.5,
+        }],
+        mixed_fdr: mixed.then(|| MixedReplay {
+            tables: 20,
+            mean_fdp: 0.0123,
+            any_false: p(1, 20),
+            injected_detected: p(180, 200),
+            injected_mean_pairs: 40.04,
+        }),
+    };
+    SideBySide {
+        budget_pairs: 200,
+        table_size: 29,
+        outlier_share: 0.05,
+        outlier_factors: (1.2, 2.0),
+        rows: vec![
+            row(SeqTest::Sign, false, true),
+            row(SeqTest::Both, true, false),
+        ],
+        method: "replayed from the stored pairs".into(),
+    }
+}
+
+/// The other branches of the text, byte for byte as `calibrate::render`
+/// wrote them (captured from it before it moved): sequential, a skipped injected
+/// treatment without truth, the side-by-side replay; then every injected
+/// slowdown skipped.
+#[test]
+fn the_other_report_texts_are_pinned() {
+    let p = plan(
+        Counts {
+            aa: 12,
+            truth_comparisons: 3,
+            truth_pairs: 30,
+            injected: 6,
+        },
+        &["seccomp:args,filters=4"],
+    );
+    let mut rng = Rng::new(3);
+    let mut r = run(&p, &mut |_, _| Ok(fake(10, 0.2, 0.02, &mut rng))).unwrap();
+    r.elapsed_s = 1.6;
+    r.min_effect.pair_seconds = 0.25;
+    r.min_effect.budget_pairs = 7;
+    r.design.sequential = true;
+    r.aa.excluding_zero = None;
+    r.aa.mean_pairs = None;
+    r.injected[0].truth = None;
+    r.injected[0].mean_pairs = None;
+    r.injected[0].skipped = Some("the treatment failed: no root".into());
+    r.side_by_side = Some(side_by_side_fixture());
+    let sbs = crate::report::sections::calibration::side_by_side(&side_by_side_fixture());
+    let with_replay = crate::report::sections::calibration::text(&r);
+    r.injected_skipped = Some("every injected treatment needs root".into());
+    r.side_by_side = None;
+    let skipped = crate::report::sections::calibration::text(&r);
+    assert_eq!(sbs, PINNED_SIDE_BY_SIDE);
+    assert_eq!(with_replay, PINNED_WITH_REPLAY);
+    assert_eq!(skipped, PINNED_SKIPPED);
+}
+
+const PINNED_SIDE_BY_SIDE: &str = r##"Side by side: the sequential tests on the same pairs (replayed from the stored pairs):
+  sign test, pairs as measured:
+    A/A alone: false 1/40 = 2.5% [0.4, 12.9]; 23.2 pairs on average
+    A/A tables of 29 with any false verdict: FWER (Holm) 2/20 = 10.0% [2.8, 30.1]; FDR (e-BH) 3/20 = 15.0% [5.2, 36.0]
+    slowdown 2% on getppid: detected 9/10 = 90.0% [59.6, 98.2]; covered 10/10 = 100.0% [72.2, 100.0]; 31.5 pairs on average
+    mixed tables of 29 (10 A/A, the rest injected), FDR (e-BH): false discovery proportion 1.2% on average over 20 tables; tables with any false discovery 1/20 = 5.0% [0.9, 23.6]; injected detected 180/200 = 90.0% [85.1, 93.4], 40.0 pairs on average
+  both tests (sign and t, e-values averaged), 5% outlier pairs injected:
+    A/A alone: false 1/40 = 2.5% [0.4, 12.9]; 23.2 pairs on average
+    A/A tables of 29 with any false verdict: FWER (Holm) 2/20 = 10.0% [2.8, 30.1]; FDR (e-BH) 3/20 = 15.0% [5.2, 36.0]
+    slowdown 2% on getppid: detected 9/10 = 90.0% [59.6, 98.2]; covered 10/10 = 100.0% [72.2, 100.0]; 31.5 pairs on average"##;
+
+const PINNED_WITH_REPLAY: &str = r##"Calibration of the A/B method on getppid (1 task, process; sequential: each comparison stops once settled, at most 10 pairs; halves of 2 x 60 ms, warmup 1), 2 s
+
+A/A control (none against none, 12 comparisons):
+  false positives: 12/12 = 100.0% [75.8, 100.0] (95% Wilson interval): ABOVE the target of at most 5%: A/A differences are detected too often on this machine now; stop other load, or use longer --sample-ms / more --samples-per-half
+
+Injected slowdowns (truth: 3 pooled comparisons of 30 pairs; then short comparisons):
+  seccomp:args,filters=4 on getppid
+    truth            not measured
+    detected         6/6 = 100.0% [61.0, 100.0]
+    CI covers truth  4/6 = 66.7% [30.0, 90.3]
+    intervals cover the truth less often than 95%: they are too narrow here
+    skipped: the treatment failed: no root
+
+Smallest slowdown detectable with 80% power at alpha 0.05 (an approximation):
+  sd of per-pair ln(B/A) 0.0056 (robust; classic 0.0054; from 120 A/A pairs); one pair takes 0.250 s
+      10 pairs (  2.5 s): 0.6%
+       7 pairs ( 60.0 s budget): 0.0%
+  (normal approximation: exp((z_0.975 + z_0.8) * sd / sqrt(pairs) * sqrt(pi/2)) - 1, sd = 1.4826 x MAD of the A/A ln(B/A) centred per comparison, sqrt(pi/2) for the median's efficiency)
+
+Side by side: the sequential tests on the same pairs (replayed from the stored pairs):
+  sign test, pairs as measured:
+    A/A alone: false 1/40 = 2.5% [0.4, 12.9]; 23.2 pairs on average
+    A/A tables of 29 with any false verdict: FWER (Holm) 2/20 = 10.0% [2.8, 30.1]; FDR (e-BH) 3/20 = 15.0% [5.2, 36.0]
+    slowdown 2% on getppid: detected 9/10 = 90.0% [59.6, 98.2]; covered 10/10 = 100.0% [72.2, 100.0]; 31.5 pairs on average
+    mixed tables of 29 (10 A/A, the rest injected), FDR (e-BH): false discovery proportion 1.2% on average over 20 tables; tables with any false discovery 1/20 = 5.0% [0.9, 23.6]; injected detected 180/200 = 90.0% [85.1, 93.4], 40.0 pairs on average
+  both tests (sign and t, e-values averaged), 5% outlier pairs injected:
+    A/A alone: false 1/40 = 2.5% [0.4, 12.9]; 23.2 pairs on average
+    A/A tables of 29 with any false verdict: FWER (Holm) 2/20 = 10.0% [2.8, 30.1]; FDR (e-BH) 3/20 = 15.0% [5.2, 36.0]
+    slowdown 2% on getppid: detected 9/10 = 90.0% [59.6, 98.2]; covered 10/10 = 100.0% [72.2, 100.0]; 31.5 pairs on average"##;
+
+const PINNED_SKIPPED: &str = r##"Calibration of the A/B method on getppid (1 task, process; sequential: each comparison stops once settled, at most 10 pairs; halves of 2 x 60 ms, warmup 1), 2 s
+
+A/A control (none against none, 12 comparisons):
+  false positives: 12/12 = 100.0% [75.8, 100.0] (95% Wilson interval): ABOVE the target of at most 5%: A/A differences are detected too often on this machine now; stop other load, or use longer --sample-ms / more --samples-per-half
+
+Injected slowdowns: skipped: every injected treatment needs root
+
+Smallest slowdown detectable with 80% power at alpha 0.05 (an approximation):
+  sd of per-pair ln(B/A) 0.0056 (robust; classic 0.0054; from 120 A/A pairs); one pair takes 0.250 s
+      10 pairs (  2.5 s): 0.6%
+       7 pairs ( 60.0 s budget): 0.0%
+  (normal approximation: exp((z_0.975 + z_0.8) * sd / sqrt(pairs) * sqrt(pi/2)) - 1, sd = 1.4826 x MAD of the A/A ln(B/A) centred per comparison, sqrt(pi/2) for the median's efficiency)"##;

@@ -659,8 +659,8 @@ impl MetricArgs {
     /// instructions; otherwise they are counted on this machine, which
     /// needs a PMU (or this is a guest booted with icount).
     pub fn counting(&self, booting: bool) -> Result<crate::engine::counting::Counting> {
-        use crate::engine::counting::{Machine, decide};
-        decide(self.metric(), Machine::of_this_process(booting))
+        use crate::engine::{counting::decide, guest_request::machine_of_this_process};
+        decide(self.metric(), machine_of_this_process(booting))
     }
 
     /// `--metric instructions` with what cannot count them: a usage error

@@ -243,7 +243,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             report: &report,
         });
     }
-    super::emit_fmt!("{}", calibrate::render::text(&report));
+    super::emit_fmt!("{}", crate::report::sections::calibration::text(&report));
     super::emit_fmt!("\n{}", session.stored_line(&label));
     Ok(())
 }
@@ -291,7 +291,7 @@ fn replay(run: i64, db: Option<&Path>, json: bool) -> Result<()> {
         stored.aa.len(),
         stored.injected.len(),
         stored.budget_pairs,
-        calibrate::render::side_by_side(&sbs)
+        crate::report::sections::calibration::side_by_side(&sbs)
     );
     Ok(())
 }

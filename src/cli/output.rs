@@ -80,7 +80,7 @@ pub fn show_measured(
     json: bool,
     report: &super::args::ReportFormatArgs,
 ) -> Result<()> {
-    let doc = crate::engine::document::load(&session.store, session.run_id)?;
+    let doc = crate::read::document::load(&session.store, session.run_id)?;
     let shown = show_run(
         &doc,
         json,

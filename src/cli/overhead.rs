@@ -271,7 +271,7 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool, counting: Count
     let db_path = crate::store::resolve_db_path(db)?;
     let run_id = kernel_ab_stored(args, &db_path, counting)?;
     let store = crate::store::Store::open_read_only(&db_path)?;
-    let doc = crate::engine::document::load(&store, run_id)?;
+    let doc = crate::read::document::load(&store, run_id)?;
     let shown = super::output::show_run(
         &doc,
         json,

@@ -223,16 +223,19 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         cpu_ns,
     );
     let out = match format {
-        PredictFormat::Table => predict::render::text(&prediction),
-        PredictFormat::Markdown => predict::render::markdown(&prediction),
-        PredictFormat::Csv => predict::render::csv(&prediction),
-        PredictFormat::Prometheus => predict::render::prometheus(&prediction),
+        PredictFormat::Table => crate::report::sections::prediction::text(&prediction),
+        PredictFormat::Markdown => crate::report::sections::prediction::markdown(&prediction),
+        PredictFormat::Csv => crate::report::sections::prediction::csv(&prediction),
+        PredictFormat::Prometheus => predict::prometheus::prometheus(&prediction),
         PredictFormat::Json => serde_json::to_string_pretty(&prediction)? + "\n",
     };
     match &args.output {
         Some(path) => {
             std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
-            crate::say!("secperf: {}", predict::render::headline(&prediction));
+            crate::say!(
+                "secperf: {}",
+                crate::report::sections::prediction::headline(&prediction)
+            );
             crate::say!("secperf: wrote {}", path.display());
         }
         None => print!("{out}"),

@@ -56,6 +56,9 @@ pub fn probe(args: ProbeArgs, db: Option<&std::path::Path>, json: bool) -> Resul
         return super::print_json(&info);
     }
     let info: crate::probe::SystemInfo = serde_json::from_value(info)?;
-    super::emit_fmt!("{}", crate::probe::render(&info).trim_end());
+    super::emit_fmt!(
+        "{}",
+        crate::report::sections::probe::render(&info).trim_end()
+    );
     Ok(())
 }

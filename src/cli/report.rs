@@ -1,7 +1,7 @@
 //! `secperf report RUN... [-o PATH]`: one self-contained HTML page with
 //! plots of stored runs (see `report::html`). Runs are named as
 //! `results show` names them; each is loaded as its run document
-//! (`engine::document`), then the page is written to a file (default
+//! (`read::document`), then the page is written to a file (default
 //! `secperf-report.html`) or stdout (`-o -`).
 
 use std::path::{Path, PathBuf};
@@ -74,7 +74,7 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
         return write_page(&args.output, &page, json, summary, &what);
     }
     if let Some(spec) = &args.campaign {
-        let (view, docs) = crate::engine::campaign::view(&store, spec)?;
+        let (view, docs) = crate::read::campaign::view(&store, spec)?;
         let page = crate::report::html::campaign::page(&view, &docs, chrono::Utc::now())?;
         let summary = serde_json::json!({
             "campaign": view.campaign,
@@ -92,7 +92,7 @@ pub fn report(args: ReportArgs, db: Option<&Path>, json: bool) -> Result<()> {
     }
     let runs = ids
         .iter()
-        .map(|&id| crate::engine::document::load(&store, id))
+        .map(|&id| crate::read::document::load(&store, id))
         .collect::<Result<Vec<_>>>()?;
     let page = html::render(&runs, chrono::Utc::now())?;
     let summary = serde_json::json!({ "runs": ids, "plots": page.plots });

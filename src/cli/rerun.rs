@@ -21,7 +21,7 @@ pub fn rerun(args: RerunArgs, db: Option<&Path>, json: bool) -> Result<()> {
     let doc = {
         let store = Store::open_read_only(&path)?;
         let id = store.resolve_run(&args.run)?;
-        crate::engine::document::load(&store, id)?
+        crate::read::document::load(&store, id)?
     };
     let rerun = crate::engine::rerun::prepare(&doc)?;
     crate::say!(

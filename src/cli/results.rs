@@ -198,7 +198,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             output,
             ..
         } => {
-            let (view, _) = crate::engine::campaign::view(&store, &campaign)?;
+            let (view, _) = crate::read::campaign::view(&store, &campaign)?;
             let format = if json {
                 crate::report::formats::Format::Json
             } else {
@@ -249,7 +249,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         } => {
             let run = run.expect("clap requires a run without --campaign");
             let id = store.resolve_run(&run)?;
-            let doc = crate::engine::document::load(&store, id)?;
+            let doc = crate::read::document::load(&store, id)?;
             super::output::show_run(
                 &doc,
                 json,
@@ -265,7 +265,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         } => {
             let docs = runs
                 .iter()
-                .map(|r| crate::engine::document::load(&store, store.resolve_run(r)?))
+                .map(|r| crate::read::document::load(&store, store.resolve_run(r)?))
                 .collect::<Result<Vec<_>>>()?;
             let text = match format {
                 ExportFormat::Json if docs.len() == 1 => serde_json::to_string_pretty(&docs[0])?,
@@ -387,7 +387,7 @@ fn track_emails(store: &crate::store::Store, t: &crate::model::track::TrackRecor
             let run = match &p.outcome {
                 crate::model::track::Outcome::Measured {
                     run_id: Some(r), ..
-                } => crate::engine::document::load(store, *r).ok(),
+                } => crate::read::document::load(store, *r).ok(),
                 _ => None,
             };
             crate::report::sections::track::alarm_email(t, p, run.as_ref())

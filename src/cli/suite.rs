@@ -20,8 +20,9 @@ use serde::Serialize;
 
 use super::args::{ProfileArgs, ReportFormatArgs};
 use crate::engine::session::{open_store, seed_or_clock};
-use crate::engine::suite::{SuiteRun, load_suite_run, suite_doc};
+use crate::engine::suite::{SuiteRun, load_suite_run};
 use crate::model::StoredRun;
+use crate::read::suite::suite_doc;
 use crate::report::sections::Parts;
 use crate::store::Store;
 use crate::suites;
@@ -276,7 +277,7 @@ fn show(
     output: &ReportFormatArgs,
     json: bool,
 ) -> Result<()> {
-    let mut doc = crate::engine::document::load(store, run.run_id)?;
+    let mut doc = crate::read::document::load(store, run.run_id)?;
     if baseline.is_some() {
         doc.suite = Some(suite_doc(store, run, baseline)?);
     }

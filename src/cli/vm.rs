@@ -256,7 +256,7 @@ pub fn relay_counted(
         Show::GuestStdout { .. } => Ok(()),
         Show::Run { json, report } => {
             let store = crate::store::Store::open_read_only(&db_path)?;
-            let doc = crate::engine::document::load(&store, run_id)?;
+            let doc = crate::read::document::load(&store, run_id)?;
             super::output::show_run(
                 &doc,
                 json,

@@ -534,27 +534,6 @@ fn ssh_failure(step: &str, status: &std::process::ExitStatus, stderr: &[u8]) -> 
     }
 }
 
-/// The campaign `spec` names in `store`, side by side per host, and its
-/// runs' documents.
-pub fn view(
-    store: &Store,
-    spec: &str,
-) -> Result<(
-    crate::report::campaign::CampaignView,
-    Vec<crate::report::doc::RunDoc>,
-)> {
-    let record = store.campaign(spec)?;
-    let docs = store
-        .campaign_runs(&record.id)?
-        .iter()
-        .map(|r| super::document::load(store, r.run_id))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((
-        crate::report::campaign::view(&record.id, &record.hosts, &docs),
-        docs,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

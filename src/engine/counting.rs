@@ -48,21 +48,6 @@ pub enum Machine {
     IcountGuest,
 }
 
-impl Machine {
-    /// The machine of this process for a command that boots guests or not:
-    /// a guest whose request says it was booted with icount counts with its
-    /// clock.
-    pub fn of_this_process(booting: bool) -> Machine {
-        if booting {
-            Machine::Guests
-        } else if super::guest_request::booted_with_icount() {
-            Machine::IcountGuest
-        } else {
-            Machine::Here
-        }
-    }
-}
-
 /// How a run asking for `metric` counts on `machine`: time by the clock
 /// (with the PMU's instructions beside it where a PMU counts them);
 /// instructions by icount in a guest, by the PMU on a host, which is

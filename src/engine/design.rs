@@ -12,11 +12,8 @@ use crate::stats::bootstrap::Rng;
 use crate::stats::sequential::StopRule;
 use crate::workloads::WorkloadDef;
 
-/// The negative control of `overhead`: the STREAM triad runs no system
-/// call and no security hook in its loop, so no mechanism should change
-/// it; a change there means something else moved the figures (noise,
-/// frequency scaling, another load).
-pub const CONTROL_WORKLOAD: &str = "stream";
+/// The negative control's workload, judged on the read side.
+pub use crate::read::control::CONTROL_WORKLOAD;
 
 /// One comparison to make: a treatment on a workload at a task count.
 #[derive(Debug, Clone)]

@@ -263,6 +263,20 @@ pub fn booted_with_icount() -> bool {
     matches!(of_this_guest(), Ok(Some(r)) if r.icount)
 }
 
+/// The machine of this process, for [`super::counting::decide`], for a
+/// command that boots guests or not: a guest whose request says it was
+/// booted with icount counts with its clock.
+pub fn machine_of_this_process(booting: bool) -> super::counting::Machine {
+    use super::counting::Machine;
+    if booting {
+        Machine::Guests
+    } else if booted_with_icount() {
+        Machine::IcountGuest
+    } else {
+        Machine::Here
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

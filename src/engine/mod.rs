@@ -10,9 +10,8 @@
 //! - [`ab`]: randomised interleaved pairs, stored as they finish, decided
 //!   together.
 //! - [`current`]: measurements of the current configuration.
-//! - [`control`]: what the negative control says about the rest.
-//! - [`document`]: the run document every output renders, from the store.
-//! - [`suite`]: a reference experiment's run and its stored record.
+//! - [`suite`]: a reference experiment's run, which stores its record
+//!   (read back, with every run's document, by `crate::read`).
 //! - [`session`]: the run around the measurements (store, lock,
 //!   interrupts, record, progress).
 //! - [`progress`]: the bar or lines on stderr.
@@ -22,11 +21,9 @@ pub mod ab;
 pub mod bisect;
 pub mod boots;
 pub mod campaign;
-pub mod control;
 pub mod counting;
 pub mod current;
 pub mod design;
-pub mod document;
 pub mod guest_request;
 pub mod kernels;
 pub mod measurer;

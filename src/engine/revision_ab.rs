@@ -215,7 +215,7 @@ impl RevisionAb {
         match measured {
             Ok(run_id) => {
                 let store = crate::store::Store::open_read_only(&self.db)?;
-                let doc = super::document::load(&store, run_id)?;
+                let doc = crate::read::document::load(&store, run_id)?;
                 let c = doc
                     .comparisons
                     .iter()

@@ -5,6 +5,9 @@
 //! measurements secperf makes or has stored, combined by what the policy
 //! does with each call); the prediction is their product, summed, against
 //! the program's CPU time.
+//!
+//! Its tables are drawn by `report::sections::prediction`; [`prometheus`]
+//! writes the node exporter's text format.
 
 pub mod audit;
 pub mod cold;
@@ -12,7 +15,7 @@ pub mod counts;
 pub mod filter_path;
 pub mod landlock;
 pub mod model;
-pub mod render;
+pub mod prometheus;
 pub mod seccomp;
 
 use anyhow::Result;

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// One A/B measurement a model needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,63 +73,7 @@ impl ColdTerm {
     pub const ROLE: &str = "the cold term";
 }
 
-/// The cold term's figure in a prediction: ns it adds to every call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ColdFigure {
-    pub fault_pages: u32,
-    pub cpu_ns_per_call: f64,
-    /// The cold probe's baseline: its faults and call, ns each.
-    pub probe_ns_per_op: f64,
-    pub ns_per_call: f64,
-    pub low_ns: f64,
-    pub high_ns: f64,
-}
-
-/// One syscall's line of a prediction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SyscallLine {
-    pub name: String,
-    pub nr: u32,
-    pub count: u64,
-    pub class: String,
-    pub ns_per_call: f64,
-    /// count x ns_per_call.
-    pub cost_ns: f64,
-    #[serde(default)]
-    pub denied: bool,
-}
-
-/// The prediction for one program and one treatment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Prediction {
-    pub mechanism: String,
-    /// `-- CMD` as given, or `pid N`.
-    pub target: String,
-    /// How long the syscalls were counted by name, s (with `--pid`, the
-    /// last two thirds of `--for`).
-    pub window_s: f64,
-    /// The target's CPU time (user + system, its threads and waited-for
-    /// children) over the window, ns.
-    pub cpu_ns: u64,
-    pub syscalls: u64,
-    /// Time added over the window, ns, with its interval.
-    pub added_ns: f64,
-    pub added_low_ns: f64,
-    pub added_high_ns: f64,
-    /// added / CPU time, percent, with its interval.
-    pub overhead_pct: f64,
-    pub overhead_low_pct: f64,
-    pub overhead_high_pct: f64,
-    pub model: String,
-    pub probes: Vec<ProbeFigure>,
-    /// The cache-cold term, when the model has one: ns added to every
-    /// call, with its interval.
-    #[serde(default)]
-    pub cold: Option<ColdFigure>,
-    pub notes: Vec<String>,
-    /// Every syscall counted, dearest first.
-    pub per_syscall: Vec<SyscallLine>,
-}
+pub use crate::model::prediction::{ColdFigure, Prediction, SyscallLine};
 
 /// The prediction from `counts` (syscall name -> calls) and the probes'
 /// figures (same order as `plan.probes`).

@@ -1,5 +1,5 @@
 //! The run document: everything any output says about one run, in one
-//! value. It is built once, from the store, by `engine::document` (after a
+//! value. It is built once, from the store, by `read::document` (after a
 //! measuring command finishes, or for a stored run), and every output
 //! renders from it: the terminal table, every `--format`, `--json`,
 //! `results show`, `results export` and the HTML page. So a command's

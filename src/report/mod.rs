@@ -1,7 +1,7 @@
 //! Turning runs into text and pages for people.
 //!
 //! [`doc`] is the run document every output of one run renders (built by
-//! `engine::document` from the store; with [`suite`], a suite run's
+//! `read::document` from the store; with [`suite`], a suite run's
 //! report as data); [`label`] names workloads, treatments and comparisons
 //! once; [`number`] formats every number and words every change and
 //! verdict; [`sections`] writes each part of a run once against the

@@ -69,6 +69,32 @@ pub fn ns(x: f64) -> String {
     format!("{:.digits$} {unit}", x / div)
 }
 
+/// A duration in nanoseconds as a prediction says it (`secperf predict`):
+/// two decimals in s and ms, one in us and ns, switching at 1000 of each
+/// ("12.35 ms", "800.0 us"); finer below a millisecond than [`ns`].
+pub fn duration(x: f64) -> String {
+    if x.abs() >= 1e9 {
+        format!("{:.2} s", x / 1e9)
+    } else if x.abs() >= 1e6 {
+        format!("{:.2} ms", x / 1e6)
+    } else if x.abs() >= 1e3 {
+        format!("{:.1} us", x / 1e3)
+    } else {
+        format!("{x:.1} ns")
+    }
+}
+
+/// A signed percentage with two decimals and never an exponent
+/// ("+0.88%", "-0.12%"), "n/a" when not finite; [`change_pct`] switches
+/// to an exponent from 10^5.
+pub fn signed_pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:+.2}%")
+    } else {
+        "n/a".into()
+    }
+}
+
 /// A duration in nanoseconds with 3 significant digits, for figures
 /// whose resolution is coarse (CPU time in clock ticks): "57.5 ms".
 pub fn ns3(x: f64) -> String {

@@ -1,7 +1,7 @@
 //! The suite part of the run document ([`RunDoc::suite`](super::doc::RunDoc)):
 //! what a suite run's report says beyond its stored results and
 //! comparisons, as data. `suites::doc` fills it from the suite's recipe
-//! and the stored run (`engine::document` does so for every stored run of
+//! and the stored run (`read::document` does so for every stored run of
 //! kind `suite`; `secperf suite --baseline B` once more with the sections
 //! computed against B), and `report::sections::suite` draws it in the
 //! shape of the post's tables.

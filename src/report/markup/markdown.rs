@@ -8,9 +8,21 @@ use super::{Align, Line, Markup, Table};
 #[derive(Debug, Default)]
 pub struct Markdown {
     out: String,
+    /// The rule under a table's header without spaces (`|---|---:|`), as
+    /// `secperf predict --format markdown` has always written it; else
+    /// `| --- | ---: |`.
+    tight_rule: bool,
 }
 
 impl Markdown {
+    /// Tables ruled `|---|---:|` under their header.
+    pub fn tight() -> Markdown {
+        Markdown {
+            tight_rule: true,
+            ..Markdown::default()
+        }
+    }
+
     fn block(&mut self) {
         if !self.out.is_empty() {
             self.out.push('\n');
@@ -57,13 +69,18 @@ impl Markup for Markdown {
             .iter()
             .map(|&i| cell(&table.columns[i].title))
             .collect()));
-        self.line(&row(shown
+        let rule: Vec<String> = shown
             .iter()
             .map(|&i| match table.columns[i].align {
                 Align::Left => "---".to_string(),
                 Align::Right => "---:".to_string(),
             })
-            .collect()));
+            .collect();
+        if self.tight_rule {
+            self.line(&format!("|{}|", rule.join("|")));
+        } else {
+            self.line(&row(rule));
+        }
         for line in &table.lines {
             match line {
                 Line::Row(cells) => {
@@ -134,6 +151,15 @@ mod tests {
         for l in s.lines().filter(|l| l.starts_with('|')) {
             assert_eq!(l.matches(" | ").count(), 4, "{l}");
         }
+    }
+
+    #[test]
+    fn a_tight_writer_rules_its_tables_without_spaces() {
+        let mut m = Markdown::tight();
+        m.table(&awkward());
+        let s = m.finish();
+        assert!(s.contains("\n|---|---|---:|---:|---:|\n"), "{s}");
+        assert!(s.starts_with("| workload | mechanism |"), "{s}");
     }
 
     #[test]

@@ -362,6 +362,12 @@ pub trait Markup {
     fn text(&mut self, text: &str);
     /// Short lines that belong together, one item each.
     fn list(&mut self, items: &[String]);
+    /// Lines laid out already that belong together, one under the other
+    /// as they are where the format can (no bullet, indent or wrapping:
+    /// a command's own summary); by default a list.
+    fn lines(&mut self, lines: &[String]) {
+        self.list(lines);
+    }
     /// A file's content, as it is, under a title.
     fn verbatim(&mut self, title: &str, content: &str);
     /// The command line that reproduces what is shown.

@@ -303,6 +303,13 @@ impl Markup for Terminal {
         }
     }
 
+    fn lines(&mut self, lines: &[String]) {
+        self.block();
+        for l in lines {
+            self.line(l);
+        }
+    }
+
     fn verbatim(&mut self, title: &str, content: &str) {
         self.block();
         self.line(&format!("{title}:"));
@@ -542,6 +549,15 @@ fn fit(table: &Table, width: usize) -> Option<Fit> {
 mod tests {
     use super::super::testing::awkward;
     use super::*;
+
+    #[test]
+    fn lines_are_written_as_they_are_under_one_another() {
+        let mut m = Terminal::with_width(false, 20);
+        m.text("first");
+        let long = "a line longer than twenty columns, never wrapped".to_string();
+        m.lines(&[long.clone(), "  indented  ".into()]);
+        assert_eq!(m.finish(), format!("first\n\n{long}\n  indented\n"));
+    }
 
     #[test]
     fn tables_show_shown_columns_and_their_footer() {

@@ -52,7 +52,7 @@ pub fn security(doc: &RunDoc, m: &mut dyn Markup) {
     match serde_json::from_value::<crate::probe::SystemInfo>(doc.meta.system.clone()) {
         Ok(info) => m.verbatim(
             "Security configuration",
-            crate::probe::render(&info).trim_end(),
+            super::probe::render(&info).trim_end(),
         ),
         Err(_) => {
             m.text("(The security configuration was recorded in an older format: see --json.)")

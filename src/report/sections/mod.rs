@@ -10,6 +10,10 @@
 //! of the results, comparisons, profiles and skipped mechanisms. A section
 //! with nothing to say writes nothing.
 //!
+//! The other commands' outputs are written here too, each in a file of its
+//! own: a prediction ([`prediction`]), a calibration ([`calibration`]) and
+//! the machine's security configuration ([`probe`], also a stored run's).
+//!
 //! What a view includes is chosen by [`Parts`]: right after measuring, the
 //! terminal shows the figures only (the user just typed the command); a
 //! report for others (email, markdown) adds the facts and the command that
@@ -19,6 +23,7 @@
 pub mod attribution;
 pub mod beside;
 pub mod bisect;
+pub mod calibration;
 pub mod campaign;
 mod clients;
 mod comparisons;
@@ -31,6 +36,8 @@ mod outliers;
 pub mod phantom;
 pub mod policies;
 pub mod post;
+pub mod prediction;
+pub mod probe;
 mod results;
 pub mod suite;
 pub mod summary;

@@ -180,7 +180,7 @@ fn the_email_keeps_intervals_and_pair_counts() {
     assert!(s.contains("Reproduce: secperf overhead"), "{s}");
 }
 
-/// The negative control as `engine::control::judge` leaves it.
+/// The negative control as `read::control::judge` leaves it.
 fn control_of(comparisons: &[&str], failed: &[&str]) -> crate::model::NegativeControl {
     crate::model::NegativeControl {
         workload: "stream".into(),

@@ -175,8 +175,7 @@ pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal>
         }
         Page::Run(id) => {
             existing_run(&store, served, *id)?;
-            let doc =
-                crate::engine::document::load(&store, *id).map_err(|e| Refusal::failed(&e))?;
+            let doc = crate::read::document::load(&store, *id).map_err(|e| Refusal::failed(&e))?;
             match form {
                 Form::Json => json(serde_json::to_value(&doc).map_err(Into::into)),
                 Form::Html => {
@@ -222,7 +221,7 @@ pub fn answer(served: &Served, page: &Page, form: Form) -> Result<Body, Refusal>
                 return Err(missing());
             }
             let (view, docs) =
-                crate::engine::campaign::view(&store, id).map_err(|e| Refusal::failed(&e))?;
+                crate::read::campaign::view(&store, id).map_err(|e| Refusal::failed(&e))?;
             match form {
                 Form::Json => {
                     let text = crate::report::formats::campaign::render(

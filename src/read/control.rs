@@ -3,10 +3,18 @@
 //! passed when none came out slower or faster after the table's decision;
 //! otherwise something other than the mechanisms moved the figures (noise,
 //! frequency scaling, another load) and the rest is to be read with care.
+//! It lives on the read side because every stored run's document judges
+//! its control afresh over its final verdicts; the engine plans the
+//! control workload from [`CONTROL_WORKLOAD`].
 
-use super::design::CONTROL_WORKLOAD;
 use crate::model::{Comparison, NegativeControl};
 use crate::stats::decision::Verdict;
+
+/// The negative control of `overhead`: the STREAM triad runs no system
+/// call and no security hook in its loop, so no mechanism should change
+/// it; a change there means something else moved the figures (noise,
+/// frequency scaling, another load).
+pub const CONTROL_WORKLOAD: &str = "stream";
 
 /// The negative control's outcome over the control comparisons (final
 /// verdicts, after Holm); None when the control workload was not measured.

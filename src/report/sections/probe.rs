@@ -1,13 +1,17 @@
-//! The text of `secperf probe`: one group per item, `key: value` lines
-//! aligned inside a group, unreadable items as `unavailable: <reason>`.
+//! The text of `secperf probe` (and of a stored run's security
+//! configuration): one group per item, `key: value` lines aligned inside a
+//! group, unreadable items as `unavailable: <reason>`. Each group is laid
+//! out here (its keys padded alike, long values wrapped under themselves
+//! at [`WIDTH`]) and handed to the markup writer as one block of lines.
 
 use std::fmt::Write as _;
 
-use super::{
+use crate::probe::{
     AppArmorInfo, AuditInfo, BpfJitInfo, BpfLsmInfo, CpuFreqInfo, CpuInfo, KernelInfo,
     LandlockInfo, LandlockState, Lockdown, LsmInfo, LsmSource, Mitigations, Probed, SeccompInfo,
     SeccompMode, SelinuxInfo, SelinuxState, SystemInfo,
 };
+use crate::report::markup::Markup;
 
 /// Keys are padded to at least this width so most groups line up.
 const MIN_KEY_WIDTH: usize = 18;
@@ -87,8 +91,8 @@ impl Group {
 /// 80-column terminal shows it whole inside a view's 4-space indent.
 const WIDTH: usize = 76;
 
-/// The human-readable probe report.
-pub fn render(info: &SystemInfo) -> String {
+/// The report as blocks of lines: its title, then one block per group.
+pub fn write(info: &SystemInfo, m: &mut dyn Markup) {
     let groups = [
         Group::item("Kernel", &info.kernel, kernel),
         cpu(&info.cpu),
@@ -106,16 +110,25 @@ pub fn render(info: &SystemInfo) -> String {
         scheduling(info),
         aslr(&info.aslr),
     ];
-    let mut out = format!(
-        "secperf {} probe at {}\n",
+    m.lines(&[format!(
+        "secperf {} probe at {}",
         info.secperf_version,
         info.probed_at.format("%Y-%m-%d %H:%M:%S UTC")
-    );
+    )]);
     for g in &groups {
-        out.push('\n');
+        let mut out = String::new();
         g.write(&mut out);
+        m.lines(&out.lines().map(str::to_string).collect::<Vec<_>>());
     }
-    out
+}
+
+/// The human-readable probe report, as text (no colour: it has no
+/// verdicts), ending in a newline.
+pub fn render(info: &SystemInfo) -> String {
+    let mut m =
+        crate::report::markup::writer(crate::report::markup::Kind::Terminal { color: false });
+    write(info, m.as_mut());
+    m.finish()
 }
 
 fn yes_no(b: bool) -> String {
@@ -316,7 +329,7 @@ fn scheduling(info: &SystemInfo) -> Group {
 fn aslr(a: &Probed<u32>) -> Group {
     let mut g = Group::new("ASLR");
     g.probed("randomize_va_space", a, |&v| {
-        format!("{v} ({})", super::aslr::text(v))
+        format!("{v} ({})", crate::probe::aslr_text(v))
     });
     g
 }
@@ -334,6 +347,19 @@ fn mitigations(g: &mut Group, m: &Mitigations) {
 mod tests {
     use super::*;
     use crate::probe::tests::sample;
+
+    /// This machine's snapshot names its kernel and every tuning group.
+    #[test]
+    fn this_machine_renders_its_release_and_tuning_groups() {
+        let info = crate::probe::probe();
+        let text = render(&info);
+        if let Some(k) = info.kernel.value() {
+            assert!(text.contains(&k.release), "{text}");
+        }
+        for key in ["BPF JIT", "CPU frequency", "Scheduling", "ASLR"] {
+            assert!(text.lines().any(|l| l == key), "no {key} in\n{text}");
+        }
+    }
 
     #[test]
     fn a_long_value_wraps_at_words_under_itself() {
@@ -431,4 +457,97 @@ mod tests {
         );
         assert!(text.contains("  release:           6.18.4\n"), "{text}");
     }
+}
+
+#[cfg(test)]
+mod pinned {
+    //! The report of the full sample snapshot, byte for byte as it was
+    //! written before it went through `report::sections`.
+
+    use super::*;
+    use crate::probe::tests::sample;
+
+    #[test]
+    fn the_sample_snapshot_renders_as_pinned() {
+        let out = render(&sample());
+        assert_eq!(out, SAMPLE);
+    }
+
+    const SAMPLE: &str = r##"secperf 0.1.0 probe at 2026-01-02 03:04:05 UTC
+
+Kernel
+  release:           6.18.4
+  version:           #1 SMP PREEMPT_DYNAMIC
+  machine:           x86_64
+  cmdline:           root=/dev/vda quiet
+
+CPU
+  model:             AMD EPYC
+  online:            2 (0-1)
+  hypervisor:        yes
+
+LSMs
+  active:            lockdown,capability,landlock,bpf
+  source:            lsm_list_modules syscall
+
+Lockdown
+  unavailable:       securityfs not mounted at /sys/kernel/security (mount
+                     -t securityfs securityfs /sys/kernel/security)
+
+SELinux
+  state:             not active
+
+AppArmor
+  enabled:           no
+  profiles:          unavailable: AppArmor not built into this kernel
+
+Landlock
+  state:             enabled
+  abi:               7
+  errata:            0x1
+
+Seccomp
+  available:         yes
+  actions:           kill_process allow
+  this process:      disabled (0 filters)
+
+Audit
+  enabled:           1 (enabled)
+  failure:           1 (printk)
+  auditd pid:        none
+  rate limit:        unlimited
+  backlog:           0 (limit 64)
+  backlog wait:      15000 jiffies (backlog_wait_time)
+  lost:              0
+  rules:             0
+  phantom rules:     not checked: the plain probe is read-only; `secperf
+                     probe --active` checks (it switches audit for a few
+                     seconds, journaled and restored)
+
+BPF LSM
+  active:            yes
+  btf vmlinux:       yes
+  unprivileged bpf:  disabled (unprivileged_bpf_disabled=2)
+
+Mitigations
+  meltdown:          Not affected
+  spectre_v2:        Mitigation: Retpolines
+
+BPF JIT
+  jit:               on (bpf_jit_enable=1)
+  hardening:         off (bpf_jit_harden=0)
+
+CPU frequency
+  governor:          unavailable: not exposed (no cpufreq policy in
+                     /sys/devices/system/cpu/cpufreq; usual in virtual
+                     machines)
+  boost:             on
+
+Scheduling
+  preemption:        dynamic (from uname)
+  smt:               inactive (control notsupported)
+
+ASLR
+  randomize_va_space: 2 (stack, mmap, vdso, heap (full))
+"##;
 }

@@ -1,7 +1,7 @@
 //! Builds the run document ([`crate::report::doc::RunDoc`]) of a stored
 //! run: the run read back, its sweeps and policy files, the negative
 //! control judged over its final verdicts and, for a suite run, the
-//! suite's report as data (`engine::suite::suite_doc`). Measuring commands build it
+//! suite's report as data ([`super::suite::suite_doc`]). Measuring commands build it
 //! from the store once their run is finished, so what they print and what
 //! `results show`, `results export` and `report` print later are the same
 //! document.
@@ -96,7 +96,7 @@ mod tests {
     /// A stored run of suite avc-2004 (`--quick` on 1 CPU) with `write`
     /// measured and its AVC counters noted, its record at `version`.
     fn suite_run(store: &mut Store, version: u32) -> i64 {
-        use crate::engine::suite::{AVC_NOTE, SuiteRecord};
+        use crate::read::suite::{AVC_NOTE, SuiteRecord};
         use crate::suites::{PlanCtx, avc_2004};
         let def = &avc_2004::SUITE;
         let plan = (def.plan)(&PlanCtx {
