@@ -51,7 +51,7 @@ pub use plan::{
     QUICK_AA, QUICK_INJECTED, QUICK_INJECTED_COMPARISONS, Record, Request, Role, Step,
     TRUTH_COMPARISONS, TRUTH_PAIRS_FACTOR, counts, estimate_comparison_s,
 };
-pub use run::{measure, run, store_report};
+pub use run::{measure, measure_stored, run, store_report};
 
 #[cfg(test)]
 mod tests;

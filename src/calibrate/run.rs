@@ -148,3 +148,57 @@ pub fn store_report(store: &mut Store, run_id: i64, report: &CalibrationReport) 
         json: serde_json::to_value(report)?,
     })
 }
+
+/// `calibrate` on this machine: `plan` measured into the store at `db`
+/// (the default one when None) under the measurement lock (`no_wait`:
+/// fail at once if another secperf measures), the report stored with the
+/// run. A calibration only means something complete: an interrupted one
+/// leaves no half. The finished session, the calibration's id and its
+/// report.
+pub fn measure_stored(
+    plan: &Plan,
+    label: &str,
+    db: Option<&std::path::Path>,
+    no_wait: bool,
+) -> Result<(crate::engine::session::Session, i64, CalibrationReport)> {
+    use crate::engine::session::{RunSpec, Session, measurement_lock, open_store};
+    let (db_path, store) = open_store(db)?;
+    let measuring = measurement_lock(no_wait)?;
+    let c = plan.counts;
+    crate::say!(
+        "secperf: calibrating on {}: {} A/A comparisons; {} injected slowdown(s), each {} truth \
+         comparisons of {} pairs + {} of {} pairs; about {:.0} s of measurement",
+        plan.workload.name,
+        c.aa,
+        plan.injected.len(),
+        c.truth_comparisons,
+        c.truth_pairs,
+        c.injected,
+        plan.design.pairs,
+        plan.estimate_s()
+    );
+    if let Some(reason) = &plan.injected_skipped {
+        crate::say!("secperf: injected slowdowns skipped: {reason}");
+    }
+    let mut session = Session::begin_measuring(
+        measuring,
+        db_path,
+        store,
+        &RunSpec {
+            kind: "calibrate",
+            label,
+            params: &plan.record(),
+            system_wide: false,
+            audit_check: false,
+            slices: plan.total_slices(),
+            seed: Some(plan.design.seed),
+            metric: plan.design.metric(),
+        },
+    )?;
+    let mut live = crate::engine::measurer::Live { lock: None };
+    let report = measure(plan, &mut live, &session.progress);
+    let report = report.map_err(|e| session.abandon("calibration", e))?;
+    let calibration_id = store_report(&mut session.store, session.run_id, &report)?;
+    session.finish()?;
+    Ok((session, calibration_id, report))
+}

@@ -6,16 +6,14 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 
 use crate::engine::plan::{HalfDesign, Placement};
-use crate::error::UsageError;
 use crate::model::Mode;
 use crate::profile::ProfileOpts;
 use crate::stats::decision::DecisionOpts;
-use crate::sys::cpus;
 use crate::usage_bail;
 
 /// Parses any UTF-8 value, as a plain `String` argument does (the command
@@ -128,13 +126,6 @@ pub struct WaitArgs {
     /// of waiting for it to finish.
     #[arg(long)]
     pub no_wait: bool,
-}
-
-impl WaitArgs {
-    /// The measurement lock, waiting for it unless `--no-wait`.
-    pub fn lock(&self) -> Result<crate::safety::MeasureLock> {
-        crate::engine::session::measurement_lock(self.no_wait)
-    }
 }
 
 /// `--format` and `-o` of the commands that measure (`run`, `overhead`,
@@ -538,89 +529,15 @@ impl PairArgs {
 }
 
 impl TaskArgs {
-    /// Validates the ladder against the CPUs this process may use.
+    /// The placement, the ladder checked against the CPUs this process
+    /// may use ([`Placement::resolve`]).
     pub fn resolve(&self, default_tasks: &str) -> Result<Placement> {
-        let allowed = cpus::allowed_cpus().context("reading this process's CPU affinity")?;
-        let online = cpus::online_cpus().context("reading online CPUs")?.len();
-        let tasks = parse_tasks(
+        Placement::resolve(
             self.tasks.as_deref().unwrap_or(default_tasks),
-            online.min(allowed.len()),
-        )?;
-        let max_tasks = *tasks.iter().max().unwrap_or(&1);
-        if !self.no_pin && max_tasks > allowed.len() {
-            usage_bail!(
-                "--tasks {max_tasks}: only {} CPUs are available to pin tasks to; \
-                 use at most {} tasks, or --no-pin to oversubscribe",
-                allowed.len(),
-                allowed.len()
-            );
-        }
-        if let Some(dir) = self.scratch.as_ref().filter(|d| !d.is_dir()) {
-            usage_bail!("--scratch {}: not a directory", dir.display());
-        }
-        Ok(Placement {
-            tasks,
-            cpus: if self.no_pin { Vec::new() } else { allowed },
-            scratch: self.scratch.clone().unwrap_or_else(std::env::temp_dir),
-            label: self.label.clone().unwrap_or_default(),
-        })
-    }
-}
-
-/// Parses `--tasks` against the number of online CPUs.
-pub fn parse_tasks(spec: &str, online: usize) -> Result<Vec<usize>> {
-    if spec.trim() == "auto" {
-        let mut v = Vec::new();
-        let mut n = 1;
-        while n < online {
-            v.push(n);
-            n *= 2;
-        }
-        v.push(online.max(1));
-        return Ok(v);
-    }
-    let mut v = Vec::new();
-    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let n: usize = part.parse().map_err(|_| {
-            UsageError::new(format!(
-                "--tasks: '{part}' is not a number (give e.g. 1,2,4 or auto)"
-            ))
-        })?;
-        if n == 0 {
-            usage_bail!("--tasks: task counts start at 1 (give e.g. 1,2,4 or auto)");
-        }
-        if n > 4096 {
-            usage_bail!("--tasks: {n} tasks is more than secperf supports (4096)");
-        }
-        if !v.contains(&n) {
-            v.push(n);
-        }
-    }
-    if v.is_empty() {
-        usage_bail!("--tasks: no task count given (give e.g. 1,2,4 or auto)");
-    }
-    Ok(v)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn auto_ladder_includes_cpu_count() {
-        assert_eq!(parse_tasks("auto", 1).unwrap(), vec![1]);
-        assert_eq!(parse_tasks("auto", 2).unwrap(), vec![1, 2]);
-        assert_eq!(parse_tasks("auto", 6).unwrap(), vec![1, 2, 4, 6]);
-        assert_eq!(parse_tasks("auto", 16).unwrap(), vec![1, 2, 4, 8, 16]);
-    }
-
-    #[test]
-    fn explicit_ladder() {
-        assert_eq!(parse_tasks("1, 2,4,2", 2).unwrap(), vec![1, 2, 4]);
-        for bad in ["0", "abc", "", "1,-2"] {
-            let e = parse_tasks(bad, 2).unwrap_err();
-            assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
-        }
+            self.no_pin,
+            self.scratch.as_deref(),
+            self.label.as_deref(),
+        )
     }
 }
 

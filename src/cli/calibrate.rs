@@ -21,8 +21,7 @@ use serde::Serialize;
 
 use super::args::PairArgs;
 use crate::calibrate::{self, CalibrationReport, Plan, Request};
-use crate::engine::measurer::Live;
-use crate::engine::session::{RunSpec, Session, open_store};
+use crate::engine::session::open_store;
 use crate::usage_bail;
 use crate::workloads::select::{parse_list, resolve_params};
 
@@ -193,46 +192,8 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
     }
     let plan = plan_from_args(&args, counting)?;
     let label = args.label.clone().unwrap_or_default();
-    let (db_path, store) = open_store(db)?;
-    let measuring = args.wait.lock()?;
-
-    let c = plan.counts;
-    crate::say!(
-        "secperf: calibrating on {}: {} A/A comparisons; {} injected slowdown(s), each {} truth \
-         comparisons of {} pairs + {} of {} pairs; about {:.0} s of measurement",
-        plan.workload.name,
-        c.aa,
-        plan.injected.len(),
-        c.truth_comparisons,
-        c.truth_pairs,
-        c.injected,
-        plan.design.pairs,
-        plan.estimate_s()
-    );
-    if let Some(reason) = &plan.injected_skipped {
-        crate::say!("secperf: injected slowdowns skipped: {reason}");
-    }
-    let mut session = Session::begin_measuring(
-        measuring,
-        db_path,
-        store,
-        &RunSpec {
-            kind: "calibrate",
-            label: &label,
-            params: &plan.record(),
-            system_wide: false,
-            audit_check: false,
-            slices: plan.total_slices(),
-            seed: Some(plan.design.seed),
-            metric: plan.design.metric(),
-        },
-    )?;
-    let mut live = Live { lock: None };
-    let report = calibrate::measure(&plan, &mut live, &session.progress);
-    // A calibration only means something complete: leave no half.
-    let report = report.map_err(|e| session.abandon("calibration", e))?;
-    let calibration_id = calibrate::store_report(&mut session.store, session.run_id, &report)?;
-    session.finish()?;
+    let (session, calibration_id, report) =
+        calibrate::measure_stored(&plan, &label, db, args.wait.no_wait)?;
 
     if json {
         return super::print_json(&CalibrateOutput {

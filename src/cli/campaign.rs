@@ -10,7 +10,6 @@ use anyhow::Result;
 
 use crate::engine::campaign::{self, CampaignOutcome, Plan};
 use crate::remote::ssh::Ssh;
-use crate::store::Store;
 use crate::store::campaigns::CampaignRecord;
 use crate::usage_bail;
 
@@ -79,22 +78,21 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
         // Fail before any host is touched when the store cannot be reached.
         drop(crate::remote::conn::connect(url)?);
     }
-    let mut store = Store::open(&local)?;
     let ssh = Ssh {
         config: args.ssh_config.clone(),
         options: args.ssh_options.clone(),
     };
-    let record = match &args.resume {
+    let start = match &args.resume {
         Some(id) => {
             if !args.command.is_empty() {
                 usage_bail!(
                     "--resume reruns the campaign's own command: leave out the command after --"
                 );
             }
-            let mut record = store.campaign(id)?;
-            record.parallel = args.parallel;
-            campaign::refuse_same_machine(&ssh, &record.hosts, record.parallel)?;
-            record
+            campaign::Start::Resume {
+                id: id.clone(),
+                parallel: args.parallel,
+            }
         }
         None => {
             let hosts = campaign::parse_hosts(args.hosts.as_deref().unwrap_or_default())?;
@@ -109,17 +107,16 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
                 );
             }
             campaign::refuse_same_machine(&ssh, &hosts, args.parallel)?;
-            let record = CampaignRecord {
+            campaign::Start::New(CampaignRecord {
                 id: campaign::new_id(),
                 created_at: chrono::Utc::now(),
                 command: args.command.clone(),
                 hosts,
                 parallel: args.parallel,
-            };
-            store.add_campaign(&record)?;
-            record
+            })
         }
     };
+    let (mut store, record) = campaign::start(&local, start, &ssh)?;
     crate::say!(
         "secperf: campaign {} on {} host(s), {} at a time: secperf {}",
         record.id,

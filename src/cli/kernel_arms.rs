@@ -13,10 +13,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::kbuild::SourceSpec;
 use crate::usage_bail;
 use crate::vm::VmSpec;
-use crate::vm::arms::ArmRequest;
+use crate::vm::arms::{ArmRequest, SourceSpec};
 use crate::vm::spec::ImageProblem;
 
 const VM: &str = "--vm";

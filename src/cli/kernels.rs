@@ -5,7 +5,7 @@
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::kbuild::cache;
+use crate::engine::kernels::{cache_list, tree_list};
 use crate::usage_bail;
 
 #[derive(Debug, Subcommand)]
@@ -47,8 +47,8 @@ fn mib(bytes: u64) -> String {
 /// What the cache holds, in one line: "2 builds (17.7 MiB) and 1 source
 /// tree (3641.2 MiB), in ROOT".
 fn holds(root: &std::path::Path) -> String {
-    let builds = cache::list(root);
-    let trees = crate::kbuild::tree::list(root);
+    let builds = cache_list(root);
+    let trees = tree_list(root);
     format!(
         "{} ({} MiB) and {} ({} MiB), in {}",
         crate::report::number::count(builds.len(), "build"),
@@ -60,7 +60,7 @@ fn holds(root: &std::path::Path) -> String {
 }
 
 pub fn kernels(command: KernelsCommand, json: bool) -> Result<()> {
-    let root = crate::kbuild::cache_root();
+    let root = crate::engine::kernels::cache_root();
     match command {
         KernelsCommand::List => list(&root, json),
         KernelsCommand::Prune(a) => prune(&root, &a, json),
@@ -68,9 +68,9 @@ pub fn kernels(command: KernelsCommand, json: bool) -> Result<()> {
 }
 
 fn list(root: &std::path::Path, json: bool) -> Result<()> {
-    cache::remove_stale(root);
-    let entries = cache::list(root);
-    let trees = crate::kbuild::tree::list(root);
+    crate::engine::kernels::remove_stale(root);
+    let entries = cache_list(root);
+    let trees = tree_list(root);
     if json {
         let rows: Vec<serde_json::Value> = entries
             .iter()
@@ -117,7 +117,7 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
 }
 
 /// The table of cached builds.
-fn list_builds(entries: &[cache::Entry]) {
+fn list_builds(entries: &[crate::engine::kernels::CacheEntry]) {
     let mut t = crate::report::markup::terminal::new_table(&[
         "key", "source", "rev", "patches", "built", "build s", "MiB",
     ]);
@@ -156,57 +156,36 @@ fn list_builds(entries: &[cache::Entry]) {
 }
 
 fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
-    let stale = cache::remove_stale(root);
-    let keys: Vec<String>;
-    let mut cutoff = None;
-    if a.all || (a.trees && a.keys.is_empty() && a.older_than.is_none()) {
-        keys = match a.all {
-            true => cache::list(root)
-                .into_iter()
-                .map(|e| e.record.key)
-                .collect(),
-            false => Vec::new(),
-        };
+    use crate::engine::kernels::Prune;
+    let what = if a.all || (a.trees && a.keys.is_empty() && a.older_than.is_none()) {
+        match a.all {
+            true => Prune::All,
+            false => Prune::Trees,
+        }
     } else if let Some(days) = a.older_than {
         if days.is_nan() || days < 0.0 {
             usage_bail!("--older-than {days}: give a number of days, 0 or more");
         }
-        let before = chrono::Utc::now() - chrono::Duration::seconds((days * 86400.0) as i64);
-        cutoff = Some(before);
-        keys = cache::list(root)
-            .into_iter()
-            .filter(|e| {
-                chrono::DateTime::parse_from_rfc3339(&e.record.built_at).is_ok_and(|t| t < before)
-            })
-            .map(|e| e.record.key)
-            .collect();
+        Prune::OlderThan {
+            days,
+            trees: a.trees,
+        }
     } else if a.keys.is_empty() {
         usage_bail!(
             "kernels prune: give KEY..., --older-than DAYS, --trees or --all (see secperf \
              kernels list)"
         );
     } else {
-        keys = a.keys.clone();
-    }
-    let removed = cache::remove(root, &keys)?;
-    // The trees: all of them with --all or --trees (and the source memo
-    // with --all); those last used before the cutoff with --older-than.
-    let mut trees_removed: Vec<std::path::PathBuf> = Vec::new();
-    for t in crate::kbuild::tree::list(root) {
-        let old = cutoff.is_some_and(|c| t.used_at.is_some_and(|u| u < c));
-        if a.all || a.trees || old {
-            std::fs::remove_dir_all(&t.dir)
-                .map_err(|e| anyhow::anyhow!("removing {}: {e}", t.dir.display()))?;
-            trees_removed.push(t.dir);
+        Prune::Keys {
+            keys: a.keys.clone(),
+            trees: a.trees,
         }
-    }
-    if a.all {
-        let memo = root.join("memo");
-        if memo.exists() {
-            std::fs::remove_dir_all(&memo)
-                .map_err(|e| anyhow::anyhow!("removing {}: {e}", memo.display()))?;
-        }
-    }
+    };
+    let crate::engine::kernels::Pruned {
+        removed,
+        stale,
+        trees_removed,
+    } = crate::engine::kernels::prune(root, &what)?;
     if json {
         return super::print_json(&serde_json::json!({
             "removed": removed,
@@ -232,7 +211,7 @@ fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
             )
         },
         holds(root),
-        if crate::kbuild::tree::list(root).is_empty() {
+        if tree_list(root).is_empty() {
             ""
         } else {
             " (`secperf kernels prune --trees` removes the source trees)"

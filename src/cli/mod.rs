@@ -202,37 +202,8 @@ pub fn main() -> i32 {
             }
         };
     }
-    // In a VM guest the host booted: record the kernel, and give SELinux a
-    // policy when it has none.
-    if let Err(e) = crate::engine::vm::prepare_guest() {
-        crate::say!("secperf: error: preparing the VM guest: {e:#}");
+    if let Err(e) = crate::engine::startup::at_start(matches!(cli.command, Command::Restore)) {
         return crate::error::exit_code(&e);
-    }
-    // Scratch directories are recorded in the state directory, so that
-    // the next start can remove those of a run that was killed.
-    crate::runner::scratch::set_records_dir(
-        crate::safety::state_dir().join(crate::runner::scratch::RECORDS),
-    );
-    let recovered = if matches!(cli.command, Command::Restore) {
-        Ok(Vec::new())
-    } else {
-        crate::safety::recover_at_start()
-    };
-    match recovered {
-        Ok(restored) => {
-            for r in restored {
-                crate::say!("secperf: restored after an earlier interrupted run: {r}");
-            }
-            for d in crate::safety::sweep_scratch_at_start() {
-                crate::say!(
-                    "secperf: removed {}, the scratch directory of an earlier run that was killed",
-                    d.display()
-                );
-            }
-        }
-        Err(e) => crate::say!(
-            "secperf: warning: could not restore state left by an earlier run: {e:#} (try `secperf restore`)"
-        ),
     }
     let done = dispatch(cli);
     for notice in crate::store::migrations::take_notices() {
@@ -318,7 +289,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Predict(args) => predict::predict(args, cli.db.as_deref(), cli.json),
         Command::Calibrate(args) => calibrate::calibrate(args, cli.db.as_deref(), cli.json),
         Command::Compare(args) => compare::compare(args, cli.db.as_deref(), cli.json),
-        Command::Restore => crate::safety::restore_command(cli.json),
+        Command::Restore => crate::engine::startup::restore(cli.json),
         Command::Suite(args) => suite::suite(args, cli.db.as_deref(), cli.json),
         Command::List(args) => list::list(args, cli.db.as_deref(), cli.json),
         Command::Probe(args) => probe::probe(args, cli.db.as_deref(), cli.json),

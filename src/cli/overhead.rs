@@ -326,7 +326,7 @@ fn kernel_ab_stored(args: &OverheadArgs, db_path: &Path, counting: Counting) -> 
 /// workloads each boot measures, and how long it may take.
 fn show_boot_plan(
     arms: &[crate::vm::arms::ArmRequest],
-    builds: &[(String, Option<crate::kbuild::build::Planned>)],
+    builds: &[(String, Option<crate::engine::kernels::Planned>)],
     plan: &OverheadPlan,
     design: &crate::engine::design::Design,
     json: bool,

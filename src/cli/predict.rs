@@ -10,7 +10,7 @@ use clap::{Args, Parser, ValueEnum};
 
 use super::args::WaitArgs;
 use crate::mechanisms::Treatment;
-use crate::predict::{self, ProbeFigure, counts};
+use crate::predict::{self, counts};
 use crate::usage_bail;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -91,10 +91,6 @@ pub struct PredictArgs {
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
-
-/// Above this share of the machine's CPU time in use by others, probes
-/// measured now come with a warning, percent.
-const BUSY_PCT: f64 = 30.0;
 
 /// Pairs per probe: default, and with --quick.
 const PROBE_PAIRS: [u32; 2] = [20, 10];
@@ -212,7 +208,13 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
         }
     }
     let mut busy_note = None;
-    let figures = probe_figures(&plan, &args, db, &mut busy_note)?;
+    let figures = crate::engine::probes::figures(
+        &plan,
+        args.remeasure,
+        db,
+        &mut busy_note,
+        &|specs, name, params| probes_request(&args, specs, name, params),
+    )?;
     plan.notes.extend(busy_note);
     let prediction = predict::model::predict(
         &plan,
@@ -243,147 +245,37 @@ pub fn predict(args: PredictArgs, db: Option<&Path>, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The figures of the plan's probes: stored ones for this machine and
-/// policy, the others measured now (one `overhead` run per workload) and
-/// stored.
-fn probe_figures(
-    plan: &predict::ModelPlan,
+/// The `overhead` request that measures `specs` (the probes missing for
+/// one workload) on workload `name` with `params`, as `overhead` would
+/// parse it: a fixed number of pairs (a model wants each probe's interval
+/// from all of them, not the sequential design's stop at a verdict), no
+/// negative control.
+fn probes_request(
     args: &PredictArgs,
-    db: Option<&Path>,
-    busy_note: &mut Option<String>,
-) -> Result<Vec<ProbeFigure>> {
-    let machine = predict::machine_key(&crate::probe::probe());
-    let shas: Vec<String> = plan
-        .probes
-        .iter()
-        .map(|p| predict::policy_sha256(&p.spec))
-        .collect::<Result<_>>()?;
-    let mut figures: Vec<Option<ProbeFigure>> = {
-        let (_, store) = crate::engine::session::open_store(db)?;
-        plan.probes
-            .iter()
-            .zip(&shas)
-            .map(|(p, sha)| match args.remeasure {
-                true => Ok(None),
-                false => Ok(store
-                    .cost_probe(&machine, &p.spec, &p.workload, sha)?
-                    .filter(|f| predict::fresh(f, chrono::Utc::now()))),
-            })
-            .collect::<Result<_>>()?
-    };
-    let mut workloads: Vec<&str> = Vec::new();
-    // A probe's workload is a name, then KEY=VALUE parameters.
-    let split = |w: &str| -> (String, crate::params::Params) {
-        let mut words = w.split_whitespace();
-        let name = words.next().unwrap_or_default().to_string();
-        let params = words
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        (name, params)
-    };
-    for (p, f) in plan.probes.iter().zip(&figures) {
-        if f.is_none() && !workloads.contains(&p.workload.as_str()) {
-            workloads.push(&p.workload);
-        }
+    specs: &[String],
+    name: &str,
+    params: &crate::params::Params,
+) -> Result<(crate::engine::plan::OverheadRequest, bool)> {
+    let mut argv = vec!["overhead".to_string()];
+    for spec in specs {
+        argv.extend(["-m".to_string(), spec.clone()]);
     }
-    // Probes measured beside a busy target read noisy and low (servers.sh
-    // saw STIG's getppid probe at +73 ns [-2, +173] beside a loaded redis,
-    // +126 ns [+124, +130] idle): say so, in the output too.
-    if !workloads.is_empty()
-        && let Some(busy) =
-            crate::runner::procfs::machine_busy_pct(std::time::Duration::from_millis(500))
-        && busy > BUSY_PCT
-    {
-        let warning = format!(
-            "the probes were measured while this machine was {busy:.0}% busy (other processes \
-             on its CPUs): their figures are noisier and may read low; measure them on an idle \
-             machine (`predict --remeasure` once the load stops, or `predict -m SPEC -- CMD` \
-             there first: stored probes are reused)"
-        );
-        crate::say!("secperf: warning: {warning}");
-        *busy_note = Some(warning);
+    argv.extend(["-w".into(), name.to_string(), "--no-control".into()]);
+    for (k, v) in params {
+        argv.extend(["--param".into(), format!("{name}.{k}={v}")]);
     }
-    for workload in workloads {
-        let missing: Vec<usize> = (0..plan.probes.len())
-            .filter(|&i| figures[i].is_none() && plan.probes[i].workload == workload)
-            .collect();
-        crate::say!(
-            "secperf: measuring the cost model's probes on {workload} (stored for this machine \
-             and reused): {}",
-            missing
-                .iter()
-                .map(|&i| format!("{} ({})", plan.probes[i].spec, plan.probes[i].role))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-        let mut argv = vec!["overhead".to_string()];
-        for &i in &missing {
-            argv.extend(["-m".to_string(), plan.probes[i].spec.clone()]);
-        }
-        // A fixed number of pairs: a model wants each probe's interval
-        // from all of them, not the sequential design's stop at a verdict.
-        let (name, params) = split(workload);
-        argv.extend(["-w".into(), name.clone(), "--no-control".into()]);
-        for (k, v) in &params {
-            argv.extend(["--param".into(), format!("{name}.{k}={v}")]);
-        }
-        argv.extend([
-            "--pairs".into(),
-            PROBE_PAIRS[args.quick as usize].to_string(),
-        ]);
-        if args.quick {
-            argv.push("--quick".into());
-        }
-        if args.wait.no_wait {
-            argv.push("--no-wait".into());
-        }
-        let run = ProbeRun::try_parse_from(&argv)
-            .with_context(|| format!("building the probes' overhead run: {}", argv.join(" ")))?;
-        let counting = run.overhead.metric.counting(false)?;
-        let measured = crate::engine::overhead::measure(
-            &run.overhead.request(counting)?,
-            db,
-            run.overhead.wait.no_wait,
-        )?;
-        let (session, comparisons) = (measured.session, measured.comparisons);
-        let mut store = session.store;
-        for &i in &missing {
-            let probe = &plan.probes[i];
-            let t = Treatment::parse(&probe.spec)?;
-            let c = comparisons
-                .iter()
-                .find(|c| {
-                    c.mechanism == t.mechanism.name()
-                        && c.variant == t.variant
-                        && c.params == t.params
-                        && c.workload == name
-                        && params
-                            .iter()
-                            .all(|(k, v)| c.workload_params.get(k) == Some(v))
-                })
-                .with_context(|| format!("the probes' run has no comparison of {}", probe.spec))?;
-            if c.unfinished {
-                anyhow::bail!(
-                    "the probe {} on {workload} did not finish: run predict again",
-                    probe.spec
-                );
-            }
-            let base = c.baseline_per_op;
-            let figure = ProbeFigure {
-                spec: probe.spec.clone(),
-                workload: workload.to_string(),
-                baseline_ns_per_op: base,
-                delta_ns_per_op: base * c.overhead_pct.estimate / 100.0,
-                delta_low_ns: base * c.overhead_pct.ci_low / 100.0,
-                delta_high_ns: base * c.overhead_pct.ci_high / 100.0,
-                pairs: c.pairs,
-                run_id: session.run_id,
-                measured_at: chrono::Utc::now(),
-            };
-            store.put_cost_probe(&machine, &shas[i], &figure)?;
-            figures[i] = Some(figure);
-        }
+    argv.extend([
+        "--pairs".into(),
+        PROBE_PAIRS[args.quick as usize].to_string(),
+    ]);
+    if args.quick {
+        argv.push("--quick".into());
     }
-    Ok(figures.into_iter().map(|f| f.expect("measured")).collect())
+    if args.wait.no_wait {
+        argv.push("--no-wait".into());
+    }
+    let run = ProbeRun::try_parse_from(&argv)
+        .with_context(|| format!("building the probes' overhead run: {}", argv.join(" ")))?;
+    let counting = run.overhead.metric.counting(false)?;
+    Ok((run.overhead.request(counting)?, run.overhead.wait.no_wait))
 }

@@ -47,9 +47,7 @@ pub fn probe(args: ProbeArgs, db: Option<&std::path::Path>, json: bool) -> Resul
         if !(1..=20).contains(&args.rounds) {
             crate::usage_bail!("--rounds {}: give 1 to 20 (e.g. --rounds 3)", args.rounds);
         }
-        let measuring = crate::engine::session::measurement_lock(false)?;
         let (phantom, check) = crate::engine::session::check_phantom_now(args.rounds)?;
-        drop(measuring);
         crate::probe::audit_phantom::record(&mut info, phantom, &check);
     }
     if json {

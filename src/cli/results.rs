@@ -93,7 +93,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
     if let ResultsCommand::Show { format, .. } = &cmd {
         super::output::refuse_json_beside(json, format.as_ref())?;
     }
-    let (mut store, path) = if matches!(cmd, ResultsCommand::Delete { .. }) {
+    if let ResultsCommand::Delete { runs } = &cmd {
         if super::reading::shared_url(db).is_some() {
             crate::usage_bail!(
                 "secperf deletes runs only from results files: delete from a shared store with \
@@ -101,10 +101,16 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             );
         }
         let path = crate::store::resolve_db_path(db)?;
-        (super::reading::Reading::File(Store::open(&path)?), path)
-    } else {
-        super::reading::open(db)?
-    };
+        let ids = crate::engine::session::delete_runs(&path, runs)?;
+        if json {
+            return super::print_json(&serde_json::json!({ "deleted": ids }));
+        }
+        for id in ids {
+            super::emit_fmt!("Deleted run {id}.");
+        }
+        return Ok(());
+    }
+    let (store, path) = super::reading::open(db)?;
     match cmd {
         ResultsCommand::List => {
             let runs = store.list_runs()?;
@@ -277,21 +283,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 None => super::emit_fmt!("{}", text.trim_end()),
             }
         }
-        ResultsCommand::Delete { runs } => {
-            let ids: Vec<i64> = runs
-                .iter()
-                .map(|r| store.resolve_run(r))
-                .collect::<Result<_>>()?;
-            for id in &ids {
-                store.delete_run(*id)?;
-            }
-            if json {
-                return super::print_json(&serde_json::json!({ "deleted": ids }));
-            }
-            for id in ids {
-                super::emit_fmt!("Deleted run {id}.");
-            }
-        }
+        ResultsCommand::Delete { .. } => unreachable!("deleted above"),
     }
     Ok(())
 }

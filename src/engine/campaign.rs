@@ -169,6 +169,35 @@ fn our_arch() -> &'static str {
     std::env::consts::ARCH
 }
 
+/// How a campaign starts: again, from its stored record (the hosts
+/// without a finished run), or new.
+pub enum Start {
+    /// `--resume ID`, at this parallelism.
+    Resume { id: String, parallel: u32 },
+    /// A new campaign, its hosts checked.
+    New(CampaignRecord),
+}
+
+/// Opens the local results file at `local` and the campaign's record: a
+/// resumed one (its hosts checked again at this run's parallelism), or a
+/// new one, stored before any host is touched.
+pub fn start(local: &std::path::Path, start: Start, ssh: &Ssh) -> Result<(Store, CampaignRecord)> {
+    let mut store = Store::open(local)?;
+    let record = match start {
+        Start::Resume { id, parallel } => {
+            let mut record = store.campaign(&id)?;
+            record.parallel = parallel;
+            refuse_same_machine(ssh, &record.hosts, record.parallel)?;
+            record
+        }
+        Start::New(record) => {
+            store.add_campaign(&record)?;
+            record
+        }
+    };
+    Ok((store, record))
+}
+
 /// Runs the campaign. `say` gets progress lines (already prefixed with the
 /// host); `store` is where runs are imported.
 pub fn run(plan: &Plan, store: &mut Store, say: &(dyn Fn(&str) + Sync)) -> Result<CampaignOutcome> {

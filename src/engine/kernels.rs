@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::kbuild::build::Planned;
+pub use crate::kbuild::build::Planned;
 use crate::usage_bail;
 use crate::vm::arms::{ArmRequest, KernelArm, check_arms};
 
@@ -239,4 +239,108 @@ pub fn measure_stored(
         db_path,
         &measuring,
     )
+}
+
+/// A cached build (`secperf kernels list`).
+pub use crate::kbuild::cache::Entry as CacheEntry;
+
+/// Where kernels built from source are cached.
+pub fn cache_root() -> std::path::PathBuf {
+    crate::kbuild::cache_root()
+}
+
+/// The cached builds under `root`.
+pub fn cache_list(root: &std::path::Path) -> Vec<CacheEntry> {
+    crate::kbuild::cache::list(root)
+}
+
+/// The source copies and build trees under `root`.
+pub fn tree_list(root: &std::path::Path) -> Vec<crate::kbuild::tree::Listed> {
+    crate::kbuild::tree::list(root)
+}
+
+/// Removes the builds a killed build left unfinished; how many.
+pub fn remove_stale(root: &std::path::Path) -> usize {
+    crate::kbuild::cache::remove_stale(root)
+}
+
+/// What `secperf kernels prune` removes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prune {
+    /// Every build, every tree, and the source memo.
+    All,
+    /// The trees only.
+    Trees,
+    /// The builds made more than `days` ago and the trees last used
+    /// before then (every tree with `trees`).
+    OlderThan { days: f64, trees: bool },
+    /// The builds of these keys (or unique prefixes), and with `trees`
+    /// every tree.
+    Keys { keys: Vec<String>, trees: bool },
+}
+
+/// What a prune removed.
+#[derive(Debug, Clone)]
+pub struct Pruned {
+    /// The keys of the builds removed.
+    pub removed: Vec<String>,
+    /// Unfinished builds removed.
+    pub stale: usize,
+    pub trees_removed: Vec<std::path::PathBuf>,
+}
+
+/// Removes `what` from the cache at `root`.
+pub fn prune(root: &std::path::Path, what: &Prune) -> Result<Pruned> {
+    use crate::kbuild::cache;
+    let stale = cache::remove_stale(root);
+    let mut cutoff = None;
+    let (keys, all, trees) = match what {
+        Prune::All => (
+            cache::list(root)
+                .into_iter()
+                .map(|e| e.record.key)
+                .collect(),
+            true,
+            true,
+        ),
+        Prune::Trees => (Vec::new(), false, true),
+        Prune::OlderThan { days, trees } => {
+            let before = chrono::Utc::now() - chrono::Duration::seconds((days * 86400.0) as i64);
+            cutoff = Some(before);
+            let keys = cache::list(root)
+                .into_iter()
+                .filter(|e| {
+                    chrono::DateTime::parse_from_rfc3339(&e.record.built_at)
+                        .is_ok_and(|t| t < before)
+                })
+                .map(|e| e.record.key)
+                .collect();
+            (keys, false, *trees)
+        }
+        Prune::Keys { keys, trees } => (keys.clone(), false, *trees),
+    };
+    let removed = cache::remove(root, &keys)?;
+    // The trees: all of them with --all or --trees (and the source memo
+    // with --all); those last used before the cutoff with --older-than.
+    let mut trees_removed: Vec<std::path::PathBuf> = Vec::new();
+    for t in crate::kbuild::tree::list(root) {
+        let old = cutoff.is_some_and(|c| t.used_at.is_some_and(|u| u < c));
+        if all || trees || old {
+            std::fs::remove_dir_all(&t.dir)
+                .map_err(|e| anyhow::anyhow!("removing {}: {e}", t.dir.display()))?;
+            trees_removed.push(t.dir);
+        }
+    }
+    if all {
+        let memo = root.join("memo");
+        if memo.exists() {
+            std::fs::remove_dir_all(&memo)
+                .map_err(|e| anyhow::anyhow!("removing {}: {e}", memo.display()))?;
+        }
+    }
+    Ok(Pruned {
+        removed,
+        stale,
+        trees_removed,
+    })
 }

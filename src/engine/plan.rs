@@ -42,6 +42,99 @@ pub struct Placement {
     pub label: String,
 }
 
+impl Placement {
+    /// The placement of `tasks` (`--tasks`' value: counts or "auto"),
+    /// pinned unless `no_pin`, files under `scratch` (a directory; the
+    /// system's temporary one when None), the run named `label`: the
+    /// ladder validated against the CPUs this process may use.
+    pub fn resolve(
+        tasks: &str,
+        no_pin: bool,
+        scratch: Option<&std::path::Path>,
+        label: Option<&str>,
+    ) -> Result<Placement> {
+        use crate::sys::cpus;
+        let allowed = cpus::allowed_cpus().context("reading this process's CPU affinity")?;
+        let online = cpus::online_cpus().context("reading online CPUs")?.len();
+        let tasks = parse_tasks(tasks, online.min(allowed.len()))?;
+        let max_tasks = *tasks.iter().max().unwrap_or(&1);
+        if !no_pin && max_tasks > allowed.len() {
+            usage_bail!(
+                "--tasks {max_tasks}: only {} CPUs are available to pin tasks to; \
+                 use at most {} tasks, or --no-pin to oversubscribe",
+                allowed.len(),
+                allowed.len()
+            );
+        }
+        if let Some(dir) = scratch.filter(|d| !d.is_dir()) {
+            usage_bail!("--scratch {}: not a directory", dir.display());
+        }
+        Ok(Placement {
+            tasks,
+            cpus: if no_pin { Vec::new() } else { allowed },
+            scratch: scratch.map_or_else(std::env::temp_dir, |d| d.to_path_buf()),
+            label: label.unwrap_or_default().to_string(),
+        })
+    }
+}
+
+/// Parses `--tasks` against the number of online CPUs.
+pub fn parse_tasks(spec: &str, online: usize) -> Result<Vec<usize>> {
+    if spec.trim() == "auto" {
+        let mut v = Vec::new();
+        let mut n = 1;
+        while n < online {
+            v.push(n);
+            n *= 2;
+        }
+        v.push(online.max(1));
+        return Ok(v);
+    }
+    let mut v = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let n: usize = part.parse().map_err(|_| {
+            crate::error::UsageError::new(format!(
+                "--tasks: '{part}' is not a number (give e.g. 1,2,4 or auto)"
+            ))
+        })?;
+        if n == 0 {
+            usage_bail!("--tasks: task counts start at 1 (give e.g. 1,2,4 or auto)");
+        }
+        if n > 4096 {
+            usage_bail!("--tasks: {n} tasks is more than secperf supports (4096)");
+        }
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    if v.is_empty() {
+        usage_bail!("--tasks: no task count given (give e.g. 1,2,4 or auto)");
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::*;
+
+    #[test]
+    fn auto_ladder_includes_cpu_count() {
+        assert_eq!(parse_tasks("auto", 1).unwrap(), vec![1]);
+        assert_eq!(parse_tasks("auto", 2).unwrap(), vec![1, 2]);
+        assert_eq!(parse_tasks("auto", 6).unwrap(), vec![1, 2, 4, 6]);
+        assert_eq!(parse_tasks("auto", 16).unwrap(), vec![1, 2, 4, 8, 16]);
+    }
+
+    #[test]
+    fn explicit_ladder() {
+        assert_eq!(parse_tasks("1, 2,4,2", 2).unwrap(), vec![1, 2, 4]);
+        for bad in ["0", "abc", "", "1,-2"] {
+            let e = parse_tasks(bad, 2).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
+        }
+    }
+}
+
 /// `overhead`'s sequential test unless `--test` says otherwise (and
 /// `calibrate`'s, which checks it): docs/methodology.md 4.6 gives the
 /// measurements behind the choice.

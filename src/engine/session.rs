@@ -233,10 +233,27 @@ impl Session {
     }
 }
 
+/// `results delete`: removes the runs `specs` name (ids, labels,
+/// `latest~N`; every one found before any is removed, their rows
+/// cascading) from the results file at `path`; their ids.
+pub fn delete_runs(path: &Path, specs: &[String]) -> Result<Vec<i64>> {
+    let mut store = Store::open(path)?;
+    let ids: Vec<i64> = specs
+        .iter()
+        .map(|r| store.resolve_run(r))
+        .collect::<Result<_>>()?;
+    for id in &ids {
+        store.delete_run(*id)?;
+    }
+    Ok(ids)
+}
+
 /// `secperf probe --active`: the phantom-rule check on its own
-/// ([`super::phantom`]), with the interrupt handlers, the state lock and
-/// a line on stderr per half. The machine's rules are not set aside.
+/// ([`super::phantom`]), with the measurement lock (it measures: waiting
+/// for another secperf measuring), the interrupt handlers, the state lock
+/// and a line on stderr per half. The machine's rules are not set aside.
 pub fn check_phantom_now(rounds: u32) -> Result<(Option<bool>, PhantomCheck)> {
+    let _measuring = measurement_lock(false)?;
     install_interrupt_handlers()?;
     let lock = StateLock::acquire(LOCK_WAIT)?;
     let opts = CheckOpts {

@@ -7,6 +7,9 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::{VmFacts, VmSpec};
+/// A source arm's build (a kernel tree, its rev, patches and config),
+/// part of the typed arm.
+pub use crate::kbuild::SourceSpec;
 
 /// One side of a kernel A/B.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
