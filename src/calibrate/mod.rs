@@ -31,7 +31,7 @@
 //! `plan` says what to measure (the counts from the budget, the schedule,
 //! each step's case and design); `run` measures it through a measuring
 //! callback (so the bookkeeping is tested without a machine), or through
-//! the engine's [`Measurer`](crate::engine::measurer::Measurer), and
+//! the engine's [`Measurer`](crate::engine::ab::measurer::Measurer), and
 //! stores it; `outcome` computes the [`CalibrationReport`] (plain data in
 //! `model::calibration`) from the measured comparisons;
 //! `report::sections::calibration` prints it. The command line is in

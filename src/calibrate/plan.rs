@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::engine::design::{Case, Design};
+use crate::engine::ab::design::{Case, Design};
 use crate::engine::plan::HalfDesign;
 use crate::engine::session::{cache_dir, seed_or_clock};
 use crate::mechanisms::{Availability, Treatment};
@@ -164,7 +164,7 @@ pub struct Request {
     /// test on the same pairs (`--side-by-side`, [`super::replay`]).
     pub side_by_side: bool,
     /// How the halves count (`--metric`, decided for this machine).
-    pub counting: crate::engine::counting::Counting,
+    pub counting: crate::engine::ab::counting::Counting,
 }
 
 /// What is stored as a calibration run's parameters.

@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use super::outcome::{self, CalibrationReport, Measured};
 use super::plan::{Plan, Role, Step};
-use crate::engine::design::Case;
-use crate::engine::measurer::Measurer;
+use crate::engine::ab::design::Case;
+use crate::engine::ab::measurer::Measurer;
 use crate::engine::progress::Progress;
 use crate::model::Comparison;
 use crate::stats::bootstrap::Rng;
@@ -195,7 +195,7 @@ pub fn measure_stored(
             metric: plan.design.metric(),
         },
     )?;
-    let mut live = crate::engine::measurer::Live { lock: None };
+    let mut live = crate::engine::ab::measurer::Live { lock: None };
     let report = measure(plan, &mut live, &session.progress);
     let report = report.map_err(|e| session.abandon("calibration", e))?;
     let calibration_id = store_report(&mut session.store, session.run_id, &report)?;

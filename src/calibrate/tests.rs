@@ -3,7 +3,7 @@
 
 use super::run::is_interrupt;
 use super::*;
-use crate::engine::design::Design;
+use crate::engine::ab::design::Design;
 use crate::model::{Comparison, Mode, PairData, Params};
 use crate::stats::bootstrap::Rng;
 use crate::stats::paired::{OverheadPct, PairedOpts, compare_paired};

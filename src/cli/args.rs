@@ -571,12 +571,12 @@ impl MetricArgs {
     }
 
     /// How the command counts, decided once by the engine
-    /// ([`crate::engine::counting::decide`]): `booting` says whether it
+    /// ([`crate::engine::ab::counting::decide`]): `booting` says whether it
     /// boots guests (--vm, --kernel, bisect, track), where icount counts
     /// instructions; otherwise they are counted on this machine, which
     /// needs a PMU (or this is a guest booted with icount).
-    pub fn counting(&self, booting: bool) -> Result<crate::engine::counting::Counting> {
-        use crate::engine::{counting::decide, guest_request::machine_of_this_process};
+    pub fn counting(&self, booting: bool) -> Result<crate::engine::ab::counting::Counting> {
+        use crate::engine::{boots::guest_request::machine_of_this_process, counting::decide};
         decide(self.metric(), machine_of_this_process(booting))
     }
 

@@ -12,7 +12,7 @@
 //! planned for comparisons that use their whole budget; sequential ones
 //! that settle early finish sooner. The estimate is printed first.
 
-use crate::engine::counting::Counting;
+use crate::engine::ab::counting::Counting;
 use std::path::Path;
 
 use anyhow::Result;

@@ -88,7 +88,7 @@ pub fn kernel_arms(
             arms[0].name
         );
     }
-    crate::engine::kernels::with_layout_control(arms)
+    crate::engine::boots::kernels::with_layout_control(arms)
 }
 
 /// The engine's error about the arms of an `overhead --kernel` or `suite

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::engine::kernels::{cache_list, tree_list};
+use crate::engine::boots::kernels::{cache_list, tree_list};
 use crate::usage_bail;
 
 #[derive(Debug, Subcommand)]
@@ -60,7 +60,7 @@ fn holds(root: &std::path::Path) -> String {
 }
 
 pub fn kernels(command: KernelsCommand, json: bool) -> Result<()> {
-    let root = crate::engine::kernels::cache_root();
+    let root = crate::engine::boots::kernels::cache_root();
     match command {
         KernelsCommand::List => list(&root, json),
         KernelsCommand::Prune(a) => prune(&root, &a, json),
@@ -68,7 +68,7 @@ pub fn kernels(command: KernelsCommand, json: bool) -> Result<()> {
 }
 
 fn list(root: &std::path::Path, json: bool) -> Result<()> {
-    crate::engine::kernels::remove_stale(root);
+    crate::engine::boots::kernels::remove_stale(root);
     let entries = cache_list(root);
     let trees = tree_list(root);
     if json {
@@ -117,7 +117,7 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
 }
 
 /// The table of cached builds.
-fn list_builds(entries: &[crate::engine::kernels::CacheEntry]) {
+fn list_builds(entries: &[crate::engine::boots::kernels::CacheEntry]) {
     let mut t = crate::report::markup::terminal::new_table(&[
         "key", "source", "rev", "patches", "built", "build s", "MiB",
     ]);
@@ -156,7 +156,7 @@ fn list_builds(entries: &[crate::engine::kernels::CacheEntry]) {
 }
 
 fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
-    use crate::engine::kernels::Prune;
+    use crate::engine::boots::kernels::Prune;
     let what = if a.all || (a.trees && a.keys.is_empty() && a.older_than.is_none()) {
         match a.all {
             true => Prune::All,
@@ -181,11 +181,11 @@ fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
             trees: a.trees,
         }
     };
-    let crate::engine::kernels::Pruned {
+    let crate::engine::boots::kernels::Pruned {
         removed,
         stale,
         trees_removed,
-    } = crate::engine::kernels::prune(root, &what)?;
+    } = crate::engine::boots::kernels::prune(root, &what)?;
     if json {
         return super::print_json(&serde_json::json!({
             "removed": removed,

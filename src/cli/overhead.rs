@@ -11,7 +11,7 @@ use clap::Args;
 use super::args::{
     CommandArgs, DecisionArgs, PairArgs, ProfileArgs, ReportFormatArgs, TaskArgs, WaitArgs,
 };
-use crate::engine::counting::Counting;
+use crate::engine::ab::counting::Counting;
 use crate::engine::plan::{OverheadPlan, OverheadRequest};
 use crate::usage_bail;
 
@@ -265,7 +265,7 @@ fn kernel_ab(args: &OverheadArgs, db: Option<&Path>, json: bool, counting: Count
     if args.dry_run {
         let (reqs, plan, _) = kernel_plan(args, counting)?;
         let design = plan.design_for(false);
-        let builds = crate::engine::kernels::plan(&reqs)?;
+        let builds = crate::engine::boots::kernels::plan(&reqs)?;
         return show_boot_plan(&reqs, &builds, &plan, &design, json);
     }
     let db_path = crate::store::resolve_db_path(db)?;
@@ -294,8 +294,8 @@ type VmChoice = (crate::vm::accel::AccelChoice, crate::vm::process::Timeouts);
 fn kernel_plan(
     args: &OverheadArgs,
     counting: Counting,
-) -> Result<(crate::engine::kernels::Arms, OverheadPlan, VmChoice)> {
-    let reqs = crate::engine::kernels::Arms::checked(super::kernel_arms::kernel_arms(
+) -> Result<(crate::engine::boots::kernels::Arms, OverheadPlan, VmChoice)> {
+    let reqs = crate::engine::boots::kernels::Arms::checked(super::kernel_arms::kernel_arms(
         &args.kernels,
         args.kernel_config.as_deref(),
         args.layout_control,
@@ -308,10 +308,10 @@ fn kernel_plan(
 /// halves by its request), stores the run and returns its id.
 fn kernel_ab_stored(args: &OverheadArgs, db_path: &Path, counting: Counting) -> Result<i64> {
     let (reqs, plan, (accel, timeout)) = kernel_plan(args, counting)?;
-    crate::engine::kernels::measure_stored(
+    crate::engine::boots::kernels::measure_stored(
         &reqs,
         &plan,
-        &crate::engine::kernels::Guests {
+        &crate::engine::boots::kernels::Guests {
             accel,
             timeout,
             no_wait: args.wait.no_wait,
@@ -326,9 +326,9 @@ fn kernel_ab_stored(args: &OverheadArgs, db_path: &Path, counting: Counting) -> 
 /// workloads each boot measures, and how long it may take.
 fn show_boot_plan(
     arms: &[crate::vm::arms::ArmRequest],
-    builds: &[(String, Option<crate::engine::kernels::Planned>)],
+    builds: &[(String, Option<crate::engine::boots::kernels::Planned>)],
     plan: &OverheadPlan,
-    design: &crate::engine::design::Design,
+    design: &crate::engine::ab::design::Design,
     json: bool,
 ) -> Result<()> {
     let order = crate::engine::boots::boot_order(design, arms.len());

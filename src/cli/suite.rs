@@ -204,14 +204,14 @@ fn other_side(
     db: Option<&Path>,
     json: bool,
 ) -> Result<()> {
-    let reqs = crate::engine::kernels::Arms::checked(super::kernel_arms::kernel_arms(
+    let reqs = crate::engine::boots::kernels::Arms::checked(super::kernel_arms::kernel_arms(
         &args.kernels,
         args.kernel_config.as_deref(),
         false,
     )?)?;
     let (accel, timeout) = args.vm.resolve(true)?;
     let stop = crate::engine::session::interrupt_flag()?;
-    let (arms, _) = crate::engine::kernels::resolve(&reqs, &stop, args.wait.no_wait)
+    let (arms, _) = crate::engine::boots::kernels::resolve(&reqs, &stop, args.wait.no_wait)
         .map_err(super::kernel_arms::worded)?;
     let argv = crate::engine::session::argv();
     let db_path = crate::store::resolve_db_path(db)?;
@@ -234,17 +234,21 @@ fn other_side(
             .chain(guest_args.iter().cloned())
             .chain(["--vm".to_string(), arm.spec.to_arg()])
             .collect();
-        let request = crate::engine::vm::VmRequest {
+        let request = crate::engine::boots::vm::VmRequest {
             spec: arm.spec.clone(),
             accel,
             timeout,
             guest_args,
             mechanisms: Vec::new(),
             stores_run: true,
-            counting: crate::engine::counting::Counting::Clock,
+            counting: crate::engine::ab::counting::Counting::Clock,
         };
-        let guest =
-            crate::engine::vm::measure_in_guest(&request, &db_path, &side_argv, args.wait.no_wait)?;
+        let guest = crate::engine::boots::vm::measure_in_guest(
+            &request,
+            &db_path,
+            &side_argv,
+            args.wait.no_wait,
+        )?;
         crate::say!("secperf: {}", guest.facts.line());
         runs.push(
             guest

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use crate::engine::vm::{VmRequest, measure_in_guest};
+use crate::engine::boots::vm::{VmRequest, measure_in_guest};
 use crate::report::sections::Parts;
 use crate::vm::accel::AccelChoice;
 use crate::vm::process::Timeouts;
@@ -156,7 +156,7 @@ pub struct Relay<'a> {
     pub mechanisms: &'a [String],
     /// How the run counts: instructions, the guest boots with QEMU's
     /// icount.
-    pub counting: crate::engine::counting::Counting,
+    pub counting: crate::engine::ab::counting::Counting,
     /// `-t`'s value: with instructions, the guest gets one vCPU per task
     /// (the most tasks asked) unless `cpus=` says otherwise.
     pub tasks: Option<&'a str>,
@@ -172,7 +172,7 @@ pub fn relay(
 ) -> Result<()> {
     let r = Relay {
         mechanisms,
-        counting: crate::engine::counting::Counting::Clock,
+        counting: crate::engine::ab::counting::Counting::Clock,
         tasks: None,
     };
     relay_counted(vm, &r, db, no_wait, show)

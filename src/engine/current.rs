@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::measurer::Measurer;
+use super::ab::measurer::Measurer;
 use super::session::{Session, cache_dir};
 use crate::model::{Mode, Params, Profile, WorkloadResult};
 use crate::profile::attribute::profile_of;
@@ -77,7 +77,7 @@ pub fn measure_stored(
             metric: crate::model::Metric::Time,
         },
     )?;
-    plan.measure(&mut session, &mut super::measurer::Live { lock: None })
+    plan.measure(&mut session, &mut super::ab::measurer::Live { lock: None })
         .map_err(|e| session.stopped(e))?;
     session.finish()?;
     Ok(session)
@@ -208,7 +208,7 @@ fn profile_current(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::measurer::testing::Scripted;
+    use crate::engine::ab::measurer::testing::Scripted;
     use crate::engine::session::{RunSpec, open_store};
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::ab::measure_comparisons;
-use super::measurer::Live;
+use super::ab::measurer::Live;
 use super::plan::{OverheadPlan, OverheadRequest};
 use super::session::{RunSpec, Session, measurement_lock, open_store};
 
@@ -98,7 +98,7 @@ pub fn measure(request: &OverheadRequest, db: Option<&Path>, no_wait: bool) -> R
     if plan.counting.warms_up() {
         crate::say!("secperf: a warm-up half of each workload first (counted instructions)");
         let designs: Vec<_> = plan.control.iter().map(|&c| plan.design_for(c)).collect();
-        super::warmup::warm_up(
+        super::ab::warmup::warm_up(
             plan.cases
                 .iter()
                 .zip(&designs)

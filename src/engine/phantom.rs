@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use chrono::Utc;
 
-use super::design::{Case, Design};
-use super::measurer::{Live, Measurer};
+use super::ab::design::{Case, Design};
+use super::ab::measurer::{Live, Measurer};
 use crate::mechanisms::{Arm, Availability, Mechanism, Treatment};
 use crate::model::{Mode, Params};
 use crate::probe::audit_phantom::{CheckArm, CheckHalf, PhantomCheck, count_rule_path, decide};
@@ -167,7 +167,7 @@ fn measure(
         seed: opts.seed,
         profile: None,
         stop: None,
-        counting: crate::engine::counting::Counting::Clock,
+        counting: crate::engine::ab::counting::Counting::Clock,
     };
     let mut rng = Rng::new(opts.seed);
     let mut measurer = Live { lock: Some(lock) };

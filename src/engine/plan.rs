@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::design::{CONTROL_WORKLOAD, Case, Design};
+use super::ab::design::{CONTROL_WORKLOAD, Case, Design};
 use super::session::{cache_dir, seed_or_clock};
 use super::sweep::SweepSpec;
 use crate::mechanisms::{self, Availability, Scope, Treatment};
@@ -150,7 +150,7 @@ pub const DEFAULT_SAMPLES_PER_HALF: u32 = 2;
 
 /// Slices per half of a kernel A/B counting instructions (`--metric
 /// instructions` with `--kernel`) unless `--samples-per-half` says
-/// otherwise: each half is the least of them ([`super::measurer::least_sample`]),
+/// otherwise: each half is the least of them ([`super::ab::measurer::least_sample`]),
 /// and three leave the least a spare where one slice in a half caught
 /// other work in the guest. A slice costs about a third of a second of an
 /// emulated guest; a boot about 26 s.
@@ -194,8 +194,8 @@ pub struct OverheadRequest {
     /// `--equivalence auto`: the margin from this machine's calibrations
     /// ([`OverheadPlan::equivalence_from_calibrations`]).
     pub equivalence_auto: bool,
-    /// How the halves count ([`super::counting::decide`]).
-    pub counting: super::counting::Counting,
+    /// How the halves count ([`super::ab::counting::decide`]).
+    pub counting: super::ab::counting::Counting,
 }
 
 /// Everything `overhead` will do, validated before anything runs.
@@ -206,7 +206,7 @@ pub struct OverheadPlan {
     /// How the halves count (`--metric`, decided for this machine; stored
     /// in the run's parameters by the session, not here).
     #[serde(skip)]
-    pub counting: super::counting::Counting,
+    pub counting: super::ab::counting::Counting,
     /// One per case: whether it is a negative control the plan added.
     #[serde(skip)]
     pub control: Vec<bool>,
@@ -708,7 +708,7 @@ mod tests {
             profile: None,
             sweep: None,
             equivalence_auto: false,
-            counting: crate::engine::counting::Counting::Clock,
+            counting: crate::engine::ab::counting::Counting::Clock,
         }
     }
 

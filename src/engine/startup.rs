@@ -12,7 +12,7 @@ use anyhow::Result;
 /// what a secperf killed while it had changed system state left in its
 /// journal. An error (the guest could not be prepared) has been printed.
 pub fn at_start(restoring: bool) -> Result<()> {
-    if let Err(e) = super::vm::prepare_guest() {
+    if let Err(e) = super::boots::vm::prepare_guest() {
         crate::say!("secperf: error: preparing the VM guest: {e:#}");
         return Err(e);
     }

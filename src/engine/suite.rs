@@ -9,10 +9,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use super::ab::design::{Case, Design};
 use super::ab::measure_comparisons;
+use super::ab::measurer::Measurer;
 use super::current::measure_one;
-use super::design::{Case, Design};
-use super::measurer::Measurer;
 use super::session::{Session, cache_dir};
 use crate::mechanisms::{Availability, Scope, Treatment};
 use crate::model::{Mode, Skipped, StoredRun};
@@ -83,7 +83,7 @@ impl SuiteRun {
         let lock = session.lock.take();
         let measured = self.measure(
             &mut session,
-            &mut super::measurer::Live {
+            &mut super::ab::measurer::Live {
                 lock: lock.as_ref(),
             },
             scratch,
@@ -253,7 +253,7 @@ impl SuiteRun {
             // number of pairs.
             stop: None,
             // A suite's tables are in its post's units: time.
-            counting: crate::engine::counting::Counting::Clock,
+            counting: crate::engine::ab::counting::Counting::Clock,
         };
         let cases = self.cases.iter().map(|(case, mode)| {
             let design = Design {

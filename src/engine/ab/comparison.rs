@@ -5,11 +5,11 @@
 
 use anyhow::Result;
 
+use super::design::{Case, Design};
+use super::measurer::Measurer;
 use super::pair::measure_pair;
 use super::profiled::finish;
 use super::summary::partial;
-use crate::engine::design::{Case, Design};
-use crate::engine::measurer::Measurer;
 use crate::model::{ChildCpu, Comparison};
 use crate::runner::Tick;
 use crate::stats::bootstrap::Rng;

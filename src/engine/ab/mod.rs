@@ -1,5 +1,5 @@
 //! The A/B loop: randomised interleaved pairs, measured through a
-//! [`Measurer`](crate::engine::measurer::Measurer), stored, then decided
+//! [`Measurer`](self::measurer::Measurer), stored, then decided
 //! together. A table of sequential comparisons runs in rounds (one pair of
 //! each running comparison per round,
 //! [`crate::stats::sequential::rounds`]); a fixed one comparison after
@@ -32,12 +32,16 @@
 //! - `words`: what the progress lines say.
 
 mod comparison;
+pub mod counting;
 mod decided;
+pub mod design;
+pub mod measurer;
 mod pair;
 mod profiled;
 mod rounds;
 mod summary;
 mod table;
+pub mod warmup;
 mod words;
 
 pub use comparison::{Stopped, compare, measure};

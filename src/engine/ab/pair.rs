@@ -5,8 +5,8 @@
 
 use anyhow::{Context, Result};
 
-use crate::engine::design::{Case, Design, order_label, pair_order};
-use crate::engine::measurer::Measurer;
+use super::design::{Case, Design, order_label, pair_order};
+use super::measurer::Measurer;
 use crate::mechanisms::Arm;
 use crate::model::{ChildCpu, Figure, PairData, PairFigure};
 use crate::runner::{Tick, Unobserved};

@@ -6,9 +6,9 @@
 
 use anyhow::{Context, Result};
 
+use super::design::{Case, Design, pair_orders};
+use super::measurer::Measurer;
 use super::summary::{arm_median, summarise};
-use crate::engine::design::{Case, Design, pair_orders};
-use crate::engine::measurer::Measurer;
 use crate::mechanisms::Arm;
 use crate::model::{Attribution, ChildCpu, Comparison, PairData};
 use crate::profile::attribute::{AttributeOpts, HalfProfile, ProfiledPair, attribute};

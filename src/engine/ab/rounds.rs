@@ -7,12 +7,12 @@
 use anyhow::Result;
 
 use super::decided::store_decided;
+use super::design::{Case, Design};
+use super::measurer::Measurer;
 use super::pair::measure_pair;
 use super::profiled::finish;
 use super::summary::{partial, summarise};
 use super::words::{describe_case, describe_measured, own_alpha, unmeasured_slices};
-use crate::engine::design::{Case, Design};
-use crate::engine::measurer::Measurer;
 use crate::engine::progress::Progress;
 use crate::model::{ChildCpu, Comparison, PairData};
 use crate::stats::bootstrap::Rng;

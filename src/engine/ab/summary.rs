@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 
-use crate::engine::design::{Case, Design};
+use super::design::{Case, Design};
 use crate::model::{
     Attribution, ChildCpu, Comparison, Measure, MeasureChange, PairData, SequentialStop,
 };

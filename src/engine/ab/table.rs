@@ -6,10 +6,10 @@ use anyhow::Result;
 
 use super::comparison::{Stopped, measure};
 use super::decided::store_decided;
+use super::design::{Case, Design};
+use super::measurer::Measurer;
 use super::rounds::measure_rounds;
 use super::words::{describe_case, describe_measured, unmeasured_slices};
-use crate::engine::design::{Case, Design};
-use crate::engine::measurer::Measurer;
 use crate::engine::progress::Progress;
 use crate::model::Comparison;
 use crate::stats::bootstrap::Rng;

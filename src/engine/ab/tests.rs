@@ -2,9 +2,9 @@
 //! machine, so they measure nothing; they check the order of halves, the
 //! stopping rules, the rounds, what is stored and the final verdicts.
 
+use super::design::{Case, Design, pair_orders};
+use super::measurer::testing::Scripted;
 use super::*;
-use crate::engine::design::{Case, Design, pair_orders};
-use crate::engine::measurer::testing::Scripted;
 use crate::engine::progress::Progress;
 use crate::mechanisms::Arm;
 use crate::model::{Comparison, Mode, PairData, Params};
@@ -151,7 +151,7 @@ fn a_measure_beside_the_comparisons_own_gets_its_own_verdict() {
     use crate::model::{Measure, Metric, PairFigure};
     use crate::stats::decision::Verdict;
     let design = Design {
-        counting: crate::engine::counting::Counting::Icount,
+        counting: super::counting::Counting::Icount,
         ..Design::for_tests(12, 1)
     };
     let rps = Measure::per_run("requests_per_sec", true);

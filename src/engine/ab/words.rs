@@ -2,7 +2,7 @@
 //! it measured, and the slices of its budget it did not need. Wording
 //! only, so that every loop (and calibration) says the same.
 
-use crate::engine::design::{Case, Design};
+use super::design::{Case, Design};
 use crate::model::Comparison;
 
 /// A case's name in progress lines.

@@ -3,7 +3,7 @@
 //! clock, this machine's PMU or a guest booted with QEMU's icount, and the
 //! result, one [`Counting`], travels from there to the slice: in the
 //! design of every comparison ([`super::design::Design::counting`]), in
-//! the request a guest is given ([`super::guest_request`]), and to the
+//! the request a guest is given ([`crate::engine::boots::guest_request`]), and to the
 //! runner as the event each task counts ([`Counting::event`]).
 //!
 //! Nothing else asks the environment or the PMU what a run measures. A

@@ -85,7 +85,7 @@ pub fn resolve(
     no_wait: bool,
 ) -> Result<(Vec<KernelArm>, BuildSummary)> {
     let measuring = match reqs.iter().any(|r| r.source.is_some()) {
-        true => Some(super::session::measurement_lock(no_wait)?),
+        true => Some(crate::engine::session::measurement_lock(no_wait)?),
         false => None,
     };
     build(reqs, stop, measuring.as_ref())
@@ -212,7 +212,7 @@ pub struct Guests {
 /// id.
 pub fn measure_stored(
     reqs: &Arms,
-    plan: &super::plan::OverheadPlan,
+    plan: &crate::engine::plan::OverheadPlan,
     guests: &Guests,
     db_path: &std::path::Path,
 ) -> Result<i64> {
@@ -220,12 +220,12 @@ pub fn measure_stored(
         crate::say!("secperf: warning: {w}");
     }
     let design = plan.design_for(false);
-    let stop = super::session::interrupt_flag()?;
+    let stop = crate::engine::session::interrupt_flag()?;
     // One lock for the builds and the boots: nothing measures between.
-    let measuring = super::session::measurement_lock(guests.no_wait)?;
+    let measuring = crate::engine::session::measurement_lock(guests.no_wait)?;
     let (arms, _) = build(reqs, &stop, Some(&measuring))?;
-    super::boots::measure(
-        &super::boots::BootRequest {
+    super::measure(
+        &super::BootRequest {
             arms: &arms,
             accel: guests.accel,
             timeout: guests.timeout,

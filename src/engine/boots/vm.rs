@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::counting::Counting;
 use super::guest_request::{GuestRequest, GuestTask};
+use crate::engine::ab::counting::Counting;
 use crate::error::{Interrupted, UsageError};
 use crate::store::Store;
 use crate::vm::accel::{self, AccelChoice};
@@ -389,10 +389,10 @@ pub fn measure_in_guest(
         crate::say!("secperf: {n}");
     }
     let mut store = Store::open(db_path)?;
-    let _measuring = super::session::measurement_lock(no_wait)?;
+    let _measuring = crate::engine::session::measurement_lock(no_wait)?;
     // Ctrl-C stops the guest (the guard kills it); a second one exits at
     // once, and the guard does the same.
-    let stop = super::session::interrupt_flag()?;
+    let stop = crate::engine::session::interrupt_flag()?;
     let setup = BootSetup {
         spec: &req.spec,
         accel,
@@ -442,7 +442,7 @@ pub fn measure_in_guest(
     if let Some(o) = system.as_object_mut() {
         o.insert("vm".into(), serde_json::to_value(&facts)?);
     }
-    let command = super::session::reproducible_command_line_of(
+    let command = crate::engine::session::reproducible_command_line_of(
         host_argv.to_vec(),
         seed_of(&stored.meta.command),
     );

@@ -20,8 +20,8 @@ use std::sync::OnceLock;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::counting::Counting;
-use super::design::{Case, Design};
+use crate::engine::ab::counting::Counting;
+use crate::engine::ab::design::{Case, Design};
 use crate::mechanisms::Treatment;
 use crate::model::{Mode, Params};
 use crate::profile::ProfileOpts;
@@ -186,7 +186,7 @@ impl HalfSpec {
             mode: self.mode,
             cpus,
             scratch_root: self.scratch.clone().unwrap_or_else(std::env::temp_dir),
-            cache_dir: super::session::cache_dir(),
+            cache_dir: crate::engine::session::cache_dir(),
             seed: 0,
             profile,
             stop: None,
@@ -263,11 +263,11 @@ pub fn booted_with_icount() -> bool {
     matches!(of_this_guest(), Ok(Some(r)) if r.icount)
 }
 
-/// The machine of this process, for [`super::counting::decide`], for a
+/// The machine of this process, for [`crate::engine::ab::counting::decide`], for a
 /// command that boots guests or not: a guest whose request says it was
 /// booted with icount counts with its clock.
-pub fn machine_of_this_process(booting: bool) -> super::counting::Machine {
-    use super::counting::Machine;
+pub fn machine_of_this_process(booting: bool) -> crate::engine::ab::counting::Machine {
+    use crate::engine::ab::counting::Machine;
     if booting {
         Machine::Guests
     } else if booted_with_icount() {
