@@ -196,7 +196,7 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
         calibrate::measure_stored(&plan, &label, db, args.wait.no_wait)?;
 
     if json {
-        return super::print_json(&CalibrateOutput {
+        return super::emit::print_json(&CalibrateOutput {
             run_id: session.run_id,
             calibration_id,
             label: &label,
@@ -204,8 +204,8 @@ pub fn calibrate(args: CalibrateArgs, db: Option<&Path>, json: bool) -> Result<(
             report: &report,
         });
     }
-    super::emit_fmt!("{}", crate::report::sections::calibration::text(&report));
-    super::emit_fmt!("\n{}", session.stored_line(&label));
+    super::emit::emit_fmt!("{}", crate::report::sections::calibration::text(&report));
+    super::emit::emit_fmt!("\n{}", session.stored_line(&label));
     Ok(())
 }
 
@@ -237,14 +237,14 @@ fn replay(run: i64, db: Option<&Path>, json: bool) -> Result<()> {
         &crate::stats::decision::DecisionOpts::default(),
     );
     if json {
-        return super::print_json(&ReplayOutput {
+        return super::emit::print_json(&ReplayOutput {
             run_id: run,
             calibration_id: cal.id,
             workload: &cal.workload,
             side_by_side: &sbs,
         });
     }
-    super::emit_fmt!(
+    super::emit::emit_fmt!(
         "Replay of calibration {} (run {run}, {}: {} A/A comparisons, {} injected slowdown(s), \
          each measured to {} pairs)\n\n{}\n",
         cal.id,

@@ -132,9 +132,9 @@ pub fn campaign(args: CampaignArgs, db: Option<&Path>, json: bool) -> Result<()>
     let say = |line: &str| crate::say!("{line}");
     let outcome = campaign::run(&plan, &mut store, &say)?;
     if json {
-        super::print_json(&outcome)?;
+        super::emit::print_json(&outcome)?;
     } else {
-        super::emit_fmt!("{}", summary(&outcome));
+        super::emit::emit_fmt!("{}", summary(&outcome));
     }
     let failed = outcome.failed();
     if failed > 0 {

@@ -83,7 +83,7 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
                 })
             })
             .collect();
-        return super::print_json(&serde_json::json!({
+        return super::emit::print_json(&serde_json::json!({
             "root": root,
             "builds": rows,
             "trees": trees,
@@ -91,7 +91,7 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
         }));
     }
     if entries.is_empty() && trees.is_empty() {
-        super::emit_fmt!("No cached kernel builds in {}.", root.display());
+        super::emit::emit_fmt!("No cached kernel builds in {}.", root.display());
         return Ok(());
     }
     if !entries.is_empty() {
@@ -107,12 +107,12 @@ fn list(root: &std::path::Path, json: bool) -> Result<()> {
                     .map_or("-".into(), |u| u.format("%Y-%m-%d %H:%M").to_string()),
             ]);
         }
-        super::emit_fmt!(
+        super::emit::emit_fmt!(
             "Source copies and build trees (the next build of the same source reuses one; \
              `secperf kernels prune --trees` removes them):\n{t}"
         );
     }
-    super::emit_fmt!("{}", holds(root));
+    super::emit::emit_fmt!("{}", holds(root));
     Ok(())
 }
 
@@ -152,7 +152,7 @@ fn list_builds(entries: &[crate::engine::boots::kernels::CacheEntry]) {
             mib(bytes),
         ]);
     }
-    super::emit_fmt!("{t}");
+    super::emit::emit_fmt!("{t}");
 }
 
 fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
@@ -187,14 +187,14 @@ fn prune(root: &std::path::Path, a: &PruneArgs, json: bool) -> Result<()> {
         trees_removed,
     } = crate::engine::boots::kernels::prune(root, &what)?;
     if json {
-        return super::print_json(&serde_json::json!({
+        return super::emit::print_json(&serde_json::json!({
             "removed": removed,
             "stale_removed": stale,
             "trees_removed": trees_removed,
             "left": holds(root),
         }));
     }
-    super::emit_fmt!(
+    super::emit::emit_fmt!(
         "Removed {}{}{}. Left: {}{}.",
         crate::report::number::count(removed.len(), "cached build"),
         if stale > 0 {

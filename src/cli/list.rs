@@ -97,7 +97,7 @@ fn listing(json: bool) -> Result<()> {
             .collect(),
     };
     if json {
-        return super::print_json(&listing);
+        return super::emit::print_json(&listing);
     }
     let mut t = crate::report::table::new_table(&[
         "workload",
@@ -118,8 +118,8 @@ fn listing(json: bool) -> Result<()> {
             params.join("\n"),
         ]);
     }
-    super::emit_fmt!("{t}");
-    super::emit_fmt!(
+    super::emit::emit_fmt!("{t}");
+    super::emit::emit_fmt!(
         "Set parameters with --param WORKLOAD.KEY=VALUE (e.g. --param open.depth=8).\n"
     );
     let mut t = crate::report::table::new_table(&[
@@ -156,7 +156,7 @@ fn listing(json: bool) -> Result<()> {
             here,
         ]);
     }
-    super::emit_fmt!("{t}");
-    super::emit_fmt!("Measure one with `secperf overhead -m NAME[:VARIANT][,KEY=VALUE...]`.");
+    super::emit::emit_fmt!("{t}");
+    super::emit::emit_fmt!("Measure one with `secperf overhead -m NAME[:VARIANT][,KEY=VALUE...]`.");
     Ok(())
 }

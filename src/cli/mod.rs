@@ -7,6 +7,7 @@ mod bisect;
 mod calibrate;
 mod campaign;
 mod compare;
+mod emit;
 mod help;
 mod kernel_arms;
 mod kernels;
@@ -34,6 +35,9 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::error::exit_code;
+
+// The old paths of stdout's writers, until every command names `emit`.
+pub(crate) use emit::{emit, print_json};
 
 /// measure what Linux kernel security mechanisms (LSM hooks, seccomp,
 /// audit, credentials) cost, with syscall workloads run on a ladder of
@@ -305,38 +309,6 @@ pub(crate) fn dispatch(cli: Cli) -> Result<()> {
         Command::Man(args) => shell::man(args, cli.json),
         Command::VmGuard { .. } => anyhow::bail!("vm-guard is run by secperf itself, not by hand"),
         Command::Guest => crate::engine::boots::run_guest(),
-    }
-}
-
-/// `println!` through [`emit`].
-macro_rules! emit_fmt {
-    ($($arg:tt)*) => {
-        $crate::cli::emit(&format!($($arg)*))
-    };
-}
-pub(crate) use emit_fmt;
-
-/// Prints a value as pretty JSON on stdout.
-fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    emit(&serde_json::to_string_pretty(value)?);
-    Ok(())
-}
-
-/// Writes one line (or block) to stdout. A reader that went away (`| head`)
-/// ends secperf quietly, as it would a C tool; by then every result is
-/// stored and every system change undone.
-pub(crate) fn emit(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            crate::say!("secperf: error: writing to stdout: {e}");
-        }
-        std::process::exit(if e.kind() == std::io::ErrorKind::BrokenPipe {
-            0
-        } else {
-            1
-        });
     }
 }
 

@@ -65,7 +65,7 @@ pub fn show_run(
     match output {
         Some(file) => write_file(file, &text),
         None => {
-            super::emit(text.trim_end());
+            super::emit::emit(text.trim_end());
             Ok(())
         }
     }
@@ -173,7 +173,7 @@ pub fn write_report(
         }
         (_, None) => {
             let color = format == Format::Table && color_default();
-            super::emit(render(report, format, &RenderOpts { color })?.trim_end());
+            super::emit::emit(render(report, format, &RenderOpts { color })?.trim_end());
             Ok(())
         }
     }

@@ -350,7 +350,7 @@ fn show_boot_plan(
         .map(|p| p.estimate_s)
         .sum();
     if json {
-        return super::print_json(&serde_json::json!({
+        return super::emit::print_json(&serde_json::json!({
             "arms": arms.iter().map(|a| serde_json::json!({
                 "name": a.name,
                 "vm": a.vm,
@@ -445,6 +445,6 @@ fn show_boot_plan(
          min; with KVM a boot takes seconds.\n",
         per_boot_s * arms.len() as f64 * design.pairs as f64 / 60.0
     ));
-    super::emit(text.trim_end());
+    super::emit::emit(text.trim_end());
     Ok(())
 }

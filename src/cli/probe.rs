@@ -51,10 +51,10 @@ pub fn probe(args: ProbeArgs, db: Option<&std::path::Path>, json: bool) -> Resul
         crate::probe::audit_phantom::record(&mut info, phantom, &check);
     }
     if json {
-        return super::print_json(&info);
+        return super::emit::print_json(&info);
     }
     let info: crate::probe::SystemInfo = serde_json::from_value(info)?;
-    super::emit_fmt!(
+    super::emit::emit_fmt!(
         "{}",
         crate::report::sections::probe::render(&info).trim_end()
     );

@@ -123,16 +123,16 @@ fn write_page(
     what: &str,
 ) -> Result<()> {
     if output.as_os_str() == "-" {
-        super::emit(page.trim_end());
+        super::emit::emit(page.trim_end());
         return Ok(());
     }
     super::output::write_file(output, page)?;
     let written = std::fs::canonicalize(output).unwrap_or(output.to_path_buf());
     if json {
         summary["path"] = serde_json::json!(written);
-        return super::print_json(&summary);
+        return super::emit::print_json(&summary);
     }
-    super::emit_fmt!("Wrote {} ({what}).", written.display());
+    super::emit::emit_fmt!("Wrote {} ({what}).", written.display());
     Ok(())
 }
 

@@ -103,10 +103,10 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
         let path = crate::store::resolve_db_path(db)?;
         let ids = crate::engine::session::delete_runs(&path, runs)?;
         if json {
-            return super::print_json(&serde_json::json!({ "deleted": ids }));
+            return super::emit::print_json(&serde_json::json!({ "deleted": ids }));
         }
         for id in ids {
-            super::emit_fmt!("Deleted run {id}.");
+            super::emit::emit_fmt!("Deleted run {id}.");
         }
         return Ok(());
     }
@@ -117,20 +117,20 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             let bisections = store.list_bisections()?;
             let tracks = store.list_tracks()?;
             if json {
-                return super::print_json(&serde_json::json!({
+                return super::emit::print_json(&serde_json::json!({
                     "db": path, "runs": runs, "bisections": bisections, "tracks": tracks
                 }));
             }
             if runs.is_empty() {
-                super::emit_fmt!(
+                super::emit::emit_fmt!(
                     "No runs stored in {} yet (start one with `secperf run`).",
                     path.display()
                 );
             } else {
-                super::emit_fmt!("{}", crate::report::table::runs(&runs));
+                super::emit::emit_fmt!("{}", crate::report::table::runs(&runs));
             }
             if !tracks.is_empty() {
-                super::emit_fmt!(
+                super::emit::emit_fmt!(
                     "\nTracks (`secperf results show --track ID`):\n{}",
                     tracks
                         .iter()
@@ -149,7 +149,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
                 );
             }
             if !bisections.is_empty() {
-                super::emit_fmt!(
+                super::emit::emit_fmt!(
                     "\nBisections (`secperf results show --bisection ID`):\n{}",
                     bisections
                         .iter()
@@ -195,7 +195,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             };
             match output {
                 Some(file) => super::output::write_file(&file, &text)?,
-                None => super::emit_fmt!("{}", text.trim_end()),
+                None => super::emit::emit_fmt!("{}", text.trim_end()),
             }
         }
         ResultsCommand::Show {
@@ -216,7 +216,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             let text = crate::report::formats::campaign::render(&view, format, opts);
             match output {
                 Some(file) => super::output::write_file(&file, &text)?,
-                None => super::emit_fmt!("{}", text.trim_end()),
+                None => super::emit::emit_fmt!("{}", text.trim_end()),
             }
         }
         ResultsCommand::Show {
@@ -244,7 +244,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             };
             match output {
                 Some(file) => super::output::write_file(&file, &text)?,
-                None => super::emit_fmt!("{}", text.trim_end()),
+                None => super::emit::emit_fmt!("{}", text.trim_end()),
             }
         }
         ResultsCommand::Show {
@@ -280,7 +280,7 @@ pub fn results(cmd: ResultsCommand, db: Option<&Path>, json: bool) -> Result<()>
             };
             match output {
                 Some(file) => super::output::write_file(&file, &(text + "\n"))?,
-                None => super::emit_fmt!("{}", text.trim_end()),
+                None => super::emit::emit_fmt!("{}", text.trim_end()),
             }
         }
         ResultsCommand::Delete { .. } => unreachable!("deleted above"),
@@ -328,12 +328,12 @@ fn push(url: &str, runs: &[String], db: Option<&Path>, json: bool) -> Result<()>
     }
     let report = report?;
     if json {
-        return super::print_json(&report);
+        return super::emit::print_json(&report);
     }
     for lost in &report.reconnects {
-        super::emit_fmt!("The connection was lost ({lost}); reconnected and went on.");
+        super::emit::emit_fmt!("The connection was lost ({lost}); reconnected and went on.");
     }
-    super::emit_fmt!(
+    super::emit::emit_fmt!(
         "Pushed {} run(s) from {} to {}; {} already there{}{}.",
         report.pushed.len(),
         path.display(),

@@ -36,7 +36,7 @@ pub fn completions(args: CompletionsArgs) -> Result<()> {
     let mut cmd = super::help::shortened(Cli::command());
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "secperf", &mut out);
-    super::emit(&String::from_utf8(out).context("completion script is not UTF-8")?);
+    super::emit::emit(&String::from_utf8(out).context("completion script is not UTF-8")?);
     Ok(())
 }
 
@@ -49,12 +49,12 @@ pub fn man(args: ManArgs, json: bool) -> Result<()> {
             clap_mangen::Man::new(cmd)
                 .render(&mut out)
                 .context("rendering the manual page")?;
-            super::emit(&String::from_utf8(out).context("manual page is not UTF-8")?);
+            super::emit::emit(&String::from_utf8(out).context("manual page is not UTF-8")?);
         }
         Some(dir) => {
             let written = write_pages(cmd, &dir)?;
             if json {
-                super::print_json(&serde_json::json!({ "dir": dir, "pages": written }))?;
+                super::emit::print_json(&serde_json::json!({ "dir": dir, "pages": written }))?;
             } else {
                 for p in &written {
                     println!("{}", p.display());

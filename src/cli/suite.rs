@@ -315,7 +315,7 @@ fn list(json: bool) -> Result<()> {
         })
         .collect();
     if json {
-        return super::print_json(&entries);
+        return super::emit::print_json(&entries);
     }
     let mut t = crate::report::table::new_table(&["suite", "reproduces", "measures"]);
     for e in &entries {
@@ -325,8 +325,8 @@ fn list(json: bool) -> Result<()> {
             e.measures.to_string(),
         ]);
     }
-    super::emit_fmt!("{t}");
-    super::emit_fmt!(
+    super::emit::emit_fmt!("{t}");
+    super::emit::emit_fmt!(
         "Run one with `secperf suite NAME` (`--quick` for a fast pass); `secperf suite NAME --help` \
          explains the options; `secperf --json suite list` gives each post's archive link."
     );

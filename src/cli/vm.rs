@@ -240,10 +240,10 @@ pub fn relay_counted(
             if json {
                 crate::say!("secperf: {warning}");
             } else {
-                super::emit(&warning);
+                super::emit::emit(&warning);
             }
         }
-        super::emit(guest.stdout.trim_end());
+        super::emit::emit(guest.stdout.trim_end());
         if let Some(run_id) = guest.run_id {
             crate::say!("secperf: stored as run {run_id} in {}", db_path.display());
         }
