@@ -47,7 +47,7 @@ pub struct VmArgs {
 }
 
 /// The default of --vm-timeout, seconds.
-pub const DEFAULT_TIMEOUT_S: u64 = 7200;
+pub const DEFAULT_TIMEOUT_S: u64 = crate::engine::series::GUEST_TIMEOUT_S;
 
 impl VmArgs {
     /// The accelerator and the per-guest limit, checked; `booting` says

@@ -13,8 +13,18 @@
 //! measured. The record is handed back after every test, to be stored, so
 //! that a killed track loses at most the test it was in, which then runs
 //! again at the same level.
+//!
+//! [`run`] is the command's one call (the request in, what it tested out);
+//! [`alarms`] bisects an alarm over several commits.
 
 use anyhow::{Result, bail};
+
+pub use run::{Looked, Refusal, TrackOutcome, TrackRequest, run};
+
+pub mod alarms;
+mod branch;
+mod lock;
+mod run;
 
 use crate::engine::bisect::{BisectOpts, StepTester};
 use crate::model::bisect::{Class, Revision, Step, Tested};

@@ -10,6 +10,41 @@ use crate::model::track::{Direction, Outcome, Point, TrackRecord};
 use crate::report::doc::RunDoc;
 use crate::report::markup::{Align, Cell, Column, Kind, Markup, Raw, Table, Tone, writer};
 
+/// One tested revision in a line: what `track` prints as it tests and in
+/// its summary.
+pub fn point_line(p: &Point) -> String {
+    match &p.outcome {
+        Outcome::Measured {
+            estimate,
+            ci_low,
+            ci_high,
+            pairs,
+            run_id,
+            alarm,
+        } => format!(
+            "{} against {}: {estimate:+.1}% [{ci_low:+.1}, {ci_high:+.1}] at level {:.2e} in \
+             {pairs} pairs (run {}){}",
+            p.revision.short(),
+            p.baseline.abbrev(),
+            p.level.unwrap_or(f64::NAN),
+            run_id.map_or("?".into(), |r| r.to_string()),
+            match alarm {
+                Some(d) => format!(
+                    ": ALARM, {}{}",
+                    d.word(),
+                    match (&p.culprit, &p.culprit_note) {
+                        (Some(c), _) => format!("; the commit: {}", c.short()),
+                        (None, Some(n)) => format!("; {n}"),
+                        (None, None) => String::new(),
+                    }
+                ),
+                None => String::new(),
+            }
+        ),
+        Outcome::Failed { why } => format!("{}: skipped ({why})", p.revision.short()),
+    }
+}
+
 /// The tone of an alarm: slower is the worse side.
 fn tone(alarm: Option<Direction>) -> Tone {
     match alarm {

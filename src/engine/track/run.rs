@@ -1,0 +1,318 @@
+//! `secperf track` from its typed request to its stored record, in one
+//! call ([`run`]): the track's key and lock, the branch's first parents
+//! listed from git (fetched first when it follows a remote), the build
+//! tools checked, each due revision an `overhead --kernel` run against the
+//! last one measured (through [`RevisionAb`]), the record stored and the
+//! Prometheus file rewritten after every test, alarms over several commits
+//! bisected, and, unless `--once`, a look at the branch every interval.
+//! The command line parses, calls this and renders what comes back.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::RevisionTester;
+use super::branch;
+use super::lock::TrackLock;
+use crate::engine::revision_ab::RevisionAb;
+use crate::engine::series::SeriesSpec;
+use crate::model::bisect::{Revision, Tested};
+use crate::model::track::{Direction, Question, TrackRecord};
+
+/// A track, as asked (every value checked by the command line).
+#[derive(Debug, Clone)]
+pub struct TrackRequest {
+    /// What every test measures.
+    pub series: SeriesSpec,
+    /// The ref followed; `None`: HEAD of a checkout with nothing
+    /// uncommitted.
+    pub branch: Option<String>,
+    /// The revision a new track starts from.
+    pub from: Option<String>,
+    /// The false discovery rate of the whole stream.
+    pub alpha: f64,
+    /// Test every Nth first-parent commit.
+    pub batch: usize,
+    /// Test what is new and return, rather than look again every
+    /// `interval`.
+    pub once: bool,
+    pub interval: humantime::Duration,
+    /// Where to write the track's metrics for Prometheus (checked
+    /// writable).
+    pub prometheus: Option<PathBuf>,
+    /// The results file (`--db`; the default one when none).
+    pub db: Option<PathBuf>,
+    /// The command line, as the record and the lock keep it.
+    pub command_line: Vec<String>,
+}
+
+/// Why a track does not start: each is the command line's to word, since
+/// each is answered with one of its flags.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// No branch was given and the checkout (`source`, canonical) holds
+    /// uncommitted changes to these files.
+    Uncommitted {
+        source: PathBuf,
+        changed: Vec<String>,
+    },
+    /// The track `id` exists and started from `started`, not from the
+    /// revision given (`from`).
+    FromDiffers {
+        from: String,
+        id: String,
+        started: Revision,
+    },
+    /// The track `id` is new and no revision to start from was given.
+    NoFrom { id: String },
+}
+
+/// What this invocation of a track did.
+#[derive(Debug, Clone)]
+pub struct Looked {
+    /// The track, as stored.
+    pub record: TrackRecord,
+    /// The positions tested now.
+    pub tested_now: Vec<usize>,
+    /// Commits after the last due one, waiting for their batch.
+    pub waiting: usize,
+    /// The alarms raised now.
+    pub new_alarms: Vec<Direction>,
+}
+
+/// What [`run`] hands back.
+#[derive(Debug, Clone)]
+pub enum TrackOutcome {
+    Refused(Refusal),
+    Looked(Box<Looked>),
+}
+
+/// A test: an `overhead --kernel` run of the revision against the last
+/// one measured.
+struct Tests {
+    ab: RevisionAb,
+}
+
+impl RevisionTester for Tests {
+    fn compare(&mut self, baseline: &Revision, revision: &Revision, level: f64) -> Result<Tested> {
+        crate::say!(
+            "secperf: track: testing {} against {} at level {level:.2e} (it alarms at an \
+             e-value of {:.0})",
+            revision.short(),
+            baseline.abbrev(),
+            1.0 / level
+        );
+        let base = RevisionAb::name(baseline);
+        self.ab.test(&base, baseline, revision, level, "track")
+    }
+}
+
+/// What identifies a track: the same source, branch and question give the
+/// same id, whatever the order of the options.
+fn key(q: &Question) -> String {
+    let text = format!(
+        "{}\n{}\n{}\n{:?}\n{}\n{:?}\n{}\n{}\n{}\n{}",
+        q.source,
+        q.branch,
+        q.workload,
+        q.mechanisms,
+        q.append,
+        q.config,
+        q.metric,
+        q.threshold_pct,
+        q.alpha,
+        q.batch
+    );
+    crate::engine::series::key(&text)
+}
+
+/// Writes the track's Prometheus metrics to `file`, whole (a temporary
+/// file renamed over it, so that the collector never reads half of it).
+fn write_prometheus(file: &Path, t: &TrackRecord) -> Result<()> {
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, crate::report::formats::track_prometheus::render(t))
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("writing {}", file.display()))
+}
+
+/// The question `r` asks of `source` (canonical) on `branch`, without
+/// `from`, which the stored track remembers.
+fn question(r: &TrackRequest, source: &Path, branch: &str) -> Question {
+    let s = &r.series;
+    Question {
+        source: source.display().to_string(),
+        branch: branch.to_string(),
+        from: Revision {
+            commit: String::new(),
+            subject: String::new(),
+        },
+        workload: match &s.workload {
+            Some(w) => w.clone(),
+            None => shell_words::join(&s.command),
+        },
+        mechanisms: s.mechanisms.clone(),
+        append: s.append.clone(),
+        config: s.config.as_ref().map(|c| c.display().to_string()),
+        metric: s.metric,
+        threshold_pct: s.threshold,
+        alpha: r.alpha,
+        batch: r.batch,
+    }
+}
+
+/// Waits `interval`, or stops with an interrupt.
+fn wait(interval: std::time::Duration) -> Result<()> {
+    let stop = crate::engine::session::interrupt_flag()?;
+    let until = std::time::Instant::now() + interval;
+    while std::time::Instant::now() < until {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::error::Interrupted.into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    Ok(())
+}
+
+/// Runs the track `r` asks for: what is new on its branch tested and
+/// stored, once (`once`) or at every look until interrupted; refused,
+/// before anything is tested, for what [`Refusal`] names.
+pub fn run(r: &TrackRequest) -> Result<TrackOutcome> {
+    let source = std::fs::canonicalize(&r.series.source)?;
+    let branch_name = match &r.branch {
+        Some(b) => b.clone(),
+        None => {
+            let changed = branch::uncommitted(&source)?;
+            if !changed.is_empty() {
+                return Ok(TrackOutcome::Refused(Refusal::Uncommitted {
+                    source,
+                    changed,
+                }));
+            }
+            "HEAD".to_string()
+        }
+    };
+    let db_path = crate::store::resolve_db_path(r.db.as_deref())?;
+    let mut question = question(r, &source, &branch_name);
+    let id = key(&question);
+    let _lock = TrackLock::take(&id, &r.command_line)?;
+    let stored = crate::store::Store::open(&db_path)?.track_by_id(&id)?;
+    let from = match (&stored, &r.from) {
+        (Some(t), None) => t.question.from.commit.clone(),
+        (Some(t), Some(f)) => {
+            let given = branch::commit_of(&source, f);
+            if given != t.question.from.commit {
+                return Ok(TrackOutcome::Refused(Refusal::FromDiffers {
+                    from: f.clone(),
+                    id,
+                    started: t.question.from.clone(),
+                }));
+            }
+            given
+        }
+        (None, Some(f)) => f.clone(),
+        (None, None) => return Ok(TrackOutcome::Refused(Refusal::NoFrom { id })),
+    };
+    crate::engine::series::check_build_tools()?;
+    let seed = u64::from_str_radix(&id[..15], 16).unwrap_or(1);
+    let mut tests = Tests {
+        ab: r.series.tests(&source, seed, &db_path)?,
+    };
+    let remote = branch::remote_of(&source, &branch_name);
+    let mut record: Option<TrackRecord> = stored;
+    let mut new_alarms: Vec<Direction> = Vec::new();
+    let mut tested_now: Vec<usize> = Vec::new();
+    let mut waiting;
+    loop {
+        if let Some(remote) = &remote
+            && !r.once
+            && let Err(e) = branch::fetch(&source, remote)
+        {
+            crate::say!("secperf: track: git fetch {remote} failed ({e:#}); testing what is here");
+        }
+        let ((from_commit, from_subject), commits) =
+            crate::kbuild::series::first_parents(&source, &from, &branch_name)?;
+        let branch = crate::engine::series::revisions(commits);
+        let rec = record.get_or_insert_with(|| {
+            question.from = Revision {
+                commit: from_commit,
+                subject: from_subject,
+            };
+            let now = chrono::Utc::now();
+            TrackRecord {
+                id: id.clone(),
+                created_at: now,
+                updated_at: now,
+                command: r.command_line.clone(),
+                question: question.clone(),
+                stream: crate::stats::online::ELond::new(r.alpha),
+                points: Vec::new(),
+            }
+        });
+        rec.command = r.command_line.clone();
+        let (due, wait_for_batch) = super::due(&branch, rec)?;
+        waiting = wait_for_batch;
+        if let Some((_, first)) = due.first() {
+            // Every test's command line is checked before anything is built.
+            tests
+                .ab
+                .check("base", rec.last_measured(), first, rec.stream.next_level())?;
+            crate::say!(
+                "secperf: track {id}: {} to test on {} (every {} of {} commit(s) after {}), \
+                 stored in {} as it goes",
+                due.len(),
+                branch_name,
+                if r.batch == 1 {
+                    "one".to_string()
+                } else {
+                    format!("{}th", r.batch)
+                },
+                branch.len(),
+                rec.question.from.abbrev(),
+                db_path.display()
+            );
+        }
+        let before = rec.points.len();
+        let tested = super::advance(rec, &due, &mut tests, &mut |t| {
+            let p = t.points.last().expect("a point was added");
+            crate::say!(
+                "secperf: track: {}",
+                crate::report::sections::track::point_line(p)
+            );
+            crate::store::Store::open(&db_path)?.put_track(t)?;
+            match &r.prometheus {
+                Some(f) => write_prometheus(f, t),
+                None => Ok(()),
+            }
+        })?;
+        new_alarms.extend(rec.points[before..].iter().filter_map(|p| p.alarm()));
+        tested_now.extend(tested);
+        super::alarms::bisect_alarms(rec, &branch, &mut tests.ab, &db_path)?;
+        if let Some(f) = &r.prometheus {
+            write_prometheus(f, rec)?;
+        }
+        if rec.points.is_empty() {
+            // Stored from its first look, so that `results` lists it.
+            crate::store::Store::open(&db_path)?.put_track(rec)?;
+        }
+        if r.once {
+            break;
+        }
+        crate::say!(
+            "secperf: track {id}: nothing more to test{}; looking again in {} (Ctrl-C stops; \
+             the next start goes on)",
+            if waiting > 0 {
+                format!(" ({waiting} commit(s) wait for their batch)")
+            } else {
+                String::new()
+            },
+            r.interval
+        );
+        wait(*r.interval)?;
+    }
+    Ok(TrackOutcome::Looked(Box::new(Looked {
+        record: record.expect("the track was looked at"),
+        tested_now,
+        waiting,
+        new_alarms,
+    })))
+}
