@@ -130,12 +130,106 @@ fn step_line(s: &Step, decision: String, k: usize, left: usize, so_far: f64) -> 
     )
 }
 
-/// Runs the bisection `r` asks for (or plans it, with `dry_run`): stored
-/// in the results file after every step, resumed from it when the same
-/// bisection was begun before. An endpoint check that finds no slowdown
-/// is stored as the bisection's answer and returned as the usage error
-/// it is.
-pub fn run(r: &BisectRequest) -> Result<BisectOutcome> {
+/// Writes a bisection's record, whole, after every step.
+struct Recorder<'a> {
+    r: &'a BisectRequest,
+    db_path: &'a Path,
+    id: &'a str,
+    /// The source, canonical.
+    source: &'a Path,
+    /// The workload, or the command.
+    what: &'a str,
+}
+
+impl Recorder<'_> {
+    /// Stores the record of the bisection at `status` with `outcome`
+    /// and every step `attempts` (its first time of writing kept).
+    fn store(
+        &self,
+        status: Status,
+        outcome: Outcome,
+        attempts: &[Step],
+    ) -> Result<BisectionRecord> {
+        let (r, s) = (self.r, &self.r.series);
+        let mut store = crate::store::Store::open(self.db_path)?;
+        let now = chrono::Utc::now();
+        let created_at = store
+            .bisection(self.id)
+            .map(|b| b.created_at)
+            .unwrap_or(now);
+        let record = BisectionRecord {
+            id: self.id.to_string(),
+            created_at,
+            updated_at: now,
+            command: r.command_line.clone(),
+            source: self.source.display().to_string(),
+            workload: self.what.to_string(),
+            append: s.append.clone(),
+            mechanisms: s.mechanisms.clone(),
+            threshold_pct: s.threshold,
+            alpha: r.alpha,
+            metric: s.metric,
+            status,
+            outcome,
+            attempts: attempts.to_vec(),
+        };
+        store.put_bisection(&record)?;
+        Ok(record)
+    }
+}
+
+/// Says that the bisection goes on from what is stored.
+fn say_resumed(done: usize, undecided_before: usize, db_path: &Path) {
+    crate::say!(
+        "secperf: bisect: going on from {done} finished step(s) stored in {}{}",
+        db_path.display(),
+        if undecided_before > 0 {
+            format!(
+                "; {undecided_before} undecided attempt(s) are measured again, each \
+                 having spent a decision of the budget"
+            )
+        } else {
+            String::new()
+        }
+    );
+}
+
+/// The steps stored by an earlier run of bisection `id` (none when the
+/// results file does not exist yet; read-only: a dry run writes nothing).
+fn stored_steps(db_path: &Path, id: &str) -> Result<Vec<Step>> {
+    if !db_path.exists() {
+        return Ok(Vec::new());
+    }
+    let stored = crate::store::Store::open_read_only(db_path)?
+        .bisection(id)
+        .ok();
+    Ok(BisectionRecord::resumed_steps(stored.as_ref()))
+}
+
+/// A bisection planned: its revisions, error budget, key and the steps
+/// an earlier run of it stored.
+struct Planned {
+    /// The source, canonical.
+    source: PathBuf,
+    good: Revision,
+    bad: Revision,
+    revisions: Vec<Revision>,
+    decisions: usize,
+    step_alpha: f64,
+    id: String,
+    db_path: PathBuf,
+    /// Every step stored before, undecided attempts included.
+    all_before: Vec<Step>,
+    /// The stored steps taken as they are.
+    done: Vec<Step>,
+    opts: BisectOpts,
+    /// The workload, or the command.
+    what: String,
+}
+
+/// Plans the bisection `r` asks for: its revisions listed from git, the
+/// build tools checked, its key, what was stored before.
+fn plan(r: &BisectRequest) -> Result<Planned> {
     let source = std::fs::canonicalize(&r.series.source)?;
     let ((good_commit, good_subject), series) =
         crate::kbuild::series::series(&source, &r.good, &r.bad)?;
@@ -149,110 +243,100 @@ pub fn run(r: &BisectRequest) -> Result<BisectOutcome> {
         .last()
         .expect("series has the bad endpoint")
         .clone();
-    let k = super::decisions(revisions.len(), r.extra_steps);
-    let alpha_step = super::step_alpha(r.alpha, revisions.len(), r.extra_steps);
     let id = key(r, &source, &good.commit, &bad.commit);
-    // Resumed from the store (read-only: a dry run writes nothing).
     let db_path = crate::store::resolve_db_path(r.db.as_deref())?;
-    let all_before = if db_path.exists() {
-        let stored = crate::store::Store::open_read_only(&db_path)?
-            .bisection(&id)
-            .ok();
-        BisectionRecord::resumed_steps(stored.as_ref())
-    } else {
-        Vec::new()
-    };
+    let all_before = stored_steps(&db_path, &id)?;
     let (done, undecided_before) = super::split_steps(&all_before);
-    let opts = BisectOpts {
-        threshold_pct: r.series.threshold,
-        alpha: r.alpha,
-        extra: r.extra_steps,
-        skip: r.skip.clone(),
-        spent_before: undecided_before,
-    };
-    let what = match &r.series.workload {
-        Some(w) => w.clone(),
-        None => r.series.command.join(" "),
-    };
+    Ok(Planned {
+        decisions: super::decisions(revisions.len(), r.extra_steps),
+        step_alpha: super::step_alpha(r.alpha, revisions.len(), r.extra_steps),
+        opts: BisectOpts {
+            threshold_pct: r.series.threshold,
+            alpha: r.alpha,
+            extra: r.extra_steps,
+            skip: r.skip.clone(),
+            spent_before: undecided_before,
+        },
+        what: match &r.series.workload {
+            Some(w) => w.clone(),
+            None => r.series.command.join(" "),
+        },
+        source,
+        good,
+        bad,
+        revisions,
+        id,
+        db_path,
+        all_before,
+        done,
+    })
+}
+
+/// Runs the bisection `r` asks for (or plans it, with `dry_run`): stored
+/// in the results file after every step, resumed from it when the same
+/// bisection was begun before. An endpoint check that finds no slowdown
+/// is stored as the bisection's answer and returned as the usage error
+/// it is.
+pub fn run(r: &BisectRequest) -> Result<BisectOutcome> {
+    let p = plan(r)?;
     if r.dry_run {
         return Ok(BisectOutcome::Planned(BisectPlan {
-            id,
-            good,
-            revisions,
-            decisions: k,
-            step_alpha: alpha_step,
-            done,
-            what,
+            id: p.id,
+            good: p.good,
+            revisions: p.revisions,
+            decisions: p.decisions,
+            step_alpha: p.step_alpha,
+            done: p.done,
+            what: p.what,
         }));
     }
+    measure(r, &p).map(|record| BisectOutcome::Finished(Box::new(record)))
+}
+
+/// Measures the bisection planned: every step stored as it ends, the log
+/// written, the record stored finished.
+fn measure(r: &BisectRequest, p: &Planned) -> Result<BisectionRecord> {
+    let (good, revisions, k) = (&p.good, &p.revisions, p.decisions);
     let seed = r
         .seed
         .unwrap_or_else(|| u64::from_str_radix(&good.commit[..15], 16).unwrap_or(1));
     let mut tester = OverheadSteps {
-        ab: r.series.tests(&source, seed, &db_path)?,
+        ab: r.series.tests(&p.source, seed, &p.db_path)?,
         good: good.clone(),
     };
     // Every step's command line is checked before anything is built.
-    tester.ab.check("good", &good, &bad, alpha_step)?;
-    let store_record =
-        |status: Status, outcome: Outcome, attempts: &[Step]| -> Result<BisectionRecord> {
-            let mut store = crate::store::Store::open(&db_path)?;
-            let now = chrono::Utc::now();
-            let created_at = store.bisection(&id).map(|b| b.created_at).unwrap_or(now);
-            let record = BisectionRecord {
-                id: id.clone(),
-                created_at,
-                updated_at: now,
-                command: r.command_line.clone(),
-                source: source.display().to_string(),
-                workload: what.clone(),
-                append: r.series.append.clone(),
-                mechanisms: r.series.mechanisms.clone(),
-                threshold_pct: r.series.threshold,
-                alpha: r.alpha,
-                metric: r.series.metric,
-                status,
-                outcome,
-                attempts: attempts.to_vec(),
-            };
-            store.put_bisection(&record)?;
-            Ok(record)
-        };
-    if !all_before.is_empty() {
-        crate::say!(
-            "secperf: bisect: going on from {} finished step(s) stored in {}{}",
-            done.len(),
-            db_path.display(),
-            if undecided_before > 0 {
-                format!(
-                    "; {undecided_before} undecided attempt(s) are measured again, each \
-                     having spent a decision of the budget"
-                )
-            } else {
-                String::new()
-            }
-        );
+    tester.ab.check("good", good, &p.bad, p.step_alpha)?;
+    let recorder = Recorder {
+        r,
+        db_path: &p.db_path,
+        id: &p.id,
+        source: &p.source,
+        what: &p.what,
+    };
+    if !p.all_before.is_empty() {
+        say_resumed(p.done.len(), p.opts.spent_before, &p.db_path);
     }
     crate::say!(
         "secperf: bisect {id}: stored in {} as it goes (`secperf results show --bisection \
          {id}`)",
-        db_path.display()
+        p.db_path.display(),
+        id = p.id
     );
     let begun = std::time::Instant::now();
     // Kept whole, earlier undecided attempts included (they keep their
     // share of the budget when the bisection goes on again).
-    let mut finished = all_before.clone();
+    let mut finished = p.all_before.clone();
     let result = super::bisect(
-        &good,
-        &revisions,
-        &opts,
+        good,
+        revisions,
+        &p.opts,
         &mut tester,
-        &done,
+        &p.done,
         &mut |s, left| {
             finished.push(s.clone());
-            store_record(
+            recorder.store(
                 Status::InProgress,
-                super::in_progress(&good, &revisions, &opts, &finished, left),
+                super::in_progress(good, revisions, &p.opts, &finished, left),
                 &finished,
             )?;
             let decision = if s.index + 1 == revisions.len() {
@@ -268,19 +352,7 @@ pub fn run(r: &BisectRequest) -> Result<BisectOutcome> {
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
-            // The endpoint check said the endpoints do not differ: that
-            // is the bisection's answer, stored as such.
-            let endpoint = finished
-                .iter()
-                .rev()
-                .find(|s| s.index + 1 == revisions.len());
-            if crate::error::exit_code(&e) == 2 && endpoint.is_some_and(|s| s.class != Class::Bad) {
-                let mut o =
-                    super::in_progress(&good, &revisions, &opts, &finished, revisions.len());
-                o.verdict = format!("{e:#}");
-                o.candidates.clear();
-                store_record(Status::Stopped, o, &finished)?;
-            }
+            store_stopped(&recorder, p, &finished, &e)?;
             return Err(e);
         }
     };
@@ -288,6 +360,24 @@ pub fn run(r: &BisectRequest) -> Result<BisectOutcome> {
         std::fs::write(path, outcome.log.join("\n") + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    let record = store_record(Status::Finished, outcome, &finished)?;
-    Ok(BisectOutcome::Finished(Box::new(record)))
+    recorder.store(Status::Finished, outcome, &finished)
+}
+
+/// When the endpoint check said the endpoints do not differ (`e`, a
+/// usage error), that is the bisection's answer: stored as such.
+fn store_stopped(
+    recorder: &Recorder<'_>,
+    p: &Planned,
+    finished: &[Step],
+    e: &anyhow::Error,
+) -> Result<()> {
+    let n = p.revisions.len();
+    let endpoint = finished.iter().rev().find(|s| s.index + 1 == n);
+    if crate::error::exit_code(e) == 2 && endpoint.is_some_and(|s| s.class != Class::Bad) {
+        let mut o = super::in_progress(&p.good, &p.revisions, &p.opts, finished, n);
+        o.verdict = format!("{e:#}");
+        o.candidates.clear();
+        recorder.store(Status::Stopped, o, finished)?;
+    }
+    Ok(())
 }

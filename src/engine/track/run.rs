@@ -173,35 +173,49 @@ fn wait(interval: std::time::Duration) -> Result<()> {
     Ok(())
 }
 
-/// Runs the track `r` asks for: what is new on its branch tested and
-/// stored, once (`once`) or at every look until interrupted; refused,
-/// before anything is tested, for what [`Refusal`] names.
-pub fn run(r: &TrackRequest) -> Result<TrackOutcome> {
+/// A track begun: its key taken and locked, where it starts, its tests.
+struct Begun {
+    /// The source, canonical.
+    source: PathBuf,
+    branch_name: String,
+    db_path: PathBuf,
+    /// The question, `from` filled in when the track is new.
+    question: Question,
+    id: String,
+    /// The commit the track starts from.
+    from: String,
+    /// The record stored before, if any.
+    stored: Option<TrackRecord>,
+    tests: Tests,
+    _lock: TrackLock,
+}
+
+/// Begins the track `r` asks for: its key, its lock, its stored record
+/// and where it starts, the build tools checked; or why it does not
+/// start.
+fn begin(r: &TrackRequest) -> Result<std::result::Result<Begun, Refusal>> {
     let source = std::fs::canonicalize(&r.series.source)?;
     let branch_name = match &r.branch {
         Some(b) => b.clone(),
         None => {
             let changed = branch::uncommitted(&source)?;
             if !changed.is_empty() {
-                return Ok(TrackOutcome::Refused(Refusal::Uncommitted {
-                    source,
-                    changed,
-                }));
+                return Ok(Err(Refusal::Uncommitted { source, changed }));
             }
             "HEAD".to_string()
         }
     };
     let db_path = crate::store::resolve_db_path(r.db.as_deref())?;
-    let mut question = question(r, &source, &branch_name);
+    let question = question(r, &source, &branch_name);
     let id = key(&question);
-    let _lock = TrackLock::take(&id, &r.command_line)?;
+    let lock = TrackLock::take(&id, &r.command_line)?;
     let stored = crate::store::Store::open(&db_path)?.track_by_id(&id)?;
     let from = match (&stored, &r.from) {
         (Some(t), None) => t.question.from.commit.clone(),
         (Some(t), Some(f)) => {
             let given = branch::commit_of(&source, f);
             if given != t.question.from.commit {
-                return Ok(TrackOutcome::Refused(Refusal::FromDiffers {
+                return Ok(Err(Refusal::FromDiffers {
                     from: f.clone(),
                     id,
                     started: t.question.from.clone(),
@@ -210,98 +224,148 @@ pub fn run(r: &TrackRequest) -> Result<TrackOutcome> {
             given
         }
         (None, Some(f)) => f.clone(),
-        (None, None) => return Ok(TrackOutcome::Refused(Refusal::NoFrom { id })),
+        (None, None) => return Ok(Err(Refusal::NoFrom { id })),
     };
     crate::engine::series::check_build_tools()?;
     let seed = u64::from_str_radix(&id[..15], 16).unwrap_or(1);
-    let mut tests = Tests {
+    let tests = Tests {
         ab: r.series.tests(&source, seed, &db_path)?,
     };
-    let remote = branch::remote_of(&source, &branch_name);
-    let mut record: Option<TrackRecord> = stored;
+    Ok(Ok(Begun {
+        source,
+        branch_name,
+        db_path,
+        question,
+        id,
+        from,
+        stored,
+        tests,
+        _lock: lock,
+    }))
+}
+
+/// What one look at the branch tested.
+struct Look {
+    tested: Vec<usize>,
+    new_alarms: Vec<Direction>,
+    /// Commits waiting for their batch.
+    waiting: usize,
+}
+
+/// One look at the branch: its first parents listed, every due revision
+/// tested and stored, alarms over several commits bisected.
+fn look(r: &TrackRequest, b: &mut Begun, record: &mut Option<TrackRecord>) -> Result<Look> {
+    let ((from_commit, from_subject), commits) =
+        crate::kbuild::series::first_parents(&b.source, &b.from, &b.branch_name)?;
+    let branch = crate::engine::series::revisions(commits);
+    let rec = record.get_or_insert_with(|| {
+        b.question.from = Revision {
+            commit: from_commit,
+            subject: from_subject,
+        };
+        let now = chrono::Utc::now();
+        TrackRecord {
+            id: b.id.clone(),
+            created_at: now,
+            updated_at: now,
+            command: r.command_line.clone(),
+            question: b.question.clone(),
+            stream: crate::stats::online::ELond::new(r.alpha),
+            points: Vec::new(),
+        }
+    });
+    rec.command = r.command_line.clone();
+    let (due, waiting) = super::due(&branch, rec)?;
+    if let Some((_, first)) = due.first() {
+        // Every test's command line is checked before anything is built.
+        b.tests
+            .ab
+            .check("base", rec.last_measured(), first, rec.stream.next_level())?;
+        crate::say!(
+            "secperf: track {}: {} to test on {} (every {} of {} commit(s) after {}), \
+             stored in {} as it goes",
+            b.id,
+            due.len(),
+            b.branch_name,
+            if r.batch == 1 {
+                "one".to_string()
+            } else {
+                format!("{}th", r.batch)
+            },
+            branch.len(),
+            rec.question.from.abbrev(),
+            b.db_path.display()
+        );
+    }
+    let before = rec.points.len();
+    let db_path = &b.db_path;
+    let tested = super::advance(rec, &due, &mut b.tests, &mut |t| {
+        let p = t.points.last().expect("a point was added");
+        crate::say!(
+            "secperf: track: {}",
+            crate::report::sections::track::point_line(p)
+        );
+        crate::store::Store::open(db_path)?.put_track(t)?;
+        match &r.prometheus {
+            Some(f) => write_prometheus(f, t),
+            None => Ok(()),
+        }
+    })?;
+    let new_alarms = rec.points[before..]
+        .iter()
+        .filter_map(|p| p.alarm())
+        .collect();
+    super::alarms::bisect_alarms(rec, &branch, &mut b.tests.ab, db_path)?;
+    if let Some(f) = &r.prometheus {
+        write_prometheus(f, rec)?;
+    }
+    if rec.points.is_empty() {
+        // Stored from its first look, so that `results` lists it.
+        crate::store::Store::open(db_path)?.put_track(rec)?;
+    }
+    Ok(Look {
+        tested,
+        new_alarms,
+        waiting,
+    })
+}
+
+/// Runs the track `r` asks for: what is new on its branch tested and
+/// stored, once (`once`) or at every look until interrupted; refused,
+/// before anything is tested, for what [`Refusal`] names.
+pub fn run(r: &TrackRequest) -> Result<TrackOutcome> {
+    let mut b = match begin(r)? {
+        Ok(b) => b,
+        Err(refusal) => return Ok(TrackOutcome::Refused(refusal)),
+    };
+    let remote = branch::remote_of(&b.source, &b.branch_name);
+    let mut record: Option<TrackRecord> = b.stored.take();
     let mut new_alarms: Vec<Direction> = Vec::new();
     let mut tested_now: Vec<usize> = Vec::new();
-    let mut waiting;
     loop {
         if let Some(remote) = &remote
             && !r.once
-            && let Err(e) = branch::fetch(&source, remote)
+            && let Err(e) = branch::fetch(&b.source, remote)
         {
             crate::say!("secperf: track: git fetch {remote} failed ({e:#}); testing what is here");
         }
-        let ((from_commit, from_subject), commits) =
-            crate::kbuild::series::first_parents(&source, &from, &branch_name)?;
-        let branch = crate::engine::series::revisions(commits);
-        let rec = record.get_or_insert_with(|| {
-            question.from = Revision {
-                commit: from_commit,
-                subject: from_subject,
-            };
-            let now = chrono::Utc::now();
-            TrackRecord {
-                id: id.clone(),
-                created_at: now,
-                updated_at: now,
-                command: r.command_line.clone(),
-                question: question.clone(),
-                stream: crate::stats::online::ELond::new(r.alpha),
-                points: Vec::new(),
-            }
-        });
-        rec.command = r.command_line.clone();
-        let (due, wait_for_batch) = super::due(&branch, rec)?;
-        waiting = wait_for_batch;
-        if let Some((_, first)) = due.first() {
-            // Every test's command line is checked before anything is built.
-            tests
-                .ab
-                .check("base", rec.last_measured(), first, rec.stream.next_level())?;
-            crate::say!(
-                "secperf: track {id}: {} to test on {} (every {} of {} commit(s) after {}), \
-                 stored in {} as it goes",
-                due.len(),
-                branch_name,
-                if r.batch == 1 {
-                    "one".to_string()
-                } else {
-                    format!("{}th", r.batch)
-                },
-                branch.len(),
-                rec.question.from.abbrev(),
-                db_path.display()
-            );
-        }
-        let before = rec.points.len();
-        let tested = super::advance(rec, &due, &mut tests, &mut |t| {
-            let p = t.points.last().expect("a point was added");
-            crate::say!(
-                "secperf: track: {}",
-                crate::report::sections::track::point_line(p)
-            );
-            crate::store::Store::open(&db_path)?.put_track(t)?;
-            match &r.prometheus {
-                Some(f) => write_prometheus(f, t),
-                None => Ok(()),
-            }
-        })?;
-        new_alarms.extend(rec.points[before..].iter().filter_map(|p| p.alarm()));
-        tested_now.extend(tested);
-        super::alarms::bisect_alarms(rec, &branch, &mut tests.ab, &db_path)?;
-        if let Some(f) = &r.prometheus {
-            write_prometheus(f, rec)?;
-        }
-        if rec.points.is_empty() {
-            // Stored from its first look, so that `results` lists it.
-            crate::store::Store::open(&db_path)?.put_track(rec)?;
-        }
+        let looked = look(r, &mut b, &mut record)?;
+        new_alarms.extend(looked.new_alarms);
+        tested_now.extend(looked.tested);
         if r.once {
-            break;
+            return Ok(TrackOutcome::Looked(Box::new(Looked {
+                record: record.expect("the track was looked at"),
+                tested_now,
+                waiting: looked.waiting,
+                new_alarms,
+            })));
         }
         crate::say!(
-            "secperf: track {id}: nothing more to test{}; looking again in {} (Ctrl-C stops; \
+            "secperf: track {}: nothing more to test{}; looking again in {} (Ctrl-C stops; \
              the next start goes on)",
-            if waiting > 0 {
-                format!(" ({waiting} commit(s) wait for their batch)")
+            b.id,
+            if looked.waiting > 0 {
+                format!(" ({} commit(s) wait for their batch)", looked.waiting)
             } else {
                 String::new()
             },
@@ -309,10 +373,4 @@ pub fn run(r: &TrackRequest) -> Result<TrackOutcome> {
         );
         wait(*r.interval)?;
     }
-    Ok(TrackOutcome::Looked(Box::new(Looked {
-        record: record.expect("the track was looked at"),
-        tested_now,
-        waiting,
-        new_alarms,
-    })))
 }
