@@ -3,6 +3,11 @@
 //! boots of the revision against `--good`, with a stated error rate
 //! (`engine::bisect`). Each step is an `overhead --kernel` run, stored;
 //! the steps done are kept, so the same command after Ctrl-C goes on.
+//!
+//! Here: the arguments checked (each usage error names its flag) and typed
+//! as an `engine::bisect::BisectRequest`, one call of
+//! `engine::bisect::run`, and what comes back rendered (the dry run's
+//! plan, or the stored record).
 
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,11 @@
 //! alarms raised under e-LOND so that the false discovery rate over the
 //! whole stream stays at `--alpha` (`engine::track`, `stats::online`).
 //! The track is stored after every test: run again, it goes on.
+//!
+//! Here: the arguments checked (each usage error names its flag) and typed
+//! as an `engine::track::TrackRequest`, one call of `engine::track::run`,
+//! its refusals worded with the flag that answers them, and what it
+//! tested rendered, with `--once`'s exit status.
 
 use std::path::{Path, PathBuf};
 
