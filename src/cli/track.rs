@@ -282,3 +282,42 @@ fn summary(r: &TrackRecord, tested_now: &[usize], waiting: usize) -> String {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engines_refusals_are_usage_errors_worded_with_their_flags() {
+        let e = refused(Refusal::Uncommitted {
+            source: "/src/linux".into(),
+            changed: vec!["a.c".into(), "b.c".into(), "c.c".into()],
+        });
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert_eq!(
+            format!("{e:#}"),
+            "track: /src/linux has uncommitted changes (a.c and 2 more), which a track does not \
+             test: it tests commits. Commit them, or give --branch REF to follow a branch \
+             whatever the checkout holds (--branch HEAD follows HEAD as it is)"
+        );
+        let started = crate::model::bisect::Revision {
+            commit: "c8af92a7378c4679c105a7ececa208bb90f99351".into(),
+            subject: "three".into(),
+        };
+        let e = refused(Refusal::FromDiffers {
+            from: "HEAD~1".into(),
+            id: "ae93dea57b0a9b4b".into(),
+            started,
+        });
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert_eq!(
+            format!("{e:#}"),
+            "--from HEAD~1: track ae93dea57b0a9b4b started from c8af92a7378c (three) and goes on \
+             from where it stopped; drop --from, or start another track in another --db"
+        );
+        let e = refused(Refusal::NoFrom {
+            id: "ae93dea57b0a9b4b".into(),
+        });
+        assert!(format!("{e:#}").starts_with("track ae93dea57b0a9b4b is new: give --from REV"));
+    }
+}

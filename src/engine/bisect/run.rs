@@ -381,3 +381,63 @@ fn store_stopped(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request of `secperf bisect /tmp/series-cap/repo --good G --bad
+    /// B -w getppid` with every default.
+    fn request() -> BisectRequest {
+        BisectRequest {
+            series: SeriesSpec {
+                source: "/tmp/series-cap/repo".into(),
+                workload: Some("getppid".into()),
+                command: Vec::new(),
+                mechanisms: Vec::new(),
+                append: String::new(),
+                config: None,
+                threshold: 5.0,
+                max_pairs: 16,
+                metric: crate::model::Metric::Time,
+            },
+            good: "HEAD~2".into(),
+            bad: "HEAD".into(),
+            alpha: 0.05,
+            skip: Vec::new(),
+            extra_steps: 2,
+            seed: None,
+            log: None,
+            dry_run: true,
+            db: None,
+            command_line: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_bisection_keeps_the_key_it_had_when_the_cli_made_it() {
+        // What `secperf bisect --dry-run --json` printed for this question
+        // before the request was typed: stored bisections go on under it.
+        let (good, bad) = (
+            "67d5ee8ff7526cab76b1cad19cc97a84d536417c",
+            "c8af92a7378c4679c105a7ececa208bb90f99351",
+        );
+        let r = request();
+        assert_eq!(
+            key(&r, Path::new("/tmp/series-cap/repo"), good, bad),
+            "73ba73b0edd68f30"
+        );
+        // --max-pairs is not part of it; the question's other parts are.
+        let mut more = request();
+        more.series.max_pairs = 3;
+        assert_eq!(
+            key(&more, Path::new("/tmp/series-cap/repo"), good, bad),
+            "73ba73b0edd68f30"
+        );
+        more.series.metric = crate::model::Metric::Instructions;
+        assert_ne!(
+            key(&more, Path::new("/tmp/series-cap/repo"), good, bad),
+            "73ba73b0edd68f30"
+        );
+    }
+}

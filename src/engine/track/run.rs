@@ -374,3 +374,47 @@ pub fn run(r: &TrackRequest) -> Result<TrackOutcome> {
         wait(*r.interval)?;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_track_keeps_the_key_it_had_when_the_cli_made_it() {
+        // What `secperf track /tmp/series-cap/repo -w getppid --once` named
+        // its track before the request was typed: stored tracks go on
+        // under it.
+        let r = TrackRequest {
+            series: SeriesSpec {
+                source: "/tmp/series-cap/repo".into(),
+                workload: Some("getppid".into()),
+                command: Vec::new(),
+                mechanisms: Vec::new(),
+                append: String::new(),
+                config: None,
+                threshold: 5.0,
+                max_pairs: 16,
+                metric: crate::model::Metric::Time,
+            },
+            branch: None,
+            from: None,
+            alpha: 0.05,
+            batch: 1,
+            once: true,
+            interval: std::time::Duration::from_secs(3600).into(),
+            prometheus: None,
+            db: None,
+            command_line: Vec::new(),
+        };
+        let q = question(&r, Path::new("/tmp/series-cap/repo"), "HEAD");
+        assert_eq!(key(&q), "ae93dea57b0a9b4b");
+        // A command is its words joined as a shell would read them.
+        let mut c = r.clone();
+        c.series.workload = None;
+        c.series.command = vec!["sh".into(), "-c".into(), "echo hi".into()];
+        assert_eq!(
+            question(&c, Path::new("/x"), "HEAD").workload,
+            "sh -c 'echo hi'"
+        );
+    }
+}
