@@ -215,17 +215,7 @@ const CLI_MAY_NOT_USE: &[&str] = &["runner", "safety", "sys", "kbuild"];
 
 /// Files of `src/cli/` still allowed what [`CLI_MAY_NOT_USE`] forbids,
 /// each with its reason; the list may only shrink.
-const CLI_KNOWN: &[(&str, &str)] = &[
-    (
-        "src/cli/bisect.rs",
-        "bisect still runs its steps' git, keys and record from cli (issue 54, in progress)",
-    ),
-    (
-        "src/cli/track.rs",
-        "track still keeps its lock, runs git and writes its record from cli (issue 54, in \
-         progress)",
-    ),
-];
+const CLI_KNOWN: &[(&str, &str)] = &[];
 
 #[test]
 fn the_command_line_runs_nothing_of_the_engines_work() {

@@ -576,7 +576,7 @@ impl MetricArgs {
     /// instructions; otherwise they are counted on this machine, which
     /// needs a PMU (or this is a guest booted with icount).
     pub fn counting(&self, booting: bool) -> Result<crate::engine::ab::counting::Counting> {
-        use crate::engine::{boots::guest_request::machine_of_this_process, counting::decide};
+        use crate::engine::{ab::counting::decide, boots::guest_request::machine_of_this_process};
         decide(self.metric(), machine_of_this_process(booting))
     }
 

@@ -21,8 +21,8 @@ mod reading;
 mod report;
 mod rerun;
 mod results;
-mod revision_ab;
 mod run;
+mod series;
 mod serve;
 mod shell;
 mod suite;
@@ -35,9 +35,6 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::error::exit_code;
-
-// The old paths of stdout's writers, until every command names `emit`.
-pub(crate) use emit::{emit, print_json};
 
 /// measure what Linux kernel security mechanisms (LSM hooks, seccomp,
 /// audit, credentials) cost, with syscall workloads run on a ladder of

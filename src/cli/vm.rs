@@ -1,5 +1,5 @@
 //! `--vm` on the measuring commands: the options, and the relay that runs
-//! the same command in a guest (`engine::vm`) and shows the run it stored.
+//! the same command in a guest (`engine::boots::vm`) and shows the run it stored.
 
 use std::path::Path;
 use std::time::Duration;
@@ -47,7 +47,7 @@ pub struct VmArgs {
 }
 
 /// The default of --vm-timeout, seconds.
-pub const DEFAULT_TIMEOUT_S: u64 = 7200;
+pub const DEFAULT_TIMEOUT_S: u64 = crate::engine::series::GUEST_TIMEOUT_S;
 
 impl VmArgs {
     /// The accelerator and the per-guest limit, checked; `booting` says

@@ -18,7 +18,6 @@
 //! - [`rerun`]: repeating a stored run from what was stored.
 
 pub mod ab;
-pub mod bisect;
 pub mod boots;
 pub mod campaign;
 pub mod current;
@@ -29,15 +28,9 @@ mod plan_calibrations;
 pub mod probes;
 pub mod progress;
 pub mod rerun;
-pub mod revision_ab;
+pub mod series;
 pub mod session;
 pub mod startup;
 pub mod suite;
 pub mod sweep;
-pub mod track;
-pub mod track_alarms;
 pub mod trial;
-
-// The rooms' old paths, until every caller names the room.
-pub use ab::{counting, design, measurer, warmup};
-pub use boots::{guest_request, kernels, vm};

@@ -1,6 +1,6 @@
 //! A bisection's data (`secperf bisect`): its revisions, each step's
 //! measured slowdown and class, how it ended, and the record the run
-//! store keeps of it. The decisions themselves are `engine::bisect`'s;
+//! store keeps of it. The decisions themselves are `engine::series::bisect`'s;
 //! these are plain serde types, shared with the store and the report.
 
 use chrono::{DateTime, Utc};

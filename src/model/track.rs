@@ -1,7 +1,7 @@
 //! A track's data (`secperf track`): a branch of a kernel tree followed
 //! commit by commit, each tested revision compared with the one tested
 //! before it, alarms raised under e-LOND ([`crate::stats::online`]). Plain
-//! serde types shared by the engine (`engine::track`, which decides), the
+//! serde types shared by the engine (`engine::series::track`, which decides), the
 //! store (one record per track, rewritten after every test) and the views.
 
 use chrono::{DateTime, Utc};

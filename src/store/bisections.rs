@@ -3,12 +3,11 @@
 //! record names its steps' runs by id; those runs are stored as any
 //! other, and deleting one leaves the bisection's own figures intact.
 
-use anyhow::{Context, Result};
-use rusqlite::{OptionalExtension, params};
-
-use super::codec::{json_from_sql, time_from_sql, time_to_sql};
-use super::{Store, disk_full};
+use super::Store;
+use super::codec::json_from_sql;
+use super::series::SeriesRow;
 use crate::model::bisect::{BisectionRecord, Status};
+use anyhow::{Context, Result};
 
 /// A stored bisection in a list: enough to pick one.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -26,33 +25,19 @@ impl Store {
     /// Writes `b`, replacing the record with its id (`created_at` stays
     /// the first one's).
     pub fn put_bisection(&mut self, b: &BisectionRecord) -> Result<()> {
-        let json = serde_json::to_string(b).context("cannot encode the bisection")?;
         let status = serde_json::to_value(b.status)?
             .as_str()
             .unwrap_or("in-progress")
             .to_string();
-        self.conn
-            .execute(
-                "INSERT INTO bisections (id, created_at, updated_at, status, record_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(id) DO UPDATE SET updated_at = ?3, status = ?4, record_json = ?5",
-                params![
-                    b.id,
-                    time_to_sql(&b.created_at),
-                    time_to_sql(&b.updated_at),
-                    status,
-                    json
-                ],
-            )
-            .with_context(|| {
-                format!(
-                    "cannot record bisection {} in {}",
-                    b.id,
-                    self.path.display()
-                )
-            })
-            .map_err(|e| disk_full(e, &self.path))?;
-        Ok(())
+        let row = SeriesRow {
+            table: "bisections",
+            what: "bisection",
+            id: &b.id,
+            created_at: &b.created_at,
+            updated_at: &b.updated_at,
+            status: Some(&status),
+        };
+        self.put_series_row(&row, b)
     }
 
     /// The bisection `spec` names: its id, a unique prefix of it, or
@@ -66,17 +51,10 @@ impl Store {
             "`secperf results list` lists the bisections stored, or give the --db the \
              bisection stored its steps in",
         )?;
-        let (created, json): (String, String) = self
-            .conn
-            .query_row(
-                "SELECT created_at, record_json FROM bisections WHERE id = ?1",
-                [&id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?
+        let (mut record, created_at): (BisectionRecord, _) = self
+            .series_record("bisections", &id)?
             .context("the bisection vanished while reading it")?;
-        let mut record: BisectionRecord = json_from_sql(&json, "bisections.record_json")?;
-        record.created_at = time_from_sql(&created, "bisections.created_at")?;
+        record.created_at = created_at;
         Ok(record)
     }
 

@@ -44,6 +44,7 @@ mod notes;
 mod policy_files;
 mod read;
 pub mod runs_page;
+mod series;
 mod tracks;
 pub use bisections::BisectionSummary;
 pub use campaigns::CampaignSummary;

@@ -4,10 +4,10 @@
 //! record names its tests' runs by id; those runs are stored as any other.
 
 use anyhow::{Context, Result};
-use rusqlite::{OptionalExtension, params};
 
-use super::codec::{json_from_sql, time_from_sql, time_to_sql};
-use super::{Store, disk_full};
+use super::Store;
+use super::codec::json_from_sql;
+use super::series::SeriesRow;
 use crate::model::track::TrackRecord;
 
 /// A stored track in a list: enough to pick one.
@@ -26,41 +26,26 @@ impl Store {
     /// Writes `t`, replacing the record with its id (`created_at` stays
     /// the first one's).
     pub fn put_track(&mut self, t: &TrackRecord) -> Result<()> {
-        let json = serde_json::to_string(t).context("cannot encode the track")?;
-        self.conn
-            .execute(
-                "INSERT INTO tracks (id, created_at, updated_at, record_json)
-                 VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(id) DO UPDATE SET updated_at = ?3, record_json = ?4",
-                params![
-                    t.id,
-                    time_to_sql(&t.created_at),
-                    time_to_sql(&t.updated_at),
-                    json
-                ],
-            )
-            .with_context(|| format!("cannot record track {} in {}", t.id, self.path.display()))
-            .map_err(|e| disk_full(e, &self.path))?;
-        Ok(())
+        let row = SeriesRow {
+            table: "tracks",
+            what: "track",
+            id: &t.id,
+            created_at: &t.created_at,
+            updated_at: &t.updated_at,
+            status: None,
+        };
+        self.put_series_row(&row, t)
     }
 
     /// The track with id `id` exactly, if stored (how a track finds its
     /// own record to go on).
     pub fn track_by_id(&self, id: &str) -> Result<Option<TrackRecord>> {
-        let row: Option<(String, String)> = self
-            .conn
-            .query_row(
-                "SELECT created_at, record_json FROM tracks WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        row.map(|(created, json)| {
-            let mut record: TrackRecord = json_from_sql(&json, "tracks.record_json")?;
-            record.created_at = time_from_sql(&created, "tracks.created_at")?;
-            Ok(record)
-        })
-        .transpose()
+        Ok(self
+            .series_record::<TrackRecord>("tracks", id)?
+            .map(|(mut record, created_at)| {
+                record.created_at = created_at;
+                record
+            }))
     }
 
     /// The track `spec` names: its id, a unique prefix of it, or `latest`

@@ -16,7 +16,7 @@
 //! - [`icount`]: counted instructions (`--metric instructions`): QEMU's
 //!   icount, and the guest's check that its clock counts them.
 //!
-//! The engine (`engine::vm`) puts these together and copies the guest's
+//! The engine (`engine::boots::vm`) puts these together and copies the guest's
 //! run into the host's store.
 
 pub mod accel;

@@ -30,6 +30,7 @@ pub mod header;
 pub mod overhead;
 pub mod plots;
 pub mod scaling;
+pub mod series;
 pub mod sweeps;
 pub mod track;
 pub mod writer;

@@ -5,6 +5,7 @@
 //! once through `report::markup`, so every format says the same; the HTML
 //! page (`report::html::bisect`) takes the same table.
 
+use super::revisions;
 use crate::model::bisect::{BisectionRecord, Class, Status, Tested};
 use crate::report::markup::{Align, Cell, Column, Kind, Markup, Raw, Table, Tone, writer};
 
@@ -54,21 +55,20 @@ pub fn steps_table(b: &BisectionRecord) -> Table {
     let o = &b.outcome;
     let mut t = Table::new(
         "bisect_steps",
-        vec![
-            Column::new("#", Align::Right, "position"),
-            Column::new("revision", Align::Left, "commit"),
-            Column::new("subject", Align::Left, "subject"),
-            Column::new("step", Align::Right, "step"),
-            Column::new("class", Align::Left, "class"),
-            Column::with_fields(
-                "slowdown vs good [CI]",
-                Align::Right,
-                &["slowdown_pct", "ci_low_pct", "ci_high_pct"],
-            ),
-            Column::new("pairs", Align::Right, "pairs"),
-            Column::new("run", Align::Right, "run_id"),
-            Column::new("seconds", Align::Right, "seconds"),
-        ],
+        [
+            revisions::revision_columns()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![
+                Column::new("step", Align::Right, "step"),
+                Column::new("class", Align::Left, "class"),
+                revisions::change_column("slowdown vs good [CI]", "slowdown_pct"),
+                Column::new("pairs", Align::Right, "pairs"),
+                Column::new("run", Align::Right, "run_id"),
+                Column::new("seconds", Align::Right, "seconds"),
+            ],
+        ]
+        .concat(),
     );
     t.row(vec![
         Cell::value("0", 0u32),
@@ -90,38 +90,33 @@ pub fn steps_table(b: &BisectionRecord) -> Table {
     tested.sort();
     for (index, order) in tested {
         let s = &o.steps[order];
-        let (interval, pairs, run) = match &s.tested {
+        let [interval, pairs, run] = match &s.tested {
             Tested::Measured {
                 estimate,
                 ci_low,
                 ci_high,
                 pairs,
                 run_id,
-            } => (
-                Cell::values(
-                    format!("{estimate:+.1}% [{ci_low:+.1}, {ci_high:+.1}]"),
-                    vec![(*estimate).into(), (*ci_low).into(), (*ci_high).into()],
-                )
-                .tone(tone(s.class)),
-                Cell::value(pairs.to_string(), *pairs),
-                run_id.map_or(Cell::value("", Raw::Empty), |r| {
-                    Cell::value(r.to_string(), u64::try_from(r).unwrap_or(0))
-                }),
+            } => revisions::measured_cells(
+                *estimate,
+                *ci_low,
+                *ci_high,
+                *pairs,
+                *run_id,
+                tone(s.class),
             ),
-            Tested::Failed(why) => (
-                Cell::values(
-                    why.chars().take(60).collect::<String>(),
-                    vec![Raw::Empty, Raw::Empty, Raw::Empty],
-                ),
-                Cell::value("", Raw::Empty),
-                Cell::value("", Raw::Empty),
-            ),
+            Tested::Failed(why) => [
+                revisions::failed_cell(why),
+                revisions::empty(),
+                revisions::empty(),
+            ],
         };
         let endpoint = index + 1 == o.revisions.len();
+        let [position, commit, subject] = revisions::revision_cells(index + 1, &s.revision);
         t.row(vec![
-            Cell::value((index + 1).to_string(), (index + 1) as u64),
-            Cell::text(s.revision.abbrev()),
-            Cell::text(s.revision.subject.clone()),
+            position,
+            commit,
+            subject,
             Cell::value(
                 if endpoint && order == 0 {
                     "endpoint".to_string()

@@ -39,6 +39,7 @@ pub mod post;
 pub mod prediction;
 pub mod probe;
 mod results;
+mod revisions;
 pub mod suite;
 pub mod summary;
 pub mod sweeps;

@@ -6,9 +6,45 @@
 //! form. Written once through `report::markup`, so every format says the
 //! same.
 
+use super::revisions;
 use crate::model::track::{Direction, Outcome, Point, TrackRecord};
 use crate::report::doc::RunDoc;
 use crate::report::markup::{Align, Cell, Column, Kind, Markup, Raw, Table, Tone, writer};
+
+/// One tested revision in a line: what `track` prints as it tests and in
+/// its summary.
+pub fn point_line(p: &Point) -> String {
+    match &p.outcome {
+        Outcome::Measured {
+            estimate,
+            ci_low,
+            ci_high,
+            pairs,
+            run_id,
+            alarm,
+        } => format!(
+            "{} against {}: {estimate:+.1}% [{ci_low:+.1}, {ci_high:+.1}] at level {:.2e} in \
+             {pairs} pairs (run {}){}",
+            p.revision.short(),
+            p.baseline.abbrev(),
+            p.level.unwrap_or(f64::NAN),
+            run_id.map_or("?".into(), |r| r.to_string()),
+            match alarm {
+                Some(d) => format!(
+                    ": ALARM, {}{}",
+                    d.word(),
+                    match (&p.culprit, &p.culprit_note) {
+                        (Some(c), _) => format!("; the commit: {}", c.short()),
+                        (None, Some(n)) => format!("; {n}"),
+                        (None, None) => String::new(),
+                    }
+                ),
+                None => String::new(),
+            }
+        ),
+        Outcome::Failed { why } => format!("{}: skipped ({why})", p.revision.short()),
+    }
+}
 
 /// The tone of an alarm: slower is the worse side.
 fn tone(alarm: Option<Direction>) -> Tone {
@@ -55,21 +91,20 @@ pub fn error_rate(t: &TrackRecord) -> String {
 pub fn points_table(t: &TrackRecord) -> Table {
     let mut table = Table::new(
         "track_points",
-        vec![
-            Column::new("#", Align::Right, "position"),
-            Column::new("revision", Align::Left, "commit"),
-            Column::new("subject", Align::Left, "subject"),
-            Column::new("against", Align::Left, "baseline"),
-            Column::with_fields(
-                "change [CI]",
-                Align::Right,
-                &["change_pct", "ci_low_pct", "ci_high_pct"],
-            ),
-            Column::new("level", Align::Right, "level"),
-            Column::new("pairs", Align::Right, "pairs"),
-            Column::new("alarm", Align::Left, "alarm"),
-            Column::new("run", Align::Right, "run_id"),
-        ],
+        [
+            revisions::revision_columns()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![
+                Column::new("against", Align::Left, "baseline"),
+                revisions::change_column("change [CI]", "change_pct"),
+                Column::new("level", Align::Right, "level"),
+                Column::new("pairs", Align::Right, "pairs"),
+                Column::new("alarm", Align::Left, "alarm"),
+                Column::new("run", Align::Right, "run_id"),
+            ],
+        ]
+        .concat(),
     );
     for p in &t.points {
         let (change, pairs, alarm, run) = match &p.outcome {
@@ -80,37 +115,35 @@ pub fn points_table(t: &TrackRecord) -> Table {
                 pairs,
                 run_id,
                 alarm,
-            } => (
-                Cell::values(
-                    format!("{estimate:+.1}% [{ci_low:+.1}, {ci_high:+.1}]"),
-                    vec![(*estimate).into(), (*ci_low).into(), (*ci_high).into()],
-                )
-                .tone(tone(*alarm)),
-                Cell::value(pairs.to_string(), *pairs),
-                Cell::text(match (alarm, &p.culprit) {
+            } => {
+                let [change, pairs, run] = revisions::measured_cells(
+                    *estimate,
+                    *ci_low,
+                    *ci_high,
+                    *pairs,
+                    *run_id,
+                    tone(*alarm),
+                );
+                let alarm = Cell::text(match (alarm, &p.culprit) {
                     (Some(d), Some(_)) => format!("{} (this commit)", d.word()),
                     (Some(d), None) => format!("{} (one of the commits since)", d.word()),
                     (None, _) => String::new(),
                 })
-                .tone(tone(*alarm)),
-                run_id.map_or(Cell::value("", Raw::Empty), |r| {
-                    Cell::value(r.to_string(), u64::try_from(r).unwrap_or(0))
-                }),
-            ),
+                .tone(tone(*alarm));
+                (change, pairs, alarm, run)
+            }
             Outcome::Failed { why } => (
-                Cell::values(
-                    why.chars().take(60).collect::<String>(),
-                    vec![Raw::Empty, Raw::Empty, Raw::Empty],
-                ),
-                Cell::value("", Raw::Empty),
+                revisions::failed_cell(why),
+                revisions::empty(),
                 Cell::text("skipped"),
-                Cell::value("", Raw::Empty),
+                revisions::empty(),
             ),
         };
+        let [position, commit, subject] = revisions::revision_cells(p.position, &p.revision);
         table.row(vec![
-            Cell::value(p.position.to_string(), p.position as u64),
-            Cell::text(p.revision.abbrev()),
-            Cell::text(p.revision.subject.clone()),
+            position,
+            commit,
+            subject,
             Cell::text(p.baseline.abbrev()),
             change,
             p.level.map_or(Cell::value("", Raw::Empty), |l| {

@@ -9,10 +9,7 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{
-    BLACK_ISH, GRID, Mark, WIDTH, label_style, legend, legend_height, range, svg, tick_style,
-    title_style,
-};
+use super::{BLACK_ISH, Mark, WIDTH, legend, legend_height, range, revisions, svg, tick_style};
 use crate::model::bisect::Class;
 
 /// One tested revision.
@@ -85,47 +82,28 @@ pub fn draw(c: &BisectChart) -> Result<String> {
     let few = c.revisions < MAX_TICKS;
     svg(WIDTH, height, |root| {
         let (upper, lower) = root.split_vertically(height - legend_h);
-        let mut chart = ChartBuilder::on(&upper)
-            .caption(super::shorten(&c.title, 100), title_style())
-            .margin(10)
-            .margin_right(28)
-            .x_label_area_size(if few { 72 } else { 50 })
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.5..n + 0.5, lo..hi)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(GRID)
-            .x_labels(if few { 0 } else { 10 })
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc(if few {
-                "revision, in commit order (0: --good)"
-            } else {
-                "position in commit order (0: --good)"
-            })
-            .y_desc("slowdown vs --good, % (interval at the step's level)")
-            .y_label_formatter(&|v| format!("{v:+.0}%"))
-            .label_style(tick_style())
-            .axis_desc_style(label_style())
-            .draw()?;
-        let line =
-            |y: f64, style: ShapeStyle| PathElement::new(vec![(-0.5, y), (n + 0.5, y)], style);
-        chart.draw_series(std::iter::once(line(0.0, BLACK_ISH.stroke_width(1))))?;
-        chart.draw_series(std::iter::once(line(
-            t / 2.0,
+        let mut chart = revisions::axes(
+            &upper,
+            &revisions::Axes {
+                title: &c.title,
+                n,
+                lo,
+                hi,
+                few,
+                x_desc: if few {
+                    "revision, in commit order (0: --good)"
+                } else {
+                    "position in commit order (0: --good)"
+                },
+                y_desc: "slowdown vs --good, % (interval at the step's level)",
+            },
+        )?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, t / 2.0), (n + 0.5, t / 2.0)],
             super::PALETTE[3].stroke_width(2),
         )))?;
         // The threshold, dashed.
-        let step = (n + 1.0) / 60.0;
-        let mut x = -0.5;
-        while x < n + 0.5 {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, t), ((x + step / 2.0).min(n + 0.5), t)],
-                BLACK_ISH.stroke_width(1),
-            )))?;
-            x += step;
-        }
+        revisions::dashed(&mut chart, n, t, BLACK_ISH.stroke_width(1))?;
         if let Some(f) = c.first_bad {
             let x = f as f64 - 0.5;
             chart.draw_series(std::iter::once(PathElement::new(
@@ -178,12 +156,7 @@ pub fn draw(c: &BisectChart) -> Result<String> {
             }
         }
         if few {
-            let style = tick_style().pos(Pos::new(HPos::Center, VPos::Top));
-            for (pos, label) in &labels {
-                let (px, py) = chart.backend_coord(&(*pos as f64, lo));
-                upper.draw(&Text::new(format!("{pos}"), (px, py + 6), style.clone()))?;
-                upper.draw(&Text::new(label.clone(), (px, py + 22), style.clone()))?;
-            }
+            revisions::commit_labels(&upper, &chart, lo, &labels)?;
         }
         legend(&lower, 70, &entries)
     })

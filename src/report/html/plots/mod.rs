@@ -15,6 +15,7 @@ pub mod bisect;
 pub mod forest;
 pub mod lines;
 pub mod pairs;
+pub mod revisions;
 pub mod sweep;
 pub mod track;
 

@@ -9,10 +9,7 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{
-    BLACK_ISH, GRID, Mark, WIDTH, label_style, legend, legend_height, range, svg, tick_style,
-    title_style,
-};
+use super::{Mark, WIDTH, legend, legend_height, range, revisions, svg, tick_style};
 use crate::model::track::Direction;
 
 /// One tested revision.
@@ -87,40 +84,21 @@ pub fn draw(c: &TrackChart) -> Result<String> {
     let few = c.positions < MAX_TICKS;
     svg(WIDTH, height, |root| {
         let (upper, lower) = root.split_vertically(height - legend_h);
-        let mut chart = ChartBuilder::on(&upper)
-            .caption(super::shorten(&c.title, 100), title_style())
-            .margin(10)
-            .margin_right(28)
-            .x_label_area_size(if few { 72 } else { 50 })
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.5..n + 0.5, lo..hi)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(GRID)
-            .x_labels(if few { 0 } else { 10 })
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc("commit on the branch, by first parents (0: --from)")
-            .y_desc("change vs the revision tested before, % (interval at its level)")
-            .y_label_formatter(&|v| format!("{v:+.0}%"))
-            .label_style(tick_style())
-            .axis_desc_style(label_style())
-            .draw()?;
-        let line =
-            |y: f64, style: ShapeStyle| PathElement::new(vec![(-0.5, y), (n + 0.5, y)], style);
-        chart.draw_series(std::iter::once(line(0.0, BLACK_ISH.stroke_width(1))))?;
+        let mut chart = revisions::axes(
+            &upper,
+            &revisions::Axes {
+                title: &c.title,
+                n,
+                lo,
+                hi,
+                few,
+                x_desc: "commit on the branch, by first parents (0: --from)",
+                y_desc: "change vs the revision tested before, % (interval at its level)",
+            },
+        )?;
         // The band a test cannot alarm in, its edges dashed.
-        let step = (n + 1.0) / 60.0;
         for y in [half, -half] {
-            let mut x = -0.5;
-            while x < n + 0.5 {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, y), ((x + step / 2.0).min(n + 0.5), y)],
-                    super::PALETTE[3].stroke_width(2),
-                )))?;
-                x += step;
-            }
+            revisions::dashed(&mut chart, n, y, super::PALETTE[3].stroke_width(2))?;
         }
         // The line through the measured points, in branch order.
         let measured: Vec<(f64, f64)> = c
@@ -170,14 +148,9 @@ pub fn draw(c: &TrackChart) -> Result<String> {
             }
         }
         if few {
-            let style = tick_style().pos(Pos::new(HPos::Center, VPos::Top));
             let mut labels: Vec<(usize, String)> = vec![(0, c.from_label.clone())];
             labels.extend(c.points.iter().map(|p| (p.position, p.label.clone())));
-            for (pos, label) in &labels {
-                let (px, py) = chart.backend_coord(&(*pos as f64, lo));
-                upper.draw(&Text::new(format!("{pos}"), (px, py + 6), style.clone()))?;
-                upper.draw(&Text::new(label.clone(), (px, py + 22), style.clone()))?;
-            }
+            revisions::commit_labels(&upper, &chart, lo, &labels)?;
         }
         legend(&lower, 70, &entries)
     })

@@ -13,10 +13,20 @@
 //! measured. The record is handed back after every test, to be stored, so
 //! that a killed track loses at most the test it was in, which then runs
 //! again at the same level.
+//!
+//! [`run`] is the command's one call (the request in, what it tested out);
+//! [`alarms`] bisects an alarm over several commits.
 
 use anyhow::{Result, bail};
 
-use crate::engine::bisect::{BisectOpts, StepTester};
+pub use run::{Looked, Refusal, TrackOutcome, TrackRequest, run};
+
+pub mod alarms;
+mod branch;
+mod lock;
+mod run;
+
+use crate::engine::series::bisect::{BisectOpts, StepTester};
 use crate::model::bisect::{Class, Revision, Step, Tested};
 use crate::model::track::{Direction, Outcome, Point, TrackRecord};
 
@@ -270,7 +280,7 @@ pub fn bisect_alarm(
         spent_before,
     };
     let mut so_far = done.clone();
-    crate::engine::bisect::bisect(
+    crate::engine::series::bisect::bisect(
         &p.baseline,
         &revisions,
         &opts,
@@ -281,8 +291,13 @@ pub fn bisect_alarm(
         &done,
         &mut |s, left| {
             so_far.push(s.clone());
-            let progress =
-                crate::engine::bisect::in_progress(&p.baseline, &revisions, &opts, &so_far, left);
+            let progress = crate::engine::series::bisect::in_progress(
+                &p.baseline,
+                &revisions,
+                &opts,
+                &so_far,
+                left,
+            );
             on_step(s, progress, left)
         },
     )

@@ -5,14 +5,14 @@
 //!
 //! The comparison is typed ([`RevisionAb::request`]: the plan the host
 //! runs), and each guest is told its halves of it in types too (the
-//! request of [`super::guest_request`]).
+//! request of [`crate::engine::boots::guest_request`]).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::counting::Counting;
-use super::plan::{HalfDesign, OverheadPlan, OverheadRequest, Placement};
+use crate::engine::ab::counting::Counting;
+use crate::engine::plan::{HalfDesign, OverheadPlan, OverheadRequest, Placement};
 use crate::model::Metric;
 use crate::model::bisect::{Revision, Tested};
 use crate::stats::decision::DecisionOpts;
@@ -83,8 +83,8 @@ impl RevisionAb {
         base_name: &str,
         baseline: &Revision,
         revision: &Revision,
-    ) -> Result<super::kernels::Arms> {
-        super::kernels::Arms::checked(vec![
+    ) -> Result<crate::engine::boots::kernels::Arms> {
+        crate::engine::boots::kernels::Arms::checked(vec![
             self.arm(base_name, &baseline.commit)?,
             self.arm(&Self::name(revision), &revision.commit)?,
         ])
@@ -95,8 +95,8 @@ impl RevisionAb {
     fn decision(&self, alpha: f64) -> Result<DecisionOpts> {
         let half = self.threshold / 2.0;
         Ok(DecisionOpts {
-            test: super::plan::DEFAULT_TEST,
-            error_rate: super::plan::DEFAULT_ERROR_RATE,
+            test: crate::engine::plan::DEFAULT_TEST,
+            error_rate: crate::engine::plan::DEFAULT_ERROR_RATE,
             ..DecisionOpts::validated(alpha, half, half)?
         })
     }
@@ -142,10 +142,10 @@ impl RevisionAb {
             half: HalfDesign {
                 pairs: None,
                 max_pairs: Some(self.max_pairs),
-                sample_ms: super::plan::DEFAULT_SAMPLE_MS,
+                sample_ms: crate::engine::plan::DEFAULT_SAMPLE_MS,
                 samples_per_half: match self.counting.metric() {
-                    Metric::Instructions => super::plan::COUNTING_SAMPLES_PER_HALF,
-                    Metric::Time => super::plan::DEFAULT_SAMPLES_PER_HALF,
+                    Metric::Instructions => crate::engine::plan::COUNTING_SAMPLES_PER_HALF,
+                    Metric::Time => crate::engine::plan::DEFAULT_SAMPLES_PER_HALF,
                 },
                 warmup: 0,
             },
@@ -169,7 +169,7 @@ impl RevisionAb {
         baseline: &Revision,
         revision: &Revision,
         alpha: f64,
-    ) -> Result<(super::kernels::Arms, OverheadPlan)> {
+    ) -> Result<(crate::engine::boots::kernels::Arms, OverheadPlan)> {
         let reqs = self.arms(base_name, baseline, revision)?;
         let plan = OverheadPlan::new(&self.request(alpha)?)?;
         Ok((reqs, plan))
@@ -202,10 +202,10 @@ impl RevisionAb {
     ) -> Result<Tested> {
         let name = Self::name(revision);
         let (reqs, plan) = self.plan(base_name, baseline, revision, alpha)?;
-        let measured = super::kernels::measure_stored(
+        let measured = crate::engine::boots::kernels::measure_stored(
             &reqs,
             &plan,
-            &super::kernels::Guests {
+            &crate::engine::boots::kernels::Guests {
                 accel: self.accel,
                 timeout: self.timeout,
                 no_wait: false,

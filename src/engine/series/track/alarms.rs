@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::revision_ab::RevisionAb;
+use crate::engine::series::revision_ab::RevisionAb;
 use crate::model::bisect::{Revision, Tested};
 use crate::model::track::{Direction, TrackRecord};
 
@@ -20,7 +20,7 @@ struct BatchSteps<'a> {
     good: Revision,
 }
 
-impl super::bisect::StepTester for BatchSteps<'_> {
+impl crate::engine::series::bisect::StepTester for BatchSteps<'_> {
     fn test(&mut self, revision: &Revision, alpha: f64) -> Result<Tested> {
         crate::say!(
             "secperf: track: bisecting: testing {} against {}",
@@ -49,14 +49,12 @@ pub fn bisect_alarms(
         if p.alarm().is_none() || p.culprit.is_some() || p.bisection.is_some() {
             continue;
         }
-        let id = crate::kbuild::sha256_hex(format!("track {} {}", rec.id, p.position).as_bytes())
-            [..16]
-            .to_string();
+        let id = crate::engine::series::key(&format!("track {} {}", rec.id, p.position));
         // Killed half-way, it goes on from the steps stored.
         let stored = crate::store::Store::open(db_path)?.bisection(&id).ok();
         let before = BisectionRecord::resumed_steps(stored.as_ref());
-        let (done, undecided) = super::bisect::split_steps(&before);
-        let suspects = super::track::suspects(rec, i, branch);
+        let (done, undecided) = crate::engine::series::bisect::split_steps(&before);
+        let suspects = super::suspects(rec, i, branch);
         crate::say!(
             "secperf: track: bisecting the {} commits since {} for the alarm at {} (bisection \
              {id})",
@@ -95,7 +93,7 @@ pub fn bisect_alarms(
             attempts: attempts.to_vec(),
         };
         let mut finished = before.clone();
-        let outcome = super::track::bisect_alarm(
+        let outcome = super::bisect_alarm(
             rec,
             i,
             branch,

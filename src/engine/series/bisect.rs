@@ -26,10 +26,16 @@
 //! it above T/2, so it is not 0. So the named commit is wrong with
 //! probability at most alpha. docs/methodology.md has the argument and
 //! its assumption.
+//!
+//! [`run`] is the command's one call: the request in, the stored record
+//! (or the dry run's plan) out.
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::model::bisect::{Class, Outcome, Revision, Step, Tested};
+pub use run::{BisectOutcome, BisectPlan, BisectRequest, run};
+
+mod run;
 
 /// Classifies a step's interval of the slowdown against good (%), with
 /// threshold `t` (%).
