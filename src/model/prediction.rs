@@ -76,6 +76,47 @@ pub mod testing {
             .with_timezone(&chrono::Utc)
     }
 
+    /// One syscall, one probe, one note, no cold term: the small case the
+    /// formats' own tests read.
+    pub fn one_syscall() -> Prediction {
+        Prediction {
+            mechanism: "seccomp:profile=/p/d.json".into(),
+            target: "tar \"cf\" x".into(),
+            window_s: 0.5,
+            cpu_ns: 400_000_000,
+            syscalls: 3000,
+            added_ns: 4_000_000.0,
+            added_low_ns: 2_000_000.0,
+            added_high_ns: 6_000_000.0,
+            overhead_pct: 1.0,
+            overhead_low_pct: 0.5,
+            overhead_high_pct: 1.5,
+            model: "m".into(),
+            cold: None,
+            probes: vec![ProbeFigure {
+                spec: "seccomp:allow".into(),
+                workload: "getppid".into(),
+                baseline_ns_per_op: 200.0,
+                delta_ns_per_op: 2.0,
+                delta_low_ns: 1.0,
+                delta_high_ns: 3.0,
+                pairs: 10,
+                run_id: 4,
+                measured_at: chrono::Utc::now(),
+            }],
+            notes: vec!["n".into()],
+            per_syscall: vec![SyscallLine {
+                name: "newfstatat".into(),
+                nr: 262,
+                count: 3000,
+                class: "cached allow".into(),
+                ns_per_call: 1333.3,
+                cost_ns: 4_000_000.0,
+                denied: false,
+            }],
+        }
+    }
+
     /// Seventeen syscalls (two more than the tables show), the cold term,
     /// two probes and two notes.
     pub fn full() -> Prediction {

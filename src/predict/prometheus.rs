@@ -113,51 +113,11 @@ pub fn prometheus(p: &Prediction) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::prediction::testing::{bare, full};
-    use crate::predict::model::{ProbeFigure, SyscallLine};
-
-    fn prediction() -> Prediction {
-        Prediction {
-            mechanism: "seccomp:profile=/p/d.json".into(),
-            target: "tar \"cf\" x".into(),
-            window_s: 0.5,
-            cpu_ns: 400_000_000,
-            syscalls: 3000,
-            added_ns: 4_000_000.0,
-            added_low_ns: 2_000_000.0,
-            added_high_ns: 6_000_000.0,
-            overhead_pct: 1.0,
-            overhead_low_pct: 0.5,
-            overhead_high_pct: 1.5,
-            model: "m".into(),
-            cold: None,
-            probes: vec![ProbeFigure {
-                spec: "seccomp:allow".into(),
-                workload: "getppid".into(),
-                baseline_ns_per_op: 200.0,
-                delta_ns_per_op: 2.0,
-                delta_low_ns: 1.0,
-                delta_high_ns: 3.0,
-                pairs: 10,
-                run_id: 4,
-                measured_at: chrono::Utc::now(),
-            }],
-            notes: vec!["n".into()],
-            per_syscall: vec![SyscallLine {
-                name: "newfstatat".into(),
-                nr: 262,
-                count: 3000,
-                class: "cached allow".into(),
-                ns_per_call: 1333.3,
-                cost_ns: 4_000_000.0,
-                denied: false,
-            }],
-        }
-    }
+    use crate::model::prediction::testing::{bare, full, one_syscall};
 
     #[test]
     fn prometheus_is_the_text_format_with_ratios_and_seconds() {
-        let out = prometheus(&prediction());
+        let out = prometheus(&one_syscall());
         assert!(
             out.contains("# TYPE secperf_predicted_overhead_ratio gauge"),
             "{out}"
@@ -183,7 +143,7 @@ mod tests {
 
     #[test]
     fn the_cold_term_has_its_gauge() {
-        let mut p = prediction();
+        let mut p = one_syscall();
         p.cold = Some(crate::predict::model::ColdFigure {
             fault_pages: 2,
             cpu_ns_per_call: 2500.0,

@@ -128,9 +128,9 @@ impl Counting {
         self == Counting::Icount
     }
 
-    /// The counting a figure of `metric` has where nothing decided it: a
-    /// stored run's, or a test's (the clock for time, icount for
-    /// instructions, which is how every stored guest run counted).
+    /// A test's counting for figures of `metric`: the clock for time,
+    /// icount for instructions.
+    #[cfg(test)]
     pub fn of_metric(metric: Metric) -> Counting {
         match metric {
             Metric::Time => Counting::Clock,

@@ -50,17 +50,13 @@ impl SeriesSpec {
     /// boot order seeded by `seed`, every run stored in `db`. How the
     /// guests count is decided here, once.
     pub fn tests(&self, source: &Path, seed: u64, db: &Path) -> Result<RevisionAb> {
-        let machine = crate::engine::boots::guest_request::machine_of_this_process(true);
         Ok(RevisionAb {
+            spec: self.clone(),
             source: source.to_path_buf(),
-            workload: self.workload.clone(),
-            command: self.command.clone(),
-            mechanisms: self.mechanisms.clone(),
-            append: self.append.clone(),
-            config: self.config.clone(),
-            threshold: self.threshold,
-            max_pairs: self.max_pairs,
-            counting: crate::engine::ab::counting::decide(self.metric, machine)?,
+            counting: crate::engine::ab::counting::decide(
+                self.metric,
+                crate::engine::ab::counting::Machine::Guests,
+            )?,
             seed,
             accel: AccelChoice::Auto,
             timeout: crate::vm::process::Timeouts::total(Duration::from_secs(GUEST_TIMEOUT_S)),

@@ -21,21 +21,12 @@ use crate::vm::accel::AccelChoice;
 /// What every test of a series measures, and where it stores its runs.
 #[derive(Debug, Clone)]
 pub struct RevisionAb {
+    /// The question, as given (its workload or command, mechanisms,
+    /// command line, config fragment, threshold and budget).
+    pub spec: super::SeriesSpec,
     /// The kernel tree, a git checkout (canonical).
     pub source: PathBuf,
-    /// A workload (`-w`), or else the command measured.
-    pub workload: Option<String>,
-    pub command: Vec<String>,
-    /// Mechanisms on in every boot of both arms.
-    pub mechanisms: Vec<String>,
-    /// The kernel command line of every boot.
-    pub append: String,
-    pub config: Option<PathBuf>,
-    /// The change that counts, %: the noise band and the equivalence
-    /// margin are half of it.
-    pub threshold: f64,
-    pub max_pairs: u32,
-    /// How the guests count (decided once, for `--metric`).
+    /// How the guests count (decided once, for the spec's `--metric`).
     pub counting: Counting,
     pub seed: u64,
     /// The guests' accelerator and the limit on each, boot included.
@@ -59,7 +50,7 @@ impl RevisionAb {
         source
             .take_key("rev", commit)
             .map_err(|e| e.context(format!("arm {name}")))?;
-        if let Some(c) = &self.config {
+        if let Some(c) = &self.spec.config {
             source
                 .take_key("config", &c.display().to_string())
                 .map_err(|e| e.context(format!("arm {name}")))?;
@@ -68,7 +59,7 @@ impl RevisionAb {
             name: name.to_string(),
             vm: crate::vm::VmSpec {
                 image: self.source.clone(),
-                append: self.append.trim().to_string(),
+                append: self.spec.append.trim().to_string(),
                 cpus: None,
                 memory: None,
             },
@@ -93,7 +84,7 @@ impl RevisionAb {
     /// The decision: noise band and equivalence margin at half the
     /// threshold, the sequential design's test and error rate.
     fn decision(&self, alpha: f64) -> Result<DecisionOpts> {
-        let half = self.threshold / 2.0;
+        let half = self.spec.threshold / 2.0;
         Ok(DecisionOpts {
             test: crate::engine::plan::DEFAULT_TEST,
             error_rate: crate::engine::plan::DEFAULT_ERROR_RATE,
@@ -103,7 +94,7 @@ impl RevisionAb {
 
     /// The workload list and its parameters: `-w`, or the command.
     fn workload(&self) -> (String, Vec<String>) {
-        match &self.workload {
+        match &self.spec.workload {
             Some(w) => (w.clone(), Vec::new()),
             None => {
                 let name = crate::workloads::command::NAME;
@@ -111,7 +102,7 @@ impl RevisionAb {
                     name.to_string(),
                     vec![format!(
                         "{name}.argv={}",
-                        crate::workloads::command::argv_param(&self.command)
+                        crate::workloads::command::argv_param(&self.spec.command)
                     )],
                 )
             }
@@ -124,10 +115,10 @@ impl RevisionAb {
     pub fn request(&self, alpha: f64) -> Result<OverheadRequest> {
         let (workload, params) = self.workload();
         Ok(OverheadRequest {
-            mechanisms: if self.mechanisms.is_empty() {
+            mechanisms: if self.spec.mechanisms.is_empty() {
                 vec!["none".to_string()]
             } else {
-                self.mechanisms.clone()
+                self.spec.mechanisms.clone()
             },
             workloads: Some(workload),
             params,
@@ -141,7 +132,7 @@ impl RevisionAb {
             mode: crate::model::Mode::Process,
             half: HalfDesign {
                 pairs: None,
-                max_pairs: Some(self.max_pairs),
+                max_pairs: Some(self.spec.max_pairs),
                 sample_ms: crate::engine::plan::DEFAULT_SAMPLE_MS,
                 samples_per_half: match self.counting.metric() {
                     Metric::Instructions => crate::engine::plan::COUNTING_SAMPLES_PER_HALF,
@@ -283,14 +274,18 @@ mod tests {
     fn ab(metric: Metric, tree: &tempfile::TempDir) -> RevisionAb {
         let source = std::fs::canonicalize(tree.path()).unwrap();
         RevisionAb {
-            config: Some(source.join("frag")),
+            spec: super::super::SeriesSpec {
+                source: source.clone(),
+                workload: Some("getppid".into()),
+                command: Vec::new(),
+                mechanisms: Vec::new(),
+                append: "audit=1 quiet".into(),
+                config: Some(source.join("frag")),
+                threshold: 4.0,
+                max_pairs: 16,
+                metric,
+            },
             source,
-            workload: Some("getppid".into()),
-            command: Vec::new(),
-            mechanisms: Vec::new(),
-            append: "audit=1 quiet".into(),
-            threshold: 4.0,
-            max_pairs: 16,
             counting: Counting::of_metric(metric),
             seed: 7,
             accel: AccelChoice::Auto,
@@ -354,8 +349,8 @@ mod tests {
         );
         // A command is the `command` workload with its argv.
         let mut c = ab(Metric::Time, &t);
-        c.workload = None;
-        c.command = vec!["true".into()];
+        c.spec.workload = None;
+        c.spec.command = vec!["true".into()];
         let r = c.request(0.05).unwrap();
         assert_eq!(
             r.workloads.as_deref(),
@@ -372,7 +367,7 @@ mod tests {
         let e = a.request(1.5).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2, "{e:#}");
         let mut m = ab(Metric::Time, &t);
-        m.mechanisms = vec!["nonesuch".into()];
+        m.spec.mechanisms = vec!["nonesuch".into()];
         let e = OverheadPlan::new(&m.request(0.05).unwrap()).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2, "{e:#}");
     }

@@ -215,52 +215,11 @@ pub fn csv(p: &Prediction) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ProbeFigure;
-    use crate::model::prediction::SyscallLine;
-    use crate::model::prediction::testing::{bare, full};
-
-    fn prediction() -> Prediction {
-        Prediction {
-            mechanism: "seccomp:profile=/p/d.json".into(),
-            target: "tar \"cf\" x".into(),
-            window_s: 0.5,
-            cpu_ns: 400_000_000,
-            syscalls: 3000,
-            added_ns: 4_000_000.0,
-            added_low_ns: 2_000_000.0,
-            added_high_ns: 6_000_000.0,
-            overhead_pct: 1.0,
-            overhead_low_pct: 0.5,
-            overhead_high_pct: 1.5,
-            model: "m".into(),
-            cold: None,
-            probes: vec![ProbeFigure {
-                spec: "seccomp:allow".into(),
-                workload: "getppid".into(),
-                baseline_ns_per_op: 200.0,
-                delta_ns_per_op: 2.0,
-                delta_low_ns: 1.0,
-                delta_high_ns: 3.0,
-                pairs: 10,
-                run_id: 4,
-                measured_at: chrono::Utc::now(),
-            }],
-            notes: vec!["n".into()],
-            per_syscall: vec![SyscallLine {
-                name: "newfstatat".into(),
-                nr: 262,
-                count: 3000,
-                class: "cached allow".into(),
-                ns_per_call: 1333.3,
-                cost_ns: 4_000_000.0,
-                denied: false,
-            }],
-        }
-    }
+    use crate::model::prediction::testing::{bare, full, one_syscall};
 
     #[test]
     fn csv_has_a_header_and_a_row_per_syscall() {
-        let out = csv(&prediction());
+        let out = csv(&one_syscall());
         let mut r = ::csv::Reader::from_reader(out.as_bytes());
         assert_eq!(r.headers().unwrap().get(2), Some("syscall"));
         let rows: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
@@ -272,7 +231,7 @@ mod tests {
 
     #[test]
     fn the_cold_term_is_named_in_every_format_that_has_room() {
-        let mut p = prediction();
+        let mut p = one_syscall();
         assert!(cold_line(&p).is_none());
         p.cold = Some(crate::model::prediction::ColdFigure {
             fault_pages: 2,
@@ -296,7 +255,7 @@ mod tests {
 
     #[test]
     fn text_and_markdown_lead_with_the_interval_and_show_the_probes() {
-        for out in [text(&prediction()), markdown(&prediction())] {
+        for out in [text(&one_syscall()), markdown(&one_syscall())] {
             assert!(out.contains("+1.00% [+0.50%, +1.50%]"), "{out}");
             assert!(out.contains("seccomp:allow"), "{out}");
             assert!(out.contains("newfstatat"), "{out}");
